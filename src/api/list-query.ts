@@ -1,0 +1,76 @@
+import type { FastifyRequest } from 'fastify';
+import type { ListRequest } from '../app/queries.js';
+import type { ResourceDescriptor } from '../resources/descriptor.js';
+import type { ErrorCause } from '../util/errors.js';
+import { AppError } from '../util/errors.js';
+
+/** Filters each kind's list accepts beyond `name` (decisions §5). Others are ignored like unknown parameters. */
+const TAG_FILTER_KINDS = new Set(['Dataplane', 'DataplaneOverview', 'ExternalService']);
+const STATUS_FILTER_KINDS = new Set(['DataplaneOverview']);
+const GATEWAY_VALUES = ['true', 'false', 'builtin', 'delegated'];
+const STATUS_VALUES = ['online', 'offline', 'partially_degraded'];
+
+/** The raw query of a request, repeated keys kept. */
+export function rawQuery(req: FastifyRequest): URLSearchParams {
+  const i = req.url.indexOf('?');
+  return new URLSearchParams(i < 0 ? '' : req.url.slice(i + 1));
+}
+
+/** Parses `size`, `offset` and the filters; every bad value is a cause (400). */
+export function parseListQuery(desc: ResourceDescriptor, q: URLSearchParams, mesh?: string): ListRequest {
+  const causes: ErrorCause[] = [];
+  const int = (key: string, def: number, min: number, max: number, what: string): number => {
+    const raw = q.get(key);
+    if (raw === null) return def;
+    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+      causes.push({ field: key, message: `must be ${what}` });
+      return def;
+    }
+    return Number(raw);
+  };
+  const size = int('size', 100, 1, 1000, 'an integer between 1 and 1000');
+  const offset = int('offset', 0, 0, Number.MAX_SAFE_INTEGER, 'a non-negative integer');
+  const req: ListRequest = { mesh, size, offset };
+  const name = q.get('name');
+  if (name !== null && name !== '') req.name = name;
+  if (TAG_FILTER_KINDS.has(desc.kind)) {
+    const tags: Array<[string, string]> = [];
+    for (const t of q.getAll('tag')) {
+      const i = t.indexOf(':');
+      if (i <= 0 || i === t.length - 1) causes.push({ field: 'tag', message: `"${t}" must be key:value` });
+      else tags.push([t.slice(0, i), t.slice(i + 1)]);
+    }
+    if (tags.length > 0) req.tags = tags;
+  }
+  if (STATUS_FILTER_KINDS.has(desc.kind)) {
+    const gateway = q.get('gateway');
+    if (gateway !== null) {
+      if (GATEWAY_VALUES.includes(gateway)) req.gateway = gateway;
+      else causes.push({ field: 'gateway', message: `must be one of ${GATEWAY_VALUES.join(', ')}` });
+    }
+    const status = q.get('status');
+    if (status !== null) {
+      if (STATUS_VALUES.includes(status)) req.status = status;
+      else causes.push({ field: 'status', message: `must be one of ${STATUS_VALUES.join(', ')}` });
+    }
+  }
+  if (causes.length > 0)
+    throw new AppError('INVALID_QUERY', 'Invalid query parameters', 'bad list parameters', causes);
+  return req;
+}
+
+/** The absolute URL of the next page, keys sorted (decisions §5), or null on the last page. */
+export function nextUrl(
+  req: FastifyRequest,
+  q: URLSearchParams,
+  offset: number,
+  size: number,
+  total: number,
+): string | null {
+  if (offset + size >= total) return null;
+  const params = new URLSearchParams(q);
+  params.set('offset', String(offset + size));
+  params.sort();
+  const path = req.url.split('?')[0];
+  return `${req.protocol}://${req.host}${path}?${params.toString()}`;
+}

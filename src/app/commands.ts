@@ -1,0 +1,175 @@
+import type { Actor, EventLog, WireResource } from '../events/types.js';
+import type { ResourceViews } from '../projections/resource-views.js';
+import type { Registry } from '../resources/registry.js';
+import { generateSigningKey } from '../tokens/signing-key.js';
+import type { Current, DecideOptions, DecideState, DeleteCommand, Preconditions } from './decide.js';
+import { decideDelete, decidePut } from './decide.js';
+import { dataplaneSigningKeyName, GLOBAL_SIGNING_KEYS } from './default-policies.js';
+
+/** A PUT as the API (or zone sync) hands it to the write path. */
+export interface PutRequest extends Preconditions {
+  kind: string;
+  mesh?: string;
+  name: string;
+  spec: Record<string, unknown>;
+  actor: Actor;
+  origin?: string;
+  dryRun?: boolean;
+}
+
+/** The answer to a PUT. */
+export interface PutResult {
+  created: boolean;
+  resource: WireResource;
+  /** Revision of the resource after the write (its ETag). */
+  revision: number;
+  dryRun: boolean;
+}
+
+/** A DELETE request. */
+export interface DeleteRequest extends Omit<DeleteCommand, 'origin'> {
+  origin?: string;
+  dryRun?: boolean;
+}
+
+/** The answer to a DELETE. */
+export interface DeleteResult {
+  revision: number;
+  dryRun: boolean;
+}
+
+/** The one write path: API, zone sync and start-up defaults all go through it. */
+export interface Commands {
+  put(req: PutRequest): Promise<PutResult>;
+  remove(req: DeleteRequest): Promise<DeleteResult>;
+  /** Creates the `default` mesh (unless skipped) and the global signing keys if missing. */
+  ensureDefaults(opts: { createDefaultMesh: boolean; globalKeys: boolean }): Promise<void>;
+}
+
+const SYSTEM_ACTOR: Actor = { name: 'mesh-cp', groups: ['mesh-system'], address: 'local' };
+
+const overlayKey = (kind: string, mesh: string | undefined, name: string): string =>
+  `${kind}\u0001${mesh ?? ''}\u0000${name}`;
+
+/**
+ * Creates the write path. Decisions run synchronously against the committed views overlaid with
+ * writes that are appended but not yet durable, so racing writers are serialised (If-Match holds)
+ * while their batches still share one synced write (group commit in the log).
+ */
+export function createCommands(deps: {
+  registry: Registry;
+  log: EventLog;
+  views: ResourceViews;
+  now: () => Date;
+  options: DecideOptions;
+  keygen?: () => Promise<string>;
+}): Commands {
+  const { registry, log, views } = deps;
+  const keygen = deps.keygen ?? generateSigningKey;
+  /** Writes appended but not yet applied to the views: null marks a pending delete. */
+  const overlay = new Map<string, { current: Current | null; revision: number }>();
+  const meshKinds = registry.stored.filter((d) => d.scope === 'mesh').map((d) => d.kind);
+
+  const state: DecideState = {
+    get(kind, mesh, name) {
+      const o = overlay.get(overlayKey(kind, mesh, name));
+      if (o) return o.current ?? undefined;
+      const item = views.get(kind, mesh, name);
+      return item ? { resource: item.resource, revision: item.revision, origin: item.origin } : undefined;
+    },
+    inMesh(mesh) {
+      const out: Array<{ kind: string; name: string; current: Current }> = [];
+      const seen = new Set<string>();
+      for (const kind of meshKinds) {
+        views.each(kind, mesh, (item) => {
+          const key = overlayKey(kind, mesh, item.name);
+          seen.add(key);
+          const cur = state.get(kind, mesh, item.name);
+          if (cur) out.push({ kind, name: item.name, current: cur });
+        });
+      }
+      for (const [key, o] of overlay) {
+        if (seen.has(key) || !o.current || o.current.resource.mesh !== mesh) continue;
+        const kind = key.slice(0, key.indexOf('\u0001'));
+        out.push({ kind, name: o.current.resource.name, current: o.current });
+      }
+      return out;
+    },
+  };
+
+  /** Appends, records the overlay, waits for durability, then clears what the views now hold. */
+  const commit = async (events: Parameters<EventLog['append']>[0]): Promise<number> => {
+    const { entries, durable } = log.append(events);
+    const keys: Array<[string, number]> = [];
+    for (const e of entries) {
+      const key = overlayKey(e.kind, e.mesh, e.name);
+      const current = e.resource ? { resource: e.resource, revision: e.revision, origin: e.origin } : null;
+      overlay.set(key, { current, revision: e.revision });
+      keys.push([key, e.revision]);
+    }
+    try {
+      await durable;
+    } finally {
+      for (const [key, rev] of keys) if (overlay.get(key)?.revision === rev) overlay.delete(key);
+    }
+    return entries[0].revision;
+  };
+
+  const put = async (req: PutRequest): Promise<PutResult> => {
+    const origin = req.origin ?? 'local';
+    let signingKey: string | undefined;
+    if (req.kind === 'Mesh' && !state.get('Mesh', undefined, req.name) && !req.dryRun) {
+      if (!state.get('Secret', req.name, dataplaneSigningKeyName(req.name))) signingKey = await keygen();
+    }
+    const decision = decidePut(
+      registry,
+      { ...req, origin, now: deps.now().toISOString(), signingKey },
+      state,
+      deps.options,
+    );
+    if (decision.unchangedRevision !== undefined) {
+      return {
+        created: false,
+        resource: decision.resource,
+        revision: decision.unchangedRevision,
+        dryRun: !!req.dryRun,
+      };
+    }
+    if (req.dryRun)
+      return { created: decision.created, resource: decision.resource, revision: log.head(), dryRun: true };
+    const revision = await commit(decision.events);
+    return { created: decision.created, resource: decision.resource, revision, dryRun: false };
+  };
+
+  const remove = async (req: DeleteRequest): Promise<DeleteResult> => {
+    const decision = decideDelete(registry, { ...req, origin: req.origin ?? 'local' }, state);
+    if (req.dryRun) return { revision: log.head(), dryRun: true };
+    const first = await commit(decision.events);
+    return { revision: first + decision.events.length - 1, dryRun: false };
+  };
+
+  return {
+    put,
+    remove,
+    async ensureDefaults(opts) {
+      const keys = opts.globalKeys
+        ? GLOBAL_SIGNING_KEYS.filter((n) => !state.get('GlobalSecret', undefined, n))
+        : [];
+      const material = await Promise.all(keys.map(() => keygen()));
+      await Promise.all(
+        keys.map((name, i) =>
+          put({
+            kind: 'GlobalSecret',
+            name,
+            spec: { data: material[i] },
+            actor: SYSTEM_ACTOR,
+            origin: 'local',
+          }),
+        ),
+      );
+      if (opts.createDefaultMesh && !state.get('Mesh', undefined, 'default')) {
+        await put({ kind: 'Mesh', name: 'default', spec: {}, actor: SYSTEM_ACTOR, origin: 'local' });
+      }
+    },
+  };
+}

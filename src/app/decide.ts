@@ -1,0 +1,252 @@
+import type { Actor, EventInput, WireResource } from '../events/types.js';
+import type { ResourceDescriptor } from '../resources/descriptor.js';
+import type { Registry } from '../resources/registry.js';
+import { AppError } from '../util/errors.js';
+import { dataplaneSigningKeyName, defaultPolicies } from './default-policies.js';
+
+/** A resource as the write path sees it: its wire state, last revision and origin. */
+export interface Current {
+  resource: WireResource;
+  revision: number;
+  origin: string;
+}
+
+/** The state a decision reads: committed views overlaid with writes not yet durable. */
+export interface DecideState {
+  get(kind: string, mesh: string | undefined, name: string): Current | undefined;
+  /** Every stored resource of a mesh (all mesh-scoped kinds), in any order. */
+  inMesh(mesh: string): Array<{ kind: string; name: string; current: Current }>;
+}
+
+/** Preconditions of a write (decisions §3). */
+export interface Preconditions {
+  /** Raw `If-Match` header value. */
+  ifMatch?: string;
+  /** Raw `If-None-Match` header value (only `*` is meaningful). */
+  ifNoneMatch?: string;
+}
+
+/** A validated PUT: the spec fields are already checked by the kind's schema. */
+export interface PutCommand extends Preconditions {
+  kind: string;
+  mesh?: string;
+  name: string;
+  spec: Record<string, unknown>;
+  actor: Actor;
+  origin: string;
+  /** Time of the write, RFC 3339. */
+  now: string;
+  /** Signing key material for a new mesh (generated outside the pure decision). */
+  signingKey?: string;
+}
+
+/** A DELETE. */
+export interface DeleteCommand extends Preconditions {
+  kind: string;
+  mesh?: string;
+  name: string;
+  actor: Actor;
+  origin: string;
+}
+
+/** Rules that come from config. */
+export interface DecideOptions {
+  skipDefaultPolicies: boolean;
+}
+
+/** What a PUT decides: events to append (empty for a no-op) and the answer. */
+export interface PutDecision {
+  events: EventInput[];
+  created: boolean;
+  resource: WireResource;
+  /** Set when nothing changed: the revision the resource already has. */
+  unchangedRevision?: number;
+}
+
+/** What a DELETE decides. */
+export interface DeleteDecision {
+  events: EventInput[];
+}
+
+/** Builds the wire form: type, mesh?, name, times, then the spec fields flat (decisions §2). */
+export function toWire(
+  desc: ResourceDescriptor,
+  mesh: string | undefined,
+  name: string,
+  creationTime: string,
+  modificationTime: string,
+  spec: Record<string, unknown>,
+): WireResource {
+  const r: Record<string, unknown> = { type: desc.wireType };
+  if (desc.scope === 'mesh') r.mesh = mesh;
+  r.name = name;
+  r.creationTime = creationTime;
+  r.modificationTime = modificationTime;
+  for (const [k, v] of Object.entries(spec)) if (v !== undefined) r[k] = v;
+  return r as WireResource;
+}
+
+/** Parses an entity-tag list (`"12", W/"13"`) into revisions; `*` is returned as 'any'. */
+function parseEtags(header: string): 'any' | Set<number> {
+  if (header.trim() === '*') return 'any';
+  const out = new Set<number>();
+  for (const part of header.split(',')) {
+    const m = /^\s*(?:W\/)?"(\d+)"\s*$/.exec(part);
+    if (m) out.add(Number(m[1]));
+  }
+  return out;
+}
+
+/** Checks `If-Match` / `If-None-Match` against the current revision (412 on failure). */
+export function checkPreconditions(p: Preconditions, current: Current | undefined): void {
+  if (p.ifMatch !== undefined) {
+    const tags = parseEtags(p.ifMatch);
+    const ok = current !== undefined && (tags === 'any' || tags.has(current.revision));
+    if (!ok) {
+      throw new AppError(
+        'PRECONDITION_FAILED',
+        'Precondition failed',
+        current
+          ? `If-Match ${p.ifMatch} does not match the current revision "${current.revision}"`
+          : `If-Match ${p.ifMatch} given but the resource does not exist`,
+      );
+    }
+  }
+  if (p.ifNoneMatch !== undefined && current !== undefined) {
+    const tags = parseEtags(p.ifNoneMatch);
+    if (tags === 'any' || tags.has(current.revision)) {
+      throw new AppError(
+        'PRECONDITION_FAILED',
+        'Precondition failed',
+        `If-None-Match ${p.ifNoneMatch}: the resource already exists (revision "${current.revision}")`,
+      );
+    }
+  }
+}
+
+const sameSpec = (a: Record<string, unknown>, b: Record<string, unknown>): boolean =>
+  JSON.stringify(a) === JSON.stringify(b);
+
+function specOf(r: WireResource): Record<string, unknown> {
+  const { type: _t, mesh: _m, name: _n, creationTime: _c, modificationTime: _mt, ...spec } = r;
+  return spec;
+}
+
+/**
+ * Decides a PUT (decisions §3): preconditions, mesh existence, create or update, a new mesh's
+ * defaults. Pure: no I/O, the time and key material are inputs.
+ */
+export function decidePut(
+  registry: Registry,
+  cmd: PutCommand,
+  state: DecideState,
+  options: DecideOptions,
+): PutDecision {
+  const desc = registry.get(cmd.kind);
+  const current = state.get(cmd.kind, cmd.mesh, cmd.name);
+  checkPreconditions(cmd, current);
+  if (desc.scope === 'mesh' && !desc.secret && !state.get('Mesh', undefined, cmd.mesh ?? '')) {
+    throw new AppError('INVALID_BODY', 'Resource is not valid', 'Mesh is not found', [
+      { field: 'mesh', message: 'Mesh is not found' },
+    ]);
+  }
+  const base = {
+    kind: cmd.kind,
+    mesh: desc.scope === 'mesh' ? cmd.mesh : undefined,
+    name: cmd.name,
+    actor: cmd.actor,
+  };
+  if (current) {
+    if (sameSpec(specOf(current.resource), cmd.spec)) {
+      return { events: [], created: false, resource: current.resource, unchangedRevision: current.revision };
+    }
+    const resource = toWire(desc, cmd.mesh, cmd.name, current.resource.creationTime, cmd.now, cmd.spec);
+    return {
+      events: [{ ...base, operation: 'update', resource, origin: cmd.origin }],
+      created: false,
+      resource,
+    };
+  }
+  const resource = toWire(desc, cmd.mesh, cmd.name, cmd.now, cmd.now, cmd.spec);
+  const events: EventInput[] = [{ ...base, operation: 'create', resource, origin: cmd.origin }];
+  if (cmd.kind === 'Mesh') events.push(...meshDefaults(registry, cmd, state, options));
+  return { events, created: true, resource };
+}
+
+/** The resources a new mesh gets (decisions §3): default policies and its signing key. */
+function meshDefaults(
+  registry: Registry,
+  cmd: PutCommand,
+  state: DecideState,
+  options: DecideOptions,
+): EventInput[] {
+  const mesh = cmd.name;
+  const out: EventInput[] = [];
+  const add = (kind: string, name: string, spec: Record<string, unknown>): void => {
+    if (state.get(kind, mesh, name)) return;
+    const desc = registry.get(kind);
+    out.push({
+      kind,
+      mesh,
+      name,
+      operation: 'create',
+      resource: toWire(desc, mesh, name, cmd.now, cmd.now, spec),
+      actor: cmd.actor,
+      origin: cmd.origin,
+    });
+  };
+  if (!options.skipDefaultPolicies) for (const p of defaultPolicies(mesh)) add(p.kind, p.name, p.spec);
+  if (cmd.signingKey !== undefined) add('Secret', dataplaneSigningKeyName(mesh), { data: cmd.signingKey });
+  return out;
+}
+
+/**
+ * Decides a DELETE (decisions §3): 404 when missing, preconditions, and for a mesh: refused while
+ * it has data plane proxies, otherwise the mesh and everything in it, one entry per resource.
+ */
+export function decideDelete(registry: Registry, cmd: DeleteCommand, state: DecideState): DeleteDecision {
+  const desc = registry.get(cmd.kind);
+  const current = state.get(cmd.kind, cmd.mesh, cmd.name);
+  if (!current) {
+    throw new AppError(
+      'NOT_FOUND',
+      'Not found',
+      desc.scope === 'mesh'
+        ? `${desc.wireType} "${cmd.name}" not found in mesh "${cmd.mesh}"`
+        : `${desc.wireType} "${cmd.name}" not found`,
+    );
+  }
+  checkPreconditions(cmd, current);
+  const del = (kind: string, mesh: string | undefined, name: string, previous: WireResource): EventInput => ({
+    kind,
+    mesh,
+    name,
+    operation: 'delete',
+    previous,
+    actor: cmd.actor,
+    origin: cmd.origin,
+  });
+  if (cmd.kind !== 'Mesh') {
+    return {
+      events: [del(cmd.kind, desc.scope === 'mesh' ? cmd.mesh : undefined, cmd.name, current.resource)],
+    };
+  }
+  const contents = state.inMesh(cmd.name);
+  const dataplanes = contents.filter((c) => c.kind === 'Dataplane').length;
+  if (dataplanes > 0) {
+    throw new AppError(
+      'INVALID_BODY',
+      'Mesh cannot be deleted',
+      `mesh "${cmd.name}" still has ${dataplanes} data plane proxies: delete them first`,
+      [
+        {
+          field: 'mesh',
+          message: `unable to delete mesh, there are still some dataplanes attached (${dataplanes})`,
+        },
+      ],
+    );
+  }
+  const events = contents.map((c) => del(c.kind, cmd.name, c.name, c.current.resource));
+  events.push(del('Mesh', undefined, cmd.name, current.resource));
+  return { events };
+}

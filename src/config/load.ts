@@ -1,0 +1,292 @@
+import { readFileSync } from 'node:fs';
+import { parseDocument } from 'yaml';
+import { z } from 'zod';
+import { AppError, type ErrorCause } from '../util/errors.js';
+import { configSchema, type Config } from './schema.js';
+
+/** How an environment variable's text becomes the value of its key. */
+type LeafKind = 'boolean' | 'integer' | 'string' | 'list';
+
+interface ConfigKey {
+  path: string[];
+  env: string;
+  kind: LeafKind;
+}
+
+/** One thing wrong with the configuration: the key (or variable), where its value came from, and why. */
+interface Problem {
+  key: string;
+  source: string;
+  message: string;
+}
+
+const ENV_PREFIX = 'MESH_';
+
+/** The env name of a config key: `MESH_` + the key path in upper snake case (decisions §1). */
+export function envNameOf(path: string[]): string {
+  const words = path.map((segment) => segment.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase());
+  return ENV_PREFIX + words.join('_');
+}
+
+/** The schema under `.default()`, `.prefault()` and `.optional()`. */
+function unwrap(schema: z.ZodType): z.ZodType {
+  let current = schema;
+  while (
+    current instanceof z.ZodDefault ||
+    current instanceof z.ZodPrefault ||
+    current instanceof z.ZodOptional
+  ) {
+    current = current.unwrap() as z.ZodType;
+  }
+  return current;
+}
+
+function leafKind(schema: z.ZodType, path: string[]): LeafKind {
+  if (schema instanceof z.ZodBoolean) return 'boolean';
+  if (schema instanceof z.ZodNumber) return 'integer';
+  if (schema instanceof z.ZodString || schema instanceof z.ZodEnum) return 'string';
+  if (schema instanceof z.ZodArray) return 'list';
+  throw new Error(`config key ${path.join('.')}: no env coercion for this schema type`);
+}
+
+/** Every leaf key of the schema, in schema order, found by walking its object shapes. */
+function collectKeys(schema: z.ZodType, path: string[], into: ConfigKey[]): ConfigKey[] {
+  const inner = unwrap(schema);
+  if (inner instanceof z.ZodObject) {
+    for (const [name, child] of Object.entries(inner.shape as Record<string, z.ZodType>)) {
+      collectKeys(child, [...path, name], into);
+    }
+  } else {
+    into.push({ path, env: envNameOf(path), kind: leafKind(inner, path) });
+  }
+  return into;
+}
+
+const CONFIG_KEYS: readonly ConfigKey[] = collectKeys(configSchema, [], []);
+const KEYS_BY_ENV = new Map(CONFIG_KEYS.map((key) => [key.env, key]));
+if (KEYS_BY_ENV.size !== CONFIG_KEYS.length) throw new Error('two config keys have the same env name');
+
+/** Every config key with its env name, in schema order (for the README and `GET /config` docs). */
+export function listConfigKeys(): { path: string; env: string }[] {
+  return CONFIG_KEYS.map((key) => ({ path: key.path.join('.'), env: key.env }));
+}
+
+/** The known keys of the section at `path`, or none when `path` is not a section. */
+function sectionKeys(path: readonly PropertyKey[]): string[] {
+  let current = unwrap(configSchema);
+  for (const segment of path) {
+    if (!(current instanceof z.ZodObject)) return [];
+    const child = (current.shape as Record<string, z.ZodType | undefined>)[String(segment)];
+    if (child === undefined) return [];
+    current = unwrap(child);
+  }
+  return current instanceof z.ZodObject ? Object.keys(current.shape) : [];
+}
+
+/** Edits (insert, delete, substitute, swap two neighbours) that turn `a` into `b`. */
+function editDistance(a: string, b: string): number {
+  const rows = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      rows[i][j] = Math.min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        rows[i][j] = Math.min(rows[i][j], rows[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return rows[a.length][b.length];
+}
+
+/** `; did you mean X?` for a near candidate (a quarter of the name's length in edits, at most 2), else nothing. */
+function suggestion(name: string, candidates: Iterable<string>, prefix = ''): string {
+  const bare = name.slice(prefix.length).toLowerCase();
+  let best: string | undefined;
+  let bestDistance = Math.min(2, Math.floor(bare.length / 4)) + 1;
+  for (const candidate of candidates) {
+    const distance = editDistance(bare, candidate.slice(prefix.length).toLowerCase());
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  return best === undefined ? '' : `; did you mean ${best}?`;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  return path
+    .map((segment, index) =>
+      typeof segment === 'number' ? `[${segment}]` : `${index === 0 ? '' : '.'}${String(segment)}`,
+    )
+    .join('');
+}
+
+function invalid(details: string, causes: ErrorCause[] = []): AppError {
+  return new AppError('BAD_REQUEST', 'invalid configuration', details, causes);
+}
+
+/** The YAML file as a plain object (an empty file is `{}`); syntax errors name the file, line and column. */
+function readConfigFile(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw invalid(`cannot read the config file ${file}: ${(error as Error).message}`);
+  }
+  const document = parseDocument(text);
+  if (document.errors.length > 0) {
+    const lines = document.errors.map((error) => {
+      const position = error.linePos?.[0];
+      const where = position === undefined ? file : `${file}:${position.line}:${position.col}`;
+      const message = error.message.replace(/ at line \d+, column \d+:[\s\S]*$/, '');
+      return `${where}: YAML syntax error: ${message}`;
+    });
+    throw invalid(lines.join('\n'));
+  }
+  const value: unknown = document.toJS();
+  if (value === null || value === undefined) return {};
+  if (!isPlainObject(value)) throw invalid(`${file}: the top level must be a mapping of config keys`);
+  return value;
+}
+
+/** Records `source` for every path present in `value` (sections and leaves). */
+function recordSources(value: unknown, path: string[], source: string, sources: Map<string, string>): void {
+  if (path.length > 0) sources.set(path.join('.'), source);
+  if (isPlainObject(value)) {
+    for (const [name, child] of Object.entries(value)) recordSources(child, [...path, name], source, sources);
+  }
+}
+
+type Coerced = { ok: true; value: unknown } | { ok: false; message: string };
+
+/** The env text as a value of the key's type; integers that do not parse go on to the schema's message. */
+function coerce(kind: LeafKind, text: string): Coerced {
+  switch (kind) {
+    case 'boolean': {
+      const lower = text.trim().toLowerCase();
+      if (lower === 'true' || lower === '1') return { ok: true, value: true };
+      if (lower === 'false' || lower === '0') return { ok: true, value: false };
+      return { ok: false, message: 'must be true, false, 1 or 0' };
+    }
+    case 'integer':
+      return { ok: true, value: /^\s*[+-]?\d+\s*$/.test(text) ? Number(text) : text };
+    case 'list': {
+      const trimmed = text.trim();
+      if (trimmed.startsWith('[')) {
+        try {
+          const parsed: unknown = JSON.parse(trimmed);
+          if (Array.isArray(parsed) && parsed.every((item) => typeof item === 'string')) {
+            return { ok: true, value: parsed };
+          }
+        } catch {
+          // reported below
+        }
+        return { ok: false, message: 'must be a JSON array of strings or a comma-separated list' };
+      }
+      return {
+        ok: true,
+        value: trimmed === '' ? [] : trimmed.split(',').map((item) => item.trim()),
+      };
+    }
+    case 'string':
+      return { ok: true, value: text };
+  }
+}
+
+/** Sets `value` at `path`, creating missing sections; leaves a non-section in the way for the schema to report. */
+function setAt(target: Record<string, unknown>, path: string[], value: unknown): void {
+  let current = target;
+  for (const segment of path.slice(0, -1)) {
+    const next = current[segment];
+    if (next === undefined) current[segment] = {};
+    else if (!isPlainObject(next)) return;
+    current = current[segment] as Record<string, unknown>;
+  }
+  current[path[path.length - 1]] = value;
+}
+
+/** Where the value at `path` came from: the nearest recorded source along the path. */
+function sourceOf(path: readonly PropertyKey[], sources: Map<string, string>): string | undefined {
+  for (let length = path.length; length > 0; length--) {
+    const source = sources.get(path.slice(0, length).map(String).join('.'));
+    if (source !== undefined) return source;
+  }
+  return undefined;
+}
+
+function describeSource(path: readonly PropertyKey[], sources: Map<string, string>): string {
+  const source = sourceOf(path, sources);
+  if (source !== undefined) return `from ${source}`;
+  const key = CONFIG_KEYS.find((candidate) => candidate.path.join('.') === path.map(String).join('.'));
+  return key === undefined ? 'not set' : `not set; env ${key.env}`;
+}
+
+/** Options of {@link loadConfig}. */
+export interface LoadConfigOptions {
+  /** A YAML config file (`--config FILE`). */
+  file?: string;
+  /** The environment to read `MESH_*` variables from; `process.env` when absent. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** The effective config: defaults, then the YAML file, then `MESH_*` env vars; throws listing every problem. */
+export function loadConfig({ file, env = process.env }: LoadConfigOptions = {}): Config {
+  const sources = new Map<string, string>();
+  const problems: Problem[] = [];
+  const raw = file === undefined ? {} : readConfigFile(file);
+  if (file !== undefined) recordSources(raw, [], file, sources);
+
+  for (const [name, text] of Object.entries(env)) {
+    if (!name.startsWith(ENV_PREFIX) || text === undefined) continue;
+    const key = KEYS_BY_ENV.get(name);
+    if (key === undefined) {
+      const message = `unknown variable: no config key has this env name${suggestion(name, KEYS_BY_ENV.keys(), ENV_PREFIX)}`;
+      problems.push({ key: name, source: 'from environment', message });
+      continue;
+    }
+    const coerced = coerce(key.kind, text);
+    if (!coerced.ok) {
+      problems.push({ key: key.path.join('.'), source: `from ${name}`, message: coerced.message });
+      continue;
+    }
+    setAt(raw, key.path, coerced.value);
+    sources.set(key.path.join('.'), name);
+  }
+
+  const result = configSchema.safeParse(raw);
+  if (result.success && problems.length === 0) return result.data;
+
+  for (const issue of result.error?.issues ?? []) {
+    if (issue.code === 'unrecognized_keys') {
+      const known = sectionKeys(issue.path);
+      for (const name of issue.keys) {
+        const path = [...issue.path, name];
+        problems.push({
+          key: formatPath(path),
+          source: describeSource(path, sources),
+          message: `unknown key${suggestion(name, known)}`,
+        });
+      }
+    } else {
+      problems.push({
+        key: formatPath(issue.path),
+        source: describeSource(issue.path, sources),
+        message: issue.message,
+      });
+    }
+  }
+
+  problems.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const lines = problems.map((problem) => `${problem.key} (${problem.source}): ${problem.message}`);
+  const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;
+  throw invalid(
+    `invalid configuration (${count}):\n${lines.map((line) => `  ${line}`).join('\n')}`,
+    problems.map((problem) => ({ field: problem.key, message: `${problem.message} (${problem.source})` })),
+  );
+}

@@ -1,0 +1,213 @@
+import { AppError } from '../util/errors.js';
+import { GENESIS_HASH, sealEntry } from './hash.js';
+import { assertMetaKey } from './keys.js';
+import type { AppendResult, CommitListener, EventInput, EventLogStats, LogEntry } from './types.js';
+
+/** One atomic, synced write: every entry of the batch (revision order), its JSON, and the merged meta. */
+export interface CommitBatch {
+  entries: readonly LogEntry[];
+  /** The stored JSON of each entry, as hashed. */
+  json: readonly string[];
+  /** Meta values of every group in the batch; a later group wins on the same key. */
+  meta: Readonly<Record<string, string>>;
+  /** Revision of the last entry, or the unchanged head when the batch holds meta only. */
+  head: number;
+}
+
+/** What an adapter gives the group-commit queue. */
+export interface GroupCommitDeps {
+  /** Writes one batch atomically and durably; a rejection puts the log in the failed state. */
+  write(batch: CommitBatch): Promise<void>;
+  /** Clock for entry times (tests inject one). */
+  now?: () => Date;
+  /** Receives what a commit listener throws; by default it is rethrown on a later turn (uncaught). */
+  onListenerError?: (error: unknown) => void;
+}
+
+/** The shared write path of every `EventLog` adapter: revisions, hashes, group commit, listeners. */
+export interface GroupCommit {
+  /** Opens for appends, continuing the chain after `head` (whose hash is `headHash`). */
+  start(head: number, headHash: string): void;
+  append(inputs: readonly EventInput[], meta?: Readonly<Record<string, string>>): AppendResult;
+  /** Revision of the last durable entry. */
+  head(): number;
+  onCommit(listener: CommitListener): () => void;
+  stats(): EventLogStats;
+  /** Refuses further appends; resolves once every queued batch is written or failed. */
+  stop(): Promise<void>;
+  /** Throws unless the log is started (reads are still allowed after a failed write). */
+  assertReadable(): void;
+  /** Throws unless the log is started and has not failed. */
+  assertWritable(): void;
+}
+
+interface QueuedGroup {
+  entries: LogEntry[];
+  json: string[];
+  meta: Readonly<Record<string, string>> | undefined;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+/** An `UNAVAILABLE` error for a log that is closed or has failed, keeping the underlying cause. */
+export function logUnavailable(details: string, cause?: unknown): AppError {
+  const error = new AppError('UNAVAILABLE', 'Event log unavailable', details);
+  if (cause !== undefined) error.cause = cause;
+  return error;
+}
+
+function rethrowLater(error: unknown): void {
+  setImmediate(() => {
+    throw error;
+  });
+}
+
+/** Creates the group-commit queue an adapter wraps around its storage. */
+export function createGroupCommit(deps: GroupCommitDeps): GroupCommit {
+  const now = deps.now ?? (() => new Date());
+  const onListenerError = deps.onListenerError ?? rethrowLater;
+  const listeners = new Set<CommitListener>();
+  const counters: EventLogStats = { batches: 0, entries: 0 };
+
+  let state: 'closed' | 'open' | 'failed' = 'closed';
+  let failure: AppError | undefined;
+  let durableHead = 0;
+  let assignedHead = 0;
+  let assignedHash = GENESIS_HASH;
+  let queue: QueuedGroup[] = [];
+  let scheduled = false;
+  let writing = false;
+  let idleWaiters: (() => void)[] = [];
+
+  function refusal(): AppError {
+    if (state === 'failed' && failure !== undefined) return failure;
+    return logUnavailable('the event log is closed');
+  }
+
+  function scheduleFlush(): void {
+    if (scheduled || writing || queue.length === 0) return;
+    scheduled = true;
+    queueMicrotask(() => void flush());
+  }
+
+  function settleIdle(): void {
+    if (scheduled || writing || queue.length > 0) return;
+    const waiters = idleWaiters;
+    idleWaiters = [];
+    for (const wake of waiters) wake();
+  }
+
+  function notify(entries: readonly LogEntry[]): void {
+    for (const listener of [...listeners]) {
+      try {
+        listener(entries);
+      } catch (error) {
+        onListenerError(error);
+      }
+    }
+  }
+
+  function fail(error: unknown, groups: QueuedGroup[]): void {
+    // Fail-stop: revisions were handed out past the durable head, so no append may follow.
+    if (state === 'open') state = 'failed';
+    failure = logUnavailable(
+      `a batch write failed: ${error instanceof Error ? error.message : String(error)}`,
+      error,
+    );
+    const rejected = [...groups, ...queue];
+    queue = [];
+    for (const group of rejected) group.reject(failure);
+  }
+
+  async function flush(): Promise<void> {
+    scheduled = false;
+    const groups = queue;
+    queue = [];
+    writing = true;
+    const entries = groups.flatMap((group) => group.entries);
+    const batch: CommitBatch = {
+      entries,
+      json: groups.flatMap((group) => group.json),
+      meta: Object.assign({}, ...groups.map((group) => group.meta)) as Record<string, string>,
+      head: entries.length > 0 ? entries[entries.length - 1].revision : durableHead,
+    };
+    try {
+      await deps.write(batch);
+    } catch (error) {
+      writing = false;
+      fail(error, groups);
+      settleIdle();
+      return;
+    }
+    writing = false;
+    durableHead = batch.head;
+    counters.batches += 1;
+    counters.entries += entries.length;
+    notify(entries);
+    for (const group of groups) group.resolve();
+    // Appends made meanwhile (and by appenders continuing right now) go together in the next batch.
+    scheduleFlush();
+    settleIdle();
+  }
+
+  return {
+    start(head, headHash) {
+      state = 'open';
+      failure = undefined;
+      durableHead = head;
+      assignedHead = head;
+      assignedHash = headHash;
+    },
+
+    append(inputs, meta) {
+      if (state !== 'open') throw refusal();
+      if (meta) for (const key of Object.keys(meta)) assertMetaKey(key);
+      const time = now().toISOString();
+      const entries: LogEntry[] = [];
+      const json: string[] = [];
+      let revision = assignedHead;
+      let prevHash = assignedHash;
+      for (const input of inputs) {
+        revision += 1;
+        const sealed = sealEntry(input, revision, time, prevHash);
+        entries.push(sealed.entry);
+        json.push(sealed.json);
+        prevHash = sealed.entry.hash;
+      }
+      assignedHead = revision;
+      assignedHash = prevHash;
+      const durable = new Promise<void>((resolve, reject) => {
+        queue.push({ entries, json, meta: meta && { ...meta }, resolve, reject });
+      });
+      scheduleFlush();
+      return { entries: [...entries], durable };
+    },
+
+    head: () => durableHead,
+
+    onCommit(listener) {
+      listeners.add(listener);
+      return () => {
+        listeners.delete(listener);
+      };
+    },
+
+    stats: () => ({ ...counters }),
+
+    stop() {
+      state = 'closed';
+      return new Promise<void>((resolve) => {
+        idleWaiters.push(resolve);
+        settleIdle();
+      });
+    },
+
+    assertReadable() {
+      if (state === 'closed') throw refusal();
+    },
+
+    assertWritable() {
+      if (state !== 'open') throw refusal();
+    },
+  };
+}

@@ -1,0 +1,78 @@
+import { createHash } from 'node:crypto';
+
+import type { EventInput, LogEntry } from './types.js';
+
+/** The `prevHash` of revision 1: 64 zeros. */
+export const GENESIS_HASH = '0'.repeat(64);
+
+/** A log entry before it is sealed: every field but `hash`, keys in the order they are hashed. */
+export type UnsealedEntry = Omit<LogEntry, 'hash'>;
+
+/** Result of {@link verifyEntries}: the head of a sound chain, or the first entry that breaks it. */
+export type VerifyResult = { ok: true; head: number } | { ok: false; revision: number; reason: string };
+
+/** sha256 hex of `prevHash` followed by `json`, the JSON of the entry without its `hash`. */
+export function hashJson(prevHash: string, json: string): string {
+  return createHash('sha256').update(prevHash).update(json).digest('hex');
+}
+
+/** The hash of an entry: sha256 hex of its `prevHash` + the JSON of the entry without `hash`. */
+export function hashEntry(entry: UnsealedEntry): string {
+  return hashJson(entry.prevHash, JSON.stringify(entry));
+}
+
+/**
+ * Builds the entry for `input` at `revision` (keys in hashed order) and hashes it; `json` is the
+ * entry's JSON as stored, serialized once here so later changes to `input` cannot alter it.
+ */
+export function sealEntry(
+  input: EventInput,
+  revision: number,
+  time: string,
+  prevHash: string,
+): { entry: LogEntry; json: string } {
+  const unsealed: UnsealedEntry = {
+    revision,
+    time,
+    kind: input.kind,
+    ...(input.mesh === undefined ? {} : { mesh: input.mesh }),
+    name: input.name,
+    operation: input.operation,
+    ...(input.resource === undefined ? {} : { resource: input.resource }),
+    ...(input.previous === undefined ? {} : { previous: input.previous }),
+    actor: input.actor,
+    origin: input.origin,
+    prevHash,
+  };
+  const body = JSON.stringify(unsealed);
+  const hash = hashJson(prevHash, body);
+  // Same text as JSON.stringify({...unsealed, hash}) without serializing twice.
+  return { entry: { ...unsealed, hash }, json: `${body.slice(0, -1)},"hash":"${hash}"}` };
+}
+
+/**
+ * Checks that revisions run gap-free from 1, that each `prevHash` is the hash of the entry before
+ * and that each `hash` matches its entry; reports the first entry that does not.
+ */
+export async function verifyEntries(
+  entries: Iterable<LogEntry> | AsyncIterable<LogEntry>,
+): Promise<VerifyResult> {
+  let head = 0;
+  let prevHash = GENESIS_HASH;
+  for await (const entry of entries) {
+    const { hash, ...unsealed } = entry;
+    if (entry.revision !== head + 1) {
+      return { ok: false, revision: entry.revision, reason: `expected revision ${head + 1}` };
+    }
+    if (entry.prevHash !== prevHash) {
+      const what = head === 0 ? 'the genesis hash' : `the hash of revision ${head}`;
+      return { ok: false, revision: entry.revision, reason: `prevHash is not ${what}` };
+    }
+    if (hashEntry(unsealed) !== hash) {
+      return { ok: false, revision: entry.revision, reason: 'hash does not match the entry' };
+    }
+    head = entry.revision;
+    prevHash = hash;
+  }
+  return { ok: true, head };
+}

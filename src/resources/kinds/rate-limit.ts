@@ -1,0 +1,32 @@
+import { z } from 'zod';
+import { defineResource } from '../descriptor.js';
+import { duration, httpStatus, positiveInt, sourcesDestinations } from '../fragments.js';
+
+const conf = z.strictObject({
+  http: z.strictObject({
+    requests: positiveInt,
+    interval: duration,
+    onRateLimit: z
+      .strictObject({
+        status: httpStatus.optional(),
+        headers: z
+          .array(
+            z.strictObject({ key: z.string().min(1), value: z.string(), append: z.boolean().optional() }),
+          )
+          .optional(),
+      })
+      .optional(),
+  }),
+});
+
+/** RateLimit (extra-policies.md): HTTP requests per interval, per destination. */
+export const rateLimit = defineResource({
+  kind: 'RateLimit',
+  scope: 'mesh',
+  path: 'rate-limits',
+  spec: z.strictObject({ ...sourcesDestinations, conf }),
+  catalogue: { displayName: 'Rate Limits', singularDisplayName: 'Rate Limit' },
+  isPolicy: true,
+  sync: 'down',
+  crossMeshList: true,
+});

@@ -1,0 +1,18 @@
+import { z } from 'zod';
+import { defineResource } from '../descriptor.js';
+import { selectorList } from '../fragments.js';
+
+/** TrafficTrace (spec 2.7): tracing to a tracing backend of the mesh (the default one when unset). */
+export const trafficTrace = defineResource({
+  kind: 'TrafficTrace',
+  scope: 'mesh',
+  path: 'traffic-traces',
+  spec: z.strictObject({
+    selectors: selectorList,
+    conf: z.strictObject({ backend: z.string().min(1).optional() }).optional(),
+  }),
+  catalogue: { displayName: 'Traffic Traces', singularDisplayName: 'Traffic Trace' },
+  isPolicy: true,
+  sync: 'down',
+  crossMeshList: true,
+});

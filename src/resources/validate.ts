@@ -1,0 +1,157 @@
+import type { z } from 'zod';
+import type { ResourceDescriptor } from './descriptor.js';
+import { resourceName } from './fragments.js';
+
+/** One violation: the exact field path (decisions §4) and what is wrong. */
+export interface Cause {
+  field: string;
+  message: string;
+}
+
+const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+/** Formats a path as `networking.inbound[0].tags["mesh.io/service"]`. */
+export function formatPath(path: ReadonlyArray<PropertyKey>): string {
+  let out = '';
+  for (const seg of path) {
+    if (typeof seg === 'number') out += `[${seg}]`;
+    else if (typeof seg === 'string' && IDENT.test(seg)) out += out === '' ? seg : `.${seg}`;
+    else out += `[${JSON.stringify(String(seg))}]`;
+  }
+  return out;
+}
+
+/**
+ * Whether an `invalid_type` issue is about an absent value. Parses made with `reportInput` (as
+ * `validateBody` does) carry the input; without it, zod's own message is the only hint.
+ */
+function isMissing(issue: z.core.$ZodIssueInvalidType): boolean {
+  return 'input' in issue ? issue.input === undefined : issue.message.endsWith('received undefined');
+}
+
+const A_OR_AN: Record<string, string> = {
+  int: 'an integer',
+  object: 'an object',
+  record: 'an object',
+  array: 'an array',
+};
+
+const list = (values: readonly unknown[]): string => values.map((v) => JSON.stringify(v)).join(', ');
+
+/**
+ * Messages for zod's built-in issues in the words of the API (decisions §4). Used per parse, so a
+ * message written on a schema still wins; `undefined` leaves zod's default.
+ */
+export const messageMap: z.core.$ZodErrorMap = (issue) => {
+  switch (issue.code) {
+    case 'invalid_type':
+      if (issue.input === undefined) return 'cannot be empty';
+      return `must be ${A_OR_AN[issue.expected] ?? `a ${issue.expected}`}`;
+    case 'invalid_value':
+      return issue.values.length === 1
+        ? `must be ${list(issue.values)}`
+        : `must be one of ${list(issue.values)}`;
+    case 'too_small': {
+      const min = Number(issue.minimum);
+      if (issue.origin === 'string')
+        return min === 1 ? 'cannot be empty' : `must be at least ${min} characters long`;
+      if (issue.origin === 'array')
+        return `must have at least ${min === 1 ? 'one element' : `${min} elements`}`;
+      return issue.inclusive === false
+        ? `must be greater than ${min}`
+        : `must be greater than or equal to ${min}`;
+    }
+    case 'too_big': {
+      const max = Number(issue.maximum);
+      if (issue.origin === 'string') return `must be at most ${max} characters long`;
+      if (issue.origin === 'array')
+        return `must have at most ${max === 1 ? 'one element' : `${max} elements`}`;
+      return issue.inclusive === false ? `must be less than ${max}` : `must be less than or equal to ${max}`;
+    }
+    case 'invalid_format':
+      return issue.format === 'url' ? 'must be a valid URL' : undefined;
+    case 'invalid_union': {
+      // A discriminated union whose discriminator matches no option: the cause is on the discriminator.
+      const options = (issue as { options?: unknown[] }).options;
+      if (issue.note !== 'No matching discriminator' || !Array.isArray(options)) return undefined;
+      const input = issue.input as Record<string, unknown> | undefined;
+      const key = (issue as { discriminator?: string }).discriminator;
+      if (key !== undefined && input?.[key] === undefined) return 'cannot be empty';
+      return `must be one of ${list(options)}`;
+    }
+    default:
+      return undefined;
+  }
+};
+
+/** Turns zod issues into causes, one per violation, unknown keys one per key. */
+export function issuesToCauses(issues: ReadonlyArray<z.core.$ZodIssue>, prefix: PropertyKey[] = []): Cause[] {
+  const causes: Cause[] = [];
+  for (const issue of issues) {
+    const path = [...prefix, ...issue.path];
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys)
+        causes.push({ field: formatPath([...path, key]), message: 'unknown field' });
+    } else if (issue.code === 'invalid_union' && issue.errors.length > 0) {
+      // Report the branch that got furthest: the one with the fewest issues.
+      const best = [...issue.errors].sort((a, b) => a.length - b.length)[0];
+      causes.push(...issuesToCauses(best, path));
+    } else if (issue.code === 'invalid_key' && issue.issues.length > 0) {
+      // A bad record key: the key's own messages, on the key's path (`tags["Bad Key"]`).
+      causes.push(...issuesToCauses(issue.issues, path));
+    } else if (issue.code === 'invalid_type' && isMissing(issue)) {
+      causes.push({ field: formatPath(path), message: 'cannot be empty' });
+    } else {
+      causes.push({ field: formatPath(path), message: issue.message });
+    }
+  }
+  return causes;
+}
+
+/** What a valid PUT body yields: the spec fields alone. */
+export type ValidationResult = { ok: true; spec: Record<string, unknown> } | { ok: false; causes: Cause[] };
+
+const META_FIELDS = new Set(['type', 'name', 'mesh', 'creationTime', 'modificationTime']);
+
+/**
+ * Validates a PUT body against a kind (decisions §3): `type`, `name` and `mesh` must match the URL,
+ * times are ignored, every other field is checked by the kind's strict spec schema.
+ */
+export function validateBody(
+  desc: ResourceDescriptor,
+  body: unknown,
+  target: { mesh?: string; name: string },
+): ValidationResult {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    return { ok: false, causes: [{ field: '', message: 'body must be a JSON object' }] };
+  }
+  const record = body as Record<string, unknown>;
+  const causes: Cause[] = [];
+  if (record.type === undefined) causes.push({ field: 'type', message: 'cannot be empty' });
+  else if (typeof record.type !== 'string' || !desc.acceptedTypes.includes(record.type)) {
+    causes.push({
+      field: 'type',
+      message: `must be ${desc.acceptedTypes.map((t) => `"${t}"`).join(' or ')}`,
+    });
+  }
+  const nameCheck = resourceName.safeParse(target.name);
+  if (!nameCheck.success) causes.push({ field: 'name', message: nameCheck.error.issues[0].message });
+  if (record.name === undefined) causes.push({ field: 'name', message: 'cannot be empty' });
+  else if (record.name !== target.name) {
+    causes.push({ field: 'name', message: `must be equal to the name in the URL ("${target.name}")` });
+  }
+  if (desc.scope === 'mesh') {
+    if (record.mesh === undefined) causes.push({ field: 'mesh', message: 'cannot be empty' });
+    else if (record.mesh !== target.mesh) {
+      causes.push({ field: 'mesh', message: `must be equal to the mesh in the URL ("${target.mesh}")` });
+    }
+  } else if (record.mesh !== undefined) {
+    causes.push({ field: 'mesh', message: 'unknown field: this kind is not mesh-scoped' });
+  }
+  const specInput: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(record)) if (!META_FIELDS.has(k)) specInput[k] = v;
+  const parsed = desc.spec.safeParse(specInput, { reportInput: true, error: messageMap });
+  if (!parsed.success) causes.push(...issuesToCauses(parsed.error.issues));
+  if (causes.length > 0) return { ok: false, causes };
+  return { ok: true, spec: parsed.data as Record<string, unknown> };
+}

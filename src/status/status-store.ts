@@ -1,0 +1,55 @@
+import { EventEmitter } from 'eventemitter3';
+
+/** A proxy or zone subscription (spec 2.5, 2.12). */
+export type Subscription = Record<string, unknown> & {
+  id: string;
+  connectTime?: string;
+  disconnectTime?: string;
+};
+
+/** Runtime insight of one proxy or zone. */
+export type Insight = Record<string, unknown> & { subscriptions?: Subscription[] };
+
+/**
+ * Last-value-wins store of runtime status (architecture: runtime status is not configuration and
+ * never enters the audit log). Data plane connections and zone sync fill it in later issues.
+ */
+export interface StatusStore {
+  dataplaneInsight(mesh: string, name: string): Insight | undefined;
+  zoneInsight(name: string): Insight | undefined;
+  zoneIngressInsight(name: string): Insight | undefined;
+  zoneEgressInsight(name: string): Insight | undefined;
+  setDataplaneInsight(mesh: string, name: string, insight: Insight | undefined): void;
+  setZoneInsight(name: string, insight: Insight | undefined): void;
+  onChange(listener: (mesh: string) => void): void;
+}
+
+/** Creates an empty in-memory status store. */
+export function createStatusStore(): StatusStore {
+  const dataplanes = new Map<string, Insight>();
+  const zones = new Map<string, Insight>();
+  const ingresses = new Map<string, Insight>();
+  const egresses = new Map<string, Insight>();
+  const events = new EventEmitter<{ change: [string] }>();
+  const set = (map: Map<string, Insight>, key: string, v: Insight | undefined): void => {
+    if (v === undefined) map.delete(key);
+    else map.set(key, v);
+  };
+  return {
+    dataplaneInsight: (mesh, name) => dataplanes.get(`${mesh}/${name}`),
+    zoneInsight: (name) => zones.get(name),
+    zoneIngressInsight: (name) => ingresses.get(name),
+    zoneEgressInsight: (name) => egresses.get(name),
+    setDataplaneInsight(mesh, name, insight) {
+      set(dataplanes, `${mesh}/${name}`, insight);
+      events.emit('change', mesh);
+    },
+    setZoneInsight(name, insight) {
+      set(zones, name, insight);
+      events.emit('change', '');
+    },
+    onChange(listener) {
+      events.on('change', listener);
+    },
+  };
+}

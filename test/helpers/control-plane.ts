@@ -1,0 +1,30 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Config } from '../../src/config/schema.js';
+import { loadConfig } from '../../src/config/load.js';
+import type { ControlPlane } from '../../src/runtime/control-plane.js';
+import { startControlPlane } from '../../src/runtime/control-plane.js';
+
+/** A fixed clock for deterministic times in golden files. */
+export const FIXED_TIME = '2026-01-02T03:04:05.678Z';
+
+/** Builds a config from MESH_* style overrides (memory store unless a path is given). */
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({ env: { MESH_STORE_TYPE: 'memory', ...env } });
+}
+
+/** Starts an in-process control plane without listening; `app.inject()` drives it. */
+export async function startTestPlane(
+  env: Record<string, string> = {},
+  opts: { fixedClock?: boolean } = {},
+): Promise<ControlPlane> {
+  const now = opts.fixedClock ? () => new Date(FIXED_TIME) : undefined;
+  return startControlPlane(testConfig(env), { listen: false, now });
+}
+
+/** A temp dir removed by the returned cleanup. */
+export function tempDir(prefix = 'mesh-cp-'): { path: string; cleanup: () => void } {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) };
+}

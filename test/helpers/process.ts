@@ -1,0 +1,71 @@
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root (where `npm start` runs). */
+export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** A control plane started as users start it, with its log lines parsed. */
+export interface CpProcess {
+  proc: ChildProcess;
+  /** Parsed JSON log lines (pino), in order. */
+  lines: Array<Record<string, unknown>>;
+  /** Raw stderr. */
+  stderr: () => string;
+  /** The `mesh-cp ready` line: ports and the pid of the control plane process itself. */
+  ready: Promise<{ apiPort: number; diagnosticsPort: number; pid: number; revision: number }>;
+  /** Resolves with the exit code (or signal) when the process ends. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Runs `npm start` with the given env (free ports by default), in the repository root. */
+export function startNpm(env: Record<string, string>, args: string[] = ['start']): CpProcess {
+  const proc = spawn('npm', args, {
+    cwd: REPO_ROOT,
+    env: { ...process.env, MESH_API_SERVER_PORT: '0', MESH_DIAGNOSTICS_PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: Array<Record<string, unknown>> = [];
+  let err = '';
+  let buf = '';
+  let resolveReady: (v: { apiPort: number; diagnosticsPort: number; pid: number; revision: number }) => void;
+  let rejectReady: (e: Error) => void;
+  const ready = new Promise<{ apiPort: number; diagnosticsPort: number; pid: number; revision: number }>(
+    (res, rej) => {
+      resolveReady = res;
+      rejectReady = rej;
+    },
+  );
+  proc.stdout?.on('data', (chunk: Buffer) => {
+    buf += chunk.toString();
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      if (!line.startsWith('{')) continue;
+      const rec = JSON.parse(line) as Record<string, unknown>;
+      lines.push(rec);
+      if (rec.msg === 'mesh-cp ready') {
+        resolveReady({
+          apiPort: rec.apiPort as number,
+          diagnosticsPort: rec.diagnosticsPort as number,
+          pid: rec.pid as number,
+          revision: rec.revision as number,
+        });
+      }
+    }
+  });
+  proc.stderr?.on('data', (chunk: Buffer) => {
+    err += chunk.toString();
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => {
+    proc.on('exit', (code, signal) => {
+      rejectReady(new Error(`process exited (${code ?? signal}) before ready: ${err}`));
+      res({ code, signal });
+    });
+  });
+  // A test that expects a failed start awaits `exited` only; the rejection must not go unhandled.
+  ready.catch(() => undefined);
+  return { proc, lines, stderr: () => err, ready, exited };
+}

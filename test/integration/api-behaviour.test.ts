@@ -1,0 +1,234 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ControlPlane } from '../../src/runtime/control-plane.js';
+import { startTestPlane } from '../helpers/control-plane.js';
+
+const zone = (name: string, enabled = true) => ({ type: 'Zone', name, enabled });
+
+describe('read-only flag and kubernetes environment (decisions §4: 405 with a reason)', () => {
+  it('apiServer.readOnly refuses writes, says why, and marks every policy read-only', async () => {
+    const cp = await startTestPlane({ MESH_API_SERVER_READ_ONLY: 'true' });
+    try {
+      const put = await cp.app.inject({ method: 'PUT', url: '/zones/z', payload: zone('z') });
+      expect(put.statusCode).toBe(405);
+      expect(put.json().details).toContain('apiServer.readOnly');
+      const del = await cp.app.inject({ method: 'DELETE', url: '/meshes/default' });
+      expect(del.statusCode).toBe(405);
+      const policies = (await cp.app.inject({ method: 'GET', url: '/policies' })).json().policies as Array<{
+        readOnly: boolean;
+      }>;
+      expect(policies.every((p) => p.readOnly)).toBe(true);
+      expect((await cp.app.inject({ method: 'GET', url: '/meshes/default' })).statusCode).toBe(200);
+    } finally {
+      await cp.close();
+    }
+  });
+
+  it('environment kubernetes refuses every PUT and DELETE', async () => {
+    const cp = await startTestPlane({ MESH_ENVIRONMENT: 'kubernetes' });
+    try {
+      const put = await cp.app.inject({
+        method: 'PUT',
+        url: '/meshes/default/secrets/s',
+        payload: { type: 'Secret', mesh: 'default', name: 's', data: 'YQ==' },
+      });
+      expect(put.statusCode).toBe(405);
+      expect(put.json().details).toContain('kubernetes');
+    } finally {
+      await cp.close();
+    }
+  });
+});
+
+describe('HTTP behaviour', () => {
+  let cp: ControlPlane;
+  beforeAll(async () => {
+    cp = await startTestPlane({ MESH_API_SERVER_CORS_ALLOWED_DOMAINS: 'https://gui\\.example\\.com' });
+  });
+  afterAll(() => cp.close());
+
+  it('start-up creates the default mesh, its defaults and the global signing keys', async () => {
+    const meshes = (await cp.app.inject({ method: 'GET', url: '/meshes' })).json();
+    expect(meshes.items.map((m: { name: string }) => m.name)).toEqual(['default']);
+    const secrets = (await cp.app.inject({ method: 'GET', url: '/global-secrets' })).json();
+    expect(secrets.items.map((s: { name: string }) => s.name)).toEqual([
+      'user-token-signing-key-1',
+      'zone-ingress-token-signing-key-1',
+      'zone-token-signing-key-1',
+    ]);
+    const key = (
+      await cp.app.inject({
+        method: 'GET',
+        url: '/meshes/default/secrets/dataplane-token-signing-key-default-1',
+      })
+    ).json();
+    expect(Buffer.from(key.data, 'base64').toString()).toContain('BEGIN RSA PRIVATE KEY');
+  });
+
+  it('GET of one resource has ETag and x-mesh-revision; PUT answers the new revision', async () => {
+    const created = await cp.app.inject({ method: 'PUT', url: '/zones/a', payload: zone('a') });
+    expect(created.statusCode).toBe(201);
+    const rev = Number(JSON.parse(created.headers.etag as string));
+    expect(created.headers['x-mesh-revision']).toBe(String(rev));
+    const got = await cp.app.inject({ method: 'GET', url: '/zones/a' });
+    expect(got.headers.etag).toBe(`"${rev}"`);
+    expect(Number(got.headers['x-mesh-revision'])).toBeGreaterThanOrEqual(rev);
+    const updated = await cp.app.inject({
+      method: 'PUT',
+      url: '/zones/a',
+      payload: zone('a', false),
+      headers: { 'if-match': `"${rev}"` },
+    });
+    expect(updated.statusCode).toBe(200);
+    expect(updated.json().enabled).toBe(false);
+    const stale = await cp.app.inject({
+      method: 'PUT',
+      url: '/zones/a',
+      payload: zone('a', true),
+      headers: { 'if-match': `"${rev}"` },
+    });
+    expect(stale.statusCode).toBe(412);
+  });
+
+  it('two racing writers with the same If-Match: exactly one wins', async () => {
+    const rev = (await cp.app.inject({ method: 'PUT', url: '/zones/race', payload: zone('race') })).headers
+      .etag as string;
+    const results = await Promise.all(
+      [1, 2, 3, 4].map(() =>
+        cp.app.inject({
+          method: 'PUT',
+          url: '/zones/race',
+          payload: zone('race', false),
+          headers: { 'if-match': rev },
+        }),
+      ),
+    );
+    const codes = results.map((r) => r.statusCode).sort();
+    expect(codes.filter((c) => c === 200)).toHaveLength(1);
+    expect(codes.filter((c) => c === 412)).toHaveLength(3);
+  });
+
+  it('a false or 0 the user wrote is echoed back', async () => {
+    const res = await cp.app.inject({ method: 'PUT', url: '/zones/f', payload: zone('f', false) });
+    expect(res.json().enabled).toBe(false);
+  });
+
+  it('dryRun validates and answers like the write, but writes nothing', async () => {
+    const before = (await cp.app.inject({ method: 'GET', url: '/zones' })).headers['x-mesh-revision'];
+    const dry = await cp.app.inject({ method: 'PUT', url: '/zones/dry?dryRun=true', payload: zone('dry') });
+    expect(dry.statusCode).toBe(201);
+    expect((await cp.app.inject({ method: 'GET', url: '/zones/dry' })).statusCode).toBe(404);
+    const bad = await cp.app.inject({
+      method: 'PUT',
+      url: '/zones/dry?dryRun=true',
+      payload: { type: 'Zone', name: 'dry', enabled: 'yes' },
+    });
+    expect(bad.statusCode).toBe(400);
+    const delDry = await cp.app.inject({ method: 'DELETE', url: '/zones/a?dryRun=true' });
+    expect(delDry.statusCode).toBe(200);
+    expect((await cp.app.inject({ method: 'GET', url: '/zones/a' })).statusCode).toBe(200);
+    expect((await cp.app.inject({ method: 'GET', url: '/zones' })).headers['x-mesh-revision']).toBe(before);
+    expect(
+      (await cp.app.inject({ method: 'PUT', url: '/zones/dry?dryRun=maybe', payload: zone('dry') }))
+        .statusCode,
+    ).toBe(400);
+  });
+
+  it('accepts application/json with a charset, refuses text/plain with 415', async () => {
+    const ok = await cp.app.inject({
+      method: 'PUT',
+      url: '/zones/cs',
+      payload: JSON.stringify(zone('cs')),
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    });
+    expect(ok.statusCode).toBe(201);
+    const bad = await cp.app.inject({
+      method: 'PUT',
+      url: '/zones/cs',
+      payload: 'x',
+      headers: { 'content-type': 'text/plain' },
+    });
+    expect(bad.statusCode).toBe(415);
+    expect(bad.json().title).toBeTruthy();
+  });
+
+  it('ignores unknown query parameters, even size/offset on single GETs', async () => {
+    expect(
+      (await cp.app.inject({ method: 'GET', url: '/meshes/default?size=5&offset=2&foo=bar' })).statusCode,
+    ).toBe(200);
+  });
+
+  it('request ids: generated, or taken from a well-formed x-request-id', async () => {
+    const gen = await cp.app.inject({ method: 'GET', url: '/meshes' });
+    expect(gen.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    const mine = await cp.app.inject({
+      method: 'GET',
+      url: '/meshes',
+      headers: { 'x-request-id': 'trace-42' },
+    });
+    expect(mine.headers['x-request-id']).toBe('trace-42');
+    const err = await cp.app.inject({ method: 'GET', url: '/nope', headers: { 'x-request-id': 'trace-43' } });
+    expect(err.headers['x-request-id']).toBe('trace-43');
+  });
+
+  it('CORS allows only the configured origins', async () => {
+    const ok = await cp.app.inject({
+      method: 'GET',
+      url: '/meshes',
+      headers: { origin: 'https://gui.example.com' },
+    });
+    expect(ok.headers['access-control-allow-origin']).toBe('https://gui.example.com');
+    const no = await cp.app.inject({
+      method: 'GET',
+      url: '/meshes',
+      headers: { origin: 'https://evil.example.com' },
+    });
+    expect(no.headers['access-control-allow-origin']).toBeUndefined();
+    const pre = await cp.app.inject({
+      method: 'OPTIONS',
+      url: '/meshes/default',
+      headers: { origin: 'https://gui.example.com', 'access-control-request-method': 'PUT' },
+    });
+    expect(pre.statusCode).toBe(204);
+  });
+
+  it('insights follow writes at once: MeshInsight counts a new data plane and policy', async () => {
+    const before = (await cp.app.inject({ method: 'GET', url: '/mesh-insights/default' })).json();
+    await cp.app.inject({
+      method: 'PUT',
+      url: '/meshes/default/dataplanes/ins-1',
+      payload: {
+        type: 'Dataplane',
+        mesh: 'default',
+        name: 'ins-1',
+        networking: { address: '10.0.0.2', inbound: [{ port: 80, tags: { 'mesh.io/service': 'ins' } }] },
+      },
+    });
+    const after = (await cp.app.inject({ method: 'GET', url: '/mesh-insights/default' })).json();
+    expect(after.dataplanes.total).toBe((before.dataplanes?.total ?? 0) + 1);
+    expect(after.dataplanes.offline).toBe((before.dataplanes?.offline ?? 0) + 1);
+    expect(after.services.internal).toBe(before.services.internal + 1);
+    const svc = (await cp.app.inject({ method: 'GET', url: '/meshes/default/service-insights/ins' })).json();
+    expect(svc).toMatchObject({ status: 'offline', dataplanes: { total: 1, online: 0, offline: 1 } });
+    const gi = (await cp.app.inject({ method: 'GET', url: '/global-insights' })).json();
+    expect(gi.resources.Mesh.total).toBe(1);
+  });
+
+  it('deleting a mesh removes everything in it, so it can be made again with fresh defaults', async () => {
+    await cp.app.inject({ method: 'PUT', url: '/meshes/tmp', payload: { type: 'Mesh', name: 'tmp' } });
+    await cp.app.inject({
+      method: 'PUT',
+      url: '/meshes/tmp/secrets/s',
+      payload: { type: 'Secret', mesh: 'tmp', name: 's', data: 'YQ==' },
+    });
+    expect((await cp.app.inject({ method: 'GET', url: '/meshes/tmp/timeouts' })).json().total).toBe(1);
+    expect((await cp.app.inject({ method: 'DELETE', url: '/meshes/tmp' })).statusCode).toBe(200);
+    expect((await cp.app.inject({ method: 'GET', url: '/meshes/tmp/timeouts' })).json().total).toBe(0);
+    expect((await cp.app.inject({ method: 'GET', url: '/meshes/tmp/secrets/s' })).statusCode).toBe(404);
+    expect((await cp.app.inject({ method: 'GET', url: '/mesh-insights/tmp' })).statusCode).toBe(404);
+    expect(
+      (await cp.app.inject({ method: 'PUT', url: '/meshes/tmp', payload: { type: 'Mesh', name: 'tmp' } }))
+        .statusCode,
+    ).toBe(201);
+    expect((await cp.app.inject({ method: 'GET', url: '/meshes/tmp/timeouts' })).json().total).toBe(1);
+  });
+});

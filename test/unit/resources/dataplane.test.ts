@@ -1,0 +1,160 @@
+import { describe, expect, it } from 'vitest';
+import { dataplane } from '../../../src/resources/kinds/dataplane.js';
+import { expectCauses, expectValid } from './helpers.js';
+
+const SVC = 'mesh.io/service';
+const inbound = (extra: Record<string, unknown> = {}) => ({
+  port: 8080,
+  tags: { [SVC]: 'backend' },
+  ...extra,
+});
+const dp = (networking: Record<string, unknown>) => ({ networking: { address: '10.0.0.1', ...networking } });
+
+describe('Dataplane', () => {
+  it('accepts a sidecar with every field', () => {
+    const spec = {
+      networking: {
+        address: '10.0.0.1',
+        advertisedAddress: '192.168.0.1',
+        admin: { port: 9901 },
+        inbound: [
+          inbound({
+            servicePort: 18080,
+            address: '10.0.0.2',
+            serviceAddress: '127.0.0.1',
+            tags: { [SVC]: 'backend', 'mesh.io/protocol': 'http', version: 'v1' },
+            health: { ready: true },
+          }),
+          inbound({ port: 8081 }),
+        ],
+        outbound: [
+          { port: 10001, tags: { [SVC]: 'redis' } },
+          { port: 10002, address: '127.0.0.1', service: 'web' },
+        ],
+        transparentProxying: { redirectPortInbound: 15006, redirectPortOutbound: 15001 },
+      },
+    };
+    expect(expectValid(dataplane, spec)).toEqual(spec);
+  });
+
+  it('accepts a gateway proxy and IPv6 addresses', () => {
+    expectValid(dataplane, dp({ gateway: { tags: { [SVC]: 'edge' }, type: 'BUILTIN' } }));
+    expectValid(dataplane, dp({ address: 'fd00::1', inbound: [inbound({ address: '::1' })] }));
+  });
+
+  it('requires the service tag on every inbound, with Kuma’s exact path', () => {
+    expectCauses(dataplane, dp({ inbound: [inbound({ tags: { version: 'v1' } })] }), [
+      ['networking.inbound[0].tags["mesh.io/service"]', 'tag has to exist'],
+    ]);
+  });
+
+  it('rejects wrong types, out-of-range ports and bad addresses on the field', () => {
+    expectCauses(dataplane, dp({ inbound: [inbound({ port: 'abc' })] }), [
+      ['networking.inbound[0].port', 'must be an integer'],
+    ]);
+    expectCauses(dataplane, dp({ inbound: [inbound({ port: 70000, servicePort: 0 })] }), [
+      ['networking.inbound[0].port', 'must be in the range 1-65535'],
+      ['networking.inbound[0].servicePort', 'must be in the range 1-65535'],
+    ]);
+    expectCauses(dataplane, dp({ address: '10.0.0.300', inbound: [inbound({ port: 80.5 })] }), [
+      ['networking.address', 'must be a valid IP address'],
+      ['networking.inbound[0].port', 'must be an integer'],
+    ]);
+    expectCauses(dataplane, dp({ address: 'backend.local', inbound: [inbound()] }), ['networking.address']);
+  });
+
+  it('requires networking, its address and inbound port and tags', () => {
+    expectCauses(dataplane, {}, [['networking', 'cannot be empty']]);
+    expectCauses(dataplane, { networking: { inbound: [{}] } }, [
+      ['networking.address', 'cannot be empty'],
+      ['networking.inbound[0].port', 'cannot be empty'],
+      ['networking.inbound[0].tags', 'cannot be empty'],
+    ]);
+  });
+
+  it('checks tag keys and values', () => {
+    expectCauses(dataplane, dp({ inbound: [inbound({ tags: { [SVC]: 'a b', 'bad key': 'x' } })] }), [
+      [
+        'networking.inbound[0].tags["mesh.io/service"]',
+        'tag value must be non-empty and of [a-zA-Z0-9._:/-]',
+      ],
+      ['networking.inbound[0].tags["bad key"]', 'tag key must be non-empty and of [a-zA-Z0-9._:/-]'],
+    ]);
+    // A selector wildcard is not a concrete tag value.
+    expectCauses(dataplane, dp({ inbound: [inbound({ tags: { [SVC]: '*' } })] }), [
+      'networking.inbound[0].tags["mesh.io/service"]',
+    ]);
+  });
+
+  it('has either inbounds or a gateway, not both (cause on networking)', () => {
+    expectCauses(dataplane, dp({}), [['networking', 'has to contain at least one inbound or a gateway']]);
+    expectCauses(dataplane, dp({ inbound: [] }), ['networking']);
+    expectCauses(dataplane, dp({ inbound: [inbound()], gateway: { tags: { [SVC]: 'edge' } } }), [
+      ['networking', 'inbound cannot be defined together with gateway'],
+    ]);
+  });
+
+  it('checks the gateway', () => {
+    expectCauses(dataplane, dp({ gateway: { tags: { app: 'edge' }, type: 'EXTERNAL' } }), [
+      ['networking.gateway.tags["mesh.io/service"]', 'tag has to exist'],
+      ['networking.gateway.type', 'must be one of "BUILTIN", "DELEGATED"'],
+    ]);
+  });
+
+  it('requires unique (address, port) inbounds; the address defaults to the data plane’s', () => {
+    expectCauses(
+      dataplane,
+      dp({ inbound: [inbound(), inbound({ port: 8081 }), inbound({ address: '10.0.0.1' })] }),
+      [['networking.inbound[2].port', 'port and address already used by inbound[0]']],
+    );
+    expectValid(dataplane, dp({ inbound: [inbound(), inbound({ address: '10.0.0.2' })] }));
+  });
+
+  it('has outbounds with exactly one of tags and service', () => {
+    expectCauses(dataplane, dp({ inbound: [inbound()], outbound: [{ port: 10001 }] }), [
+      ['networking.outbound[0]', 'either tags or service has to be set'],
+    ]);
+    expectCauses(
+      dataplane,
+      dp({ inbound: [inbound()], outbound: [{ port: 10001, service: 'a', tags: { [SVC]: 'a' } }] }),
+      [['networking.outbound[0].service', 'cannot be set together with tags']],
+    );
+    expectCauses(
+      dataplane,
+      dp({ inbound: [inbound()], outbound: [{ port: 10001, tags: { version: 'v1' } }] }),
+      ['networking.outbound[0].tags["mesh.io/service"]'],
+    );
+  });
+
+  it('rejects unknown fields and bad nested shapes', () => {
+    expectCauses(
+      dataplane,
+      dp({
+        inbound: [inbound({ health: { ready: 'yes' }, foo: 1 })],
+        admin: { port: 9901, host: 'x' },
+        transparentProxying: { redirectPortInbound: -1 },
+        probes: {},
+      }),
+      [
+        ['networking.inbound[0].health.ready', 'must be a boolean'],
+        ['networking.inbound[0].foo', 'unknown field'],
+        ['networking.admin.host', 'unknown field'],
+        ['networking.transparentProxying.redirectPortInbound', 'must be in the range 1-65535'],
+        ['networking.probes', 'unknown field'],
+      ],
+    );
+  });
+
+  it('lists every violation, including cross-field ones next to field errors', () => {
+    expectCauses(
+      dataplane,
+      dp({ address: 'x', inbound: [inbound({ port: 'abc' })], gateway: { tags: {} } }),
+      [
+        'networking.address',
+        'networking.inbound[0].port',
+        'networking.gateway.tags["mesh.io/service"]',
+        'networking',
+      ],
+    );
+  });
+});
