@@ -12,6 +12,13 @@ import { nextUrl, parseListQuery, rawQuery } from './list-query.js';
 
 type Params = { mesh?: string; name?: string };
 
+/** What a route touches, kept in fastify's route config so hooks can authorize by kind and action. */
+export interface RouteInfo {
+  /** Registry kind, absent for control-plane routes (`/config`, `/versions`, …). */
+  kind?: string;
+  action: 'read' | 'write';
+}
+
 /** Dependencies of the resource routes. */
 export interface ResourceRouteDeps {
   registry: Registry;
