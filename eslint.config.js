@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'data/', 'bench/results/', 'test/golden/'] },
+  { ignores: ['dist/', 'node_modules/', 'data/', 'bench/results/', 'bench/tmp/', 'test/golden/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -4,6 +4,7 @@ import type { Registry } from '../resources/registry.js';
 import { generateSigningKey } from '../tokens/signing-key.js';
 import type { Current, DecideOptions, DecideState, DeleteCommand, Preconditions } from './decide.js';
 import { decideDelete, decidePut } from './decide.js';
+import { AppError } from '../util/errors.js';
 import { dataplaneSigningKeyName, GLOBAL_SIGNING_KEYS } from './default-policies.js';
 
 /** A PUT as the API (or zone sync) hands it to the write path. */
@@ -15,6 +16,8 @@ export interface PutRequest extends Preconditions {
   actor: Actor;
   origin?: string;
   dryRun?: boolean;
+  /** Create a new mesh without waiting for its signing key (start-up writes the key just after). */
+  deferSigningKey?: boolean;
 }
 
 /** The answer to a PUT. */
@@ -42,8 +45,11 @@ export interface DeleteResult {
 export interface Commands {
   put(req: PutRequest): Promise<PutResult>;
   remove(req: DeleteRequest): Promise<DeleteResult>;
-  /** Creates the `default` mesh (unless skipped) and the global signing keys if missing. */
-  ensureDefaults(opts: { createDefaultMesh: boolean; globalKeys: boolean }): Promise<void>;
+  /**
+   * Creates the `default` mesh (unless skipped) at once, and returns `keys`: the global signing
+   * keys and the default mesh's key, generated off the start-up path (RSA takes ~150 ms each).
+   */
+  ensureDefaults(opts: { createDefaultMesh: boolean; globalKeys: boolean }): Promise<{ keys: Promise<void> }>;
 }
 
 const SYSTEM_ACTOR: Actor = { name: 'mesh-cp', groups: ['mesh-system'], address: 'local' };
@@ -118,7 +124,12 @@ export function createCommands(deps: {
   const put = async (req: PutRequest): Promise<PutResult> => {
     const origin = req.origin ?? 'local';
     let signingKey: string | undefined;
-    if (req.kind === 'Mesh' && !state.get('Mesh', undefined, req.name) && !req.dryRun) {
+    if (
+      req.kind === 'Mesh' &&
+      !state.get('Mesh', undefined, req.name) &&
+      !req.dryRun &&
+      !req.deferSigningKey
+    ) {
       if (!state.get('Secret', req.name, dataplaneSigningKeyName(req.name))) signingKey = await keygen();
     }
     const decision = decidePut(
@@ -152,24 +163,27 @@ export function createCommands(deps: {
     put,
     remove,
     async ensureDefaults(opts) {
-      const keys = opts.globalKeys
-        ? GLOBAL_SIGNING_KEYS.filter((n) => !state.get('GlobalSecret', undefined, n))
-        : [];
-      const material = await Promise.all(keys.map(() => keygen()));
-      await Promise.all(
-        keys.map((name, i) =>
-          put({
-            kind: 'GlobalSecret',
-            name,
-            spec: { data: material[i] },
-            actor: SYSTEM_ACTOR,
-            origin: 'local',
-          }),
-        ),
-      );
       if (opts.createDefaultMesh && !state.get('Mesh', undefined, 'default')) {
-        await put({ kind: 'Mesh', name: 'default', spec: {}, actor: SYSTEM_ACTOR, origin: 'local' });
+        await put({ kind: 'Mesh', name: 'default', spec: {}, actor: SYSTEM_ACTOR, deferSigningKey: true });
       }
+      const wanted: Array<{ kind: string; mesh?: string; name: string }> = [];
+      if (opts.globalKeys) {
+        for (const name of GLOBAL_SIGNING_KEYS) wanted.push({ kind: 'GlobalSecret', name });
+      }
+      if (state.get('Mesh', undefined, 'default')) {
+        wanted.push({ kind: 'Secret', mesh: 'default', name: dataplaneSigningKeyName('default') });
+      }
+      const missing = wanted.filter((k) => !state.get(k.kind, k.mesh, k.name));
+      const keys = Promise.all(
+        missing.map(async (k) => {
+          const data = await keygen();
+          // If-None-Match: a key written meanwhile (by a user) is kept, not replaced.
+          await put({ ...k, spec: { data }, actor: SYSTEM_ACTOR, ifNoneMatch: '*' }).catch((err: unknown) => {
+            if (!(err instanceof AppError && err.code === 'PRECONDITION_FAILED')) throw err;
+          });
+        }),
+      ).then(() => undefined);
+      return { keys };
     },
   };
 }

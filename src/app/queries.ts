@@ -1,5 +1,5 @@
 import type { DerivedReader } from '../projections/derived-views.js';
-import { dataplaneMatches, tagsMatch } from '../projections/derived-views.js';
+import { dataplaneMatches } from '../projections/derived-views.js';
 import type { ResourceViews, ViewItem } from '../projections/resource-views.js';
 import type { StatusReader } from '../projections/status-reader.js';
 import type { ResourceDescriptor } from '../resources/descriptor.js';
@@ -72,10 +72,6 @@ export function createQueries(deps: {
       const needle = req.name;
       checks.push((item) => item.name.includes(needle));
     }
-    if (req.tags && req.tags.length > 0) {
-      const tags = req.tags;
-      checks.push((item) => tagsMatch(item, tags));
-    }
     if (req.gateway !== undefined || req.status !== undefined) {
       checks.push((item) =>
         dataplaneMatches(item, status.dataplaneInsight(item.mesh ?? '', item.name), {
@@ -108,6 +104,7 @@ export function createQueries(deps: {
           mesh: req.mesh,
           offset: req.offset,
           size: req.size,
+          tags: req.tags,
           // Overviews filter on their source resource; insights only by name.
           filter: f
             ? (value, source) => (source ? f(source) : byName ? String(value.name).includes(byName) : true)
@@ -119,6 +116,7 @@ export function createQueries(deps: {
         mesh: req.mesh,
         offset: req.offset,
         size: req.size,
+        tags: req.tags,
         filter: sourceFilter(req),
       });
       return { total: page.total, items: page.items.map((i) => i.json) };

@@ -15,6 +15,8 @@ export interface DerivedQuery {
   mesh?: string;
   offset: number;
   size: number;
+  /** Tag filters, applied through the source kind's tag index (overviews only). */
+  tags?: ReadonlyArray<readonly [string, string]>;
   filter?: (value: Record<string, unknown>, source?: ViewItem) => boolean;
 }
 
@@ -63,6 +65,7 @@ export function createDerivedViews(deps: {
           mesh: q.mesh,
           offset: q.offset,
           size: q.size,
+          tags: q.tags,
           // Overview filters look at the source resource only, so no overview is built to filter.
           filter: filter ? (item) => filter(item.resource, item) : undefined,
         });
@@ -164,21 +167,4 @@ export function dataplaneMatches(
   }
   if (f.status !== undefined && proxyState(item.resource, insight) !== f.status) return false;
   return true;
-}
-
-/** True when every `key:value` tag filter matches one inbound (or the gateway, or the tags) of a resource. */
-export function tagsMatch(item: ViewItem, filters: ReadonlyArray<[string, string]>): boolean {
-  if (filters.length === 0) return true;
-  const r = item.resource as Record<string, unknown>;
-  const networking = (r.networking ?? {}) as {
-    inbound?: Array<{ tags?: Record<string, string> }>;
-    gateway?: { tags?: Record<string, string> };
-  };
-  const tagSets: Array<Record<string, string>> = [];
-  for (const i of networking.inbound ?? []) if (i.tags) tagSets.push(i.tags);
-  if (networking.gateway?.tags) tagSets.push(networking.gateway.tags);
-  if (r.tags && typeof r.tags === 'object') tagSets.push(r.tags as Record<string, string>);
-  return tagSets.some((tags) =>
-    filters.every(([k, v]) => tags[k] !== undefined && (v === '*' || tags[k] === v)),
-  );
 }

@@ -14,8 +14,8 @@ export interface StatusReader {
   zoneInsight(name: string): Insight | undefined;
   zoneIngressInsight(name: string): Insight | undefined;
   zoneEgressInsight(name: string): Insight | undefined;
-  /** Registers a listener called with the mesh whose proxies' status changed ('' for zones). */
-  onChange(listener: (mesh: string) => void): void;
+  /** Registers a listener told which proxy's status changed (mesh '' and no name: a zone's, so all). */
+  onChange(listener: (mesh: string, name?: string) => void): void;
 }
 
 /** Online when one subscription has a connectTime and no disconnectTime (decisions §6). */

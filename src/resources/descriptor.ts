@@ -61,6 +61,11 @@ export interface ResourceDescriptor {
   zoneOwned: boolean;
   /** A single object at `/<path>` rather than a collection (GlobalInsights). */
   singleton: boolean;
+  /**
+   * The tag sets a `tag=key:value` list filter matches against (decisions §5: all filters must
+   * match one set, e.g. one inbound). Kinds that have it are indexed by tag.
+   */
+  tagSets?: (resource: Record<string, unknown>) => Array<Record<string, string>>;
 }
 
 /** Input of `defineResource`: the required fields plus any overrides of the defaults. */

@@ -29,6 +29,8 @@ export interface ControlPlane {
   views: ResourceViews;
   commands: Commands;
   ports: { api: number; diagnostics: number };
+  /** Resolves once the signing keys made at first start are written (they are made after ready). */
+  defaultsReady: Promise<void>;
   /** Entries replayed at start and how long start-up took. */
   startup: { replayed: number; ms: number };
   close(): Promise<void>;
@@ -99,8 +101,16 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     options: { skipDefaultPolicies: config.defaults.skipDefaultPolicies },
     keygen: opts.keygen,
   });
+  let defaultsReady = Promise.resolve();
   if (config.mode !== 'zone') {
-    await commands.ensureDefaults({ createDefaultMesh: !config.defaults.skipMeshCreation, globalKeys: true });
+    const { keys } = await commands.ensureDefaults({
+      createDefaultMesh: !config.defaults.skipMeshCreation,
+      globalKeys: true,
+    });
+    defaultsReady = keys.then(
+      () => opts.logger?.debug('signing keys ready'),
+      (err: unknown) => opts.logger?.error({ err }, 'creating the signing keys failed'),
+    );
   }
   const derived = createDerivedViews({ registry, views, status, summaries, now });
   const queries = createQueries({ views, derived, status });
@@ -136,6 +146,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   const listening: FastifyInstance[] = [];
   const closeAll = async (): Promise<void> => {
     await Promise.allSettled(listening.map((s) => s.close()));
+    await defaultsReady;
     await log.close();
   };
   if (opts.listen !== false) {
@@ -162,6 +173,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     views,
     commands,
     ports,
+    defaultsReady,
     startup: { replayed, ms: Date.now() - started },
     close: closeAll,
   };

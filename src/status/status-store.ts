@@ -21,7 +21,7 @@ export interface StatusStore {
   zoneEgressInsight(name: string): Insight | undefined;
   setDataplaneInsight(mesh: string, name: string, insight: Insight | undefined): void;
   setZoneInsight(name: string, insight: Insight | undefined): void;
-  onChange(listener: (mesh: string) => void): void;
+  onChange(listener: (mesh: string, name?: string) => void): void;
 }
 
 /** Creates an empty in-memory status store. */
@@ -30,7 +30,7 @@ export function createStatusStore(): StatusStore {
   const zones = new Map<string, Insight>();
   const ingresses = new Map<string, Insight>();
   const egresses = new Map<string, Insight>();
-  const events = new EventEmitter<{ change: [string] }>();
+  const events = new EventEmitter<{ change: [string, string | undefined] }>();
   const set = (map: Map<string, Insight>, key: string, v: Insight | undefined): void => {
     if (v === undefined) map.delete(key);
     else map.set(key, v);
@@ -42,11 +42,11 @@ export function createStatusStore(): StatusStore {
     zoneEgressInsight: (name) => egresses.get(name),
     setDataplaneInsight(mesh, name, insight) {
       set(dataplanes, `${mesh}/${name}`, insight);
-      events.emit('change', mesh);
+      events.emit('change', mesh, name);
     },
     setZoneInsight(name, insight) {
       set(zones, name, insight);
-      events.emit('change', '');
+      events.emit('change', '', undefined);
     },
     onChange(listener) {
       events.on('change', listener);

@@ -20,7 +20,9 @@ export async function startTestPlane(
   opts: { fixedClock?: boolean } = {},
 ): Promise<ControlPlane> {
   const now = opts.fixedClock ? () => new Date(FIXED_TIME) : undefined;
-  return startControlPlane(testConfig(env), { listen: false, now });
+  const cp = await startControlPlane(testConfig(env), { listen: false, now });
+  await cp.defaultsReady;
+  return cp;
 }
 
 /** A temp dir removed by the returned cleanup. */

@@ -57,6 +57,17 @@ export const dataplane = defineResource({
   kind: 'Dataplane',
   scope: 'mesh',
   path: 'dataplanes',
+  // decisions §5: a tag filter matches one inbound, or the gateway's tags.
+  tagSets: (r) => {
+    const n = (r.networking ?? {}) as {
+      inbound?: Array<{ tags?: Record<string, string> }>;
+      gateway?: { tags?: Record<string, string> };
+    };
+    const sets: Array<Record<string, string>> = [];
+    for (const i of n.inbound ?? []) if (i.tags) sets.push(i.tags);
+    if (n.gateway?.tags) sets.push(n.gateway.tags);
+    return sets;
+  },
   spec: z.strictObject({
     networking: z
       .strictObject({

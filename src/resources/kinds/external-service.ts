@@ -17,6 +17,7 @@ export const externalService = defineResource({
   kind: 'ExternalService',
   scope: 'mesh',
   path: 'external-services',
+  tagSets: (r) => (r.tags ? [r.tags as Record<string, string>] : []),
   spec: z.strictObject({
     networking: z.strictObject({ address: hostPort, tls: tls.optional() }),
     tags: serviceTagMap,
