@@ -1,20 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import type { Actor } from '../events/types.js';
+import './identity.js';
 
-const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;
-
-/** True when the request comes from the loopback interface. */
-export function isLoopback(address: string): boolean {
-  return LOOPBACK.test(address);
-}
-
-/**
- * Who is making a request. Until tokens land (issue 4) loopback callers are the local admin
- * (decisions §7) and everyone else is anonymous; the address is always recorded.
- */
+/** The actor of a write (decisions §8): the authenticated caller's name and groups, and its address. */
 export function actorOf(req: FastifyRequest): Actor {
-  const address = req.ip;
-  return isLoopback(address)
-    ? { name: 'admin', groups: ['mesh-system:admin'], address }
-    : { name: 'anonymous', groups: [], address };
+  return { name: req.identity.name, groups: [...req.identity.groups], address: req.ip };
 }

@@ -13,7 +13,9 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   METHOD_NOT_ALLOWED: 405,
   CONFLICT: 409,
   PRECONDITION_FAILED: 412,
+  REQUEST_TIMEOUT: 408,
   PAYLOAD_TOO_LARGE: 413,
+  HEADERS_TOO_LARGE: 431,
   UNSUPPORTED_MEDIA_TYPE: 415,
   UNAVAILABLE: 503,
   INTERNAL: 500,
@@ -76,5 +78,7 @@ export function errorHandler(err: FastifyError | Error, req: FastifyRequest, rep
   }
   const body: ErrorBody = { title: known.title, details: known.details };
   if (known.causes.length > 0) body.causes = known.causes;
+  // RFC 6750: a 401 names the scheme the caller should use.
+  if (known.code === 'UNAUTHENTICATED') reply.header('www-authenticate', 'Bearer realm="mesh-cp"');
   void reply.code(STATUS_OF[known.code]).type('application/json').send(body);
 }

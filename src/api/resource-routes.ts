@@ -17,6 +17,8 @@ export interface RouteInfo {
   /** Registry kind, absent for control-plane routes (`/config`, `/versions`, …). */
   kind?: string;
   action: 'read' | 'write';
+  /** Only admins may call the route (token endpoints); issue 4. */
+  adminOnly?: boolean;
 }
 
 /** Dependencies of the resource routes. */
@@ -27,8 +29,21 @@ export interface ResourceRouteDeps {
   writeSettings: WriteSettings;
 }
 
-const json = (reply: FastifyReply, revision: number, body: string): FastifyReply =>
-  reply.type('application/json').header('x-mesh-revision', String(revision)).send(body);
+const json = (reply: FastifyReply, revision: number, body: string | Buffer): FastifyReply =>
+  reply.type('application/json; charset=utf-8').header('x-mesh-revision', String(revision)).send(body);
+
+const COMMA = Buffer.from(',');
+
+/** `{"total":N,"items":[...],"next":...}` assembled from ready item bytes, without re-serialising. */
+function listBody(total: number, items: Buffer[], next: string | null): Buffer {
+  const parts: Buffer[] = [Buffer.from(`{"total":${total},"items":[`)];
+  items.forEach((b, i) => {
+    if (i > 0) parts.push(COMMA);
+    parts.push(b);
+  });
+  parts.push(Buffer.from(`],"next":${JSON.stringify(next)}}`));
+  return Buffer.concat(parts);
+}
 
 /** `dryRun=true|false` (decisions §8); anything else is 400. */
 function dryRunOf(q: URLSearchParams): boolean {
@@ -56,11 +71,7 @@ export function registerResourceRoutes(app: FastifyInstance, deps: ResourceRoute
       const revision = queries.revision();
       const page = queries.list(desc, lr);
       const next = nextUrl(req, q, lr.offset, lr.size, page.total);
-      return json(
-        reply,
-        revision,
-        `{"total":${page.total},"items":[${page.items.join(',')}],"next":${JSON.stringify(next)}}`,
-      );
+      return json(reply, revision, listBody(page.total, page.items, next));
     };
 
   const getOne =
@@ -68,7 +79,7 @@ export function registerResourceRoutes(app: FastifyInstance, deps: ResourceRoute
       const revision = queries.revision();
       const item = queries.get(desc, req.params.mesh, req.params.name as string);
       if (item.revision !== undefined) reply.header('etag', `"${item.revision}"`);
-      return json(reply, revision, item.json);
+      return json(reply, revision, item.body);
     };
 
   const put =
@@ -130,20 +141,23 @@ export function registerResourceRoutes(app: FastifyInstance, deps: ResourceRoute
   };
 
   for (const desc of registry.all) {
+    // Route config for the auth hooks (issue 4): what kind a route touches and whether it writes.
+    const read = { config: { kind: desc.kind, action: 'read' } satisfies RouteInfo };
+    const write = { config: { kind: desc.kind, action: 'write' } satisfies RouteInfo };
     if (desc.singleton) {
-      app.get(`/${desc.path}`, async (_req, reply) =>
+      app.get(`/${desc.path}`, read, async (_req, reply) =>
         json(reply, queries.revision(), queries.singleton(desc)),
       );
       continue;
     }
     const prefix = desc.scope === 'mesh' ? '/meshes/:mesh/' : '/';
     for (const seg of [desc.path, ...desc.aliases]) {
-      app.get(`${prefix}${seg}`, list(desc));
-      app.get(`${prefix}${seg}/:name`, getOne(desc));
-      app.put(`${prefix}${seg}/:name`, desc.derived ? refuse(desc) : put(desc));
-      app.delete(`${prefix}${seg}/:name`, desc.derived ? refuse(desc) : del(desc));
-      if (desc.scope === 'mesh' && desc.crossMeshList) app.get(`/${seg}`, list(desc));
+      app.get(`${prefix}${seg}`, read, list(desc));
+      app.get(`${prefix}${seg}/:name`, read, getOne(desc));
+      app.put(`${prefix}${seg}/:name`, write, desc.derived ? refuse(desc) : put(desc));
+      app.delete(`${prefix}${seg}/:name`, write, desc.derived ? refuse(desc) : del(desc));
+      if (desc.scope === 'mesh' && desc.crossMeshList) app.get(`/${seg}`, read, list(desc));
     }
-    for (const seg of desc.itemAliases) app.get(`${prefix}${seg}/:name`, getOne(desc));
+    for (const seg of desc.itemAliases) app.get(`${prefix}${seg}/:name`, read, getOne(desc));
   }
 }

@@ -5,13 +5,20 @@ import Fastify, { LogController } from 'fastify';
 import { parse as parseYaml } from 'yaml';
 import type { Commands } from '../app/commands.js';
 import type { Queries } from '../app/queries.js';
+import type { TokenService } from '../app/token-service.js';
 import { COMPATIBILITY } from '../app/versions.js';
 import type { WriteSettings } from '../app/write-policy.js';
 import { writeRefusal } from '../app/write-policy.js';
 import type { Registry } from '../resources/registry.js';
+import { parseDuration } from '../util/duration.js';
 import { AppError } from '../util/errors.js';
+import type { AuthDeps } from './auth-hooks.js';
+import { registerAuthHooks } from './auth-hooks.js';
+import { createClientErrorHandler } from './client-errors.js';
 import { errorHandler } from './errors.js';
+import type { RouteInfo } from './resource-routes.js';
 import { registerResourceRoutes } from './resource-routes.js';
+import { registerTokenRoutes } from './token-routes.js';
 
 /** What `GET /` says about this control plane (decisions §9). */
 export interface ServerInfo {
@@ -38,14 +45,64 @@ export interface ServerDeps {
   bodyLimit: number;
   /** A pino logger; when absent the server logs nothing (tests). */
   logger?: FastifyBaseLogger;
+  /** Token issue and verification (issue 4). */
+  tokens: TokenService;
+  /** Who is admin by address, and the role model (issue 4). */
+  auth: Omit<AuthDeps, 'tokens'>;
+  /** Header and time limits of the node server (issue 4: hardening); durations as in config. */
+  limits: ServerLimits;
+  /** Serve HTTPS with these (issue 4); absent: plain HTTP. */
+  https?: HttpsOptions;
+}
+
+/** Limits enforced before a request reaches a handler (config `apiServer.maxHeaderSize`, `apiServer.timeouts`). */
+export interface ServerLimits {
+  maxHeaderSize: number;
+  /** All headers must arrive within this. */
+  headersTimeout: string;
+  /** The whole request (headers and body) must arrive within this. */
+  requestTimeout: string;
+  /** A connection with no traffic for this long is closed. */
+  idleTimeout: string;
+}
+
+/** The TLS material of an HTTPS instance; `ca` set asks for client certificates verified against it. */
+export interface HttpsOptions {
+  key: string;
+  cert: string;
+  ca?: string[];
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Builds the API server without listening (style habit 6): tests call `app.inject()`. */
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
+  const headersMs = parseDuration(deps.limits.headersTimeout);
+  const requestMs = parseDuration(deps.limits.requestTimeout);
+  const nodeOptions = {
+    maxHeaderSize: deps.limits.maxHeaderSize,
+    headersTimeout: headersMs,
+    requestTimeout: requestMs,
+    // node checks the two deadlines on this interval (default 30 s): check often enough to keep them.
+    connectionsCheckingInterval: Math.max(
+      25,
+      Math.min(1000, Math.floor(Math.min(...[headersMs, requestMs].filter((ms) => ms > 0), 4000) / 4)),
+    ),
+  };
+  const tls = deps.https
+    ? {
+        key: deps.https.key,
+        cert: deps.https.cert,
+        // Client certificates are optional: a verified one makes the caller admin (see identity.ts).
+        ...(deps.https.ca ? { ca: deps.https.ca, requestCert: true, rejectUnauthorized: false } : {}),
+      }
+    : undefined;
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
+    ...(tls ? { https: { ...tls, ...nodeOptions } } : { http: nodeOptions }),
+    requestTimeout: requestMs,
+    connectionTimeout: parseDuration(deps.limits.idleTimeout),
+    clientErrorHandler: createClientErrorHandler(deps.limits),
     bodyLimit: deps.bodyLimit,
     // Writes are logged by their handlers with kind, name and revision; reads are not logged.
     logController: new LogController({ disableRequestLogging: true }),
@@ -55,7 +112,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
     routerOptions: { ignoreTrailingSlash: true },
-  });
+  }) as unknown as FastifyInstance;
 
   app.setErrorHandler(errorHandler);
   // Decisions §9: only JSON and YAML bodies; text/plain is 415 like any other type.
@@ -97,6 +154,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     methods: ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS'],
     exposedHeaders: ['etag', 'x-mesh-revision', 'x-request-id'],
   });
+  // After CORS, so that 401 and 403 answers carry the CORS headers a browser needs to read them.
+  registerAuthHooks(app, deps.registry, { ...deps.auth, tokens: deps.tokens });
 
   const send = (reply: FastifyReply, body: unknown) =>
     reply
@@ -104,10 +163,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       .header('x-mesh-revision', String(deps.queries.revision()))
       .send(JSON.stringify(body));
 
-  app.get('/', async (_req, reply) => send(reply, deps.info));
-  app.get('/config', async (_req, reply) => send(reply, deps.maskedConfig()));
-  app.get('/versions', async (_req, reply) => send(reply, COMPATIBILITY));
-  app.get('/policies', async (_req, reply) =>
+  // Control-plane routes are reads of no kind: readers may call them (`/config` is masked).
+  const read = { config: { action: 'read' } satisfies RouteInfo };
+  app.get('/', read, async (_req, reply) => send(reply, deps.info));
+  app.get('/config', read, async (_req, reply) => send(reply, deps.maskedConfig()));
+  app.get('/versions', read, async (_req, reply) => send(reply, COMPATIBILITY));
+  app.get('/policies', read, async (_req, reply) =>
     send(reply, {
       policies: deps.registry.catalogue.map((d) => ({
         name: d.kind,
@@ -120,7 +181,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       })),
     }),
   );
-  app.get('/status/zones', async (_req, reply) => send(reply, deps.zoneStatuses()));
+  app.get('/status/zones', read, async (_req, reply) => send(reply, deps.zoneStatuses()));
   registerResourceRoutes(app, deps);
+  registerTokenRoutes(app, deps.tokens);
   return app;
 }

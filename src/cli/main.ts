@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
-import { pino } from 'pino';
 import { MESH_CP_VERSION } from '../app/versions.js';
 import { listConfigKeys, loadConfig } from '../config/load.js';
 import { startControlPlane } from '../runtime/control-plane.js';
+import { createLogger } from '../runtime/logger.js';
 import { AppError } from '../util/errors.js';
 
 const SHUTDOWN_LIMIT_MS = 5000;
@@ -17,7 +17,7 @@ async function run(opts: { config?: string }): Promise<void> {
     process.stderr.write(`mesh-cp: ${err instanceof AppError ? err.details : String(err)}\n`);
     process.exit(2);
   }
-  const logger = pino({ level: config.log.level, base: { pid: process.pid } });
+  const logger = createLogger(config.log.level);
   let cp;
   try {
     cp = await startControlPlane(config, { logger });
@@ -33,11 +33,13 @@ async function run(opts: { config?: string }): Promise<void> {
     {
       mode: config.mode,
       apiPort: plane.ports.api,
+      httpsPort: plane.ports.https,
       diagnosticsPort: plane.ports.diagnostics,
       store: config.store.type === 'level' ? `level:${config.store.level.path}` : config.store.type,
       revision: plane.log.head(),
       replayed: plane.startup.replayed,
       startupMs: plane.startup.ms,
+      ...(plane.tls ? { tls: plane.tls.source, tlsCertFile: plane.tls.certFile } : {}),
     },
     'mesh-cp ready',
   );

@@ -5,7 +5,7 @@ import { AppError, type ErrorCause } from '../util/errors.js';
 import { configSchema, type Config } from './schema.js';
 
 /** How an environment variable's text becomes the value of its key. */
-type LeafKind = 'boolean' | 'integer' | 'string' | 'list';
+type LeafKind = 'boolean' | 'integer' | 'string' | 'list' | 'map';
 
 interface ConfigKey {
   path: string[];
@@ -28,17 +28,22 @@ export function envNameOf(path: string[]): string {
   return ENV_PREFIX + words.join('_');
 }
 
-/** The schema under `.default()`, `.prefault()` and `.optional()`. */
+/** The schema under `.default()`, `.prefault()`, `.optional()` and `.transform()` (the input side). */
 function unwrap(schema: z.ZodType): z.ZodType {
   let current = schema;
-  while (
-    current instanceof z.ZodDefault ||
-    current instanceof z.ZodPrefault ||
-    current instanceof z.ZodOptional
-  ) {
-    current = current.unwrap() as z.ZodType;
+  for (;;) {
+    if (
+      current instanceof z.ZodDefault ||
+      current instanceof z.ZodPrefault ||
+      current instanceof z.ZodOptional
+    ) {
+      current = current.unwrap() as z.ZodType;
+    } else if (current instanceof z.ZodPipe) {
+      current = current.in as z.ZodType;
+    } else {
+      return current;
+    }
   }
-  return current;
 }
 
 function leafKind(schema: z.ZodType, path: string[]): LeafKind {
@@ -46,6 +51,7 @@ function leafKind(schema: z.ZodType, path: string[]): LeafKind {
   if (schema instanceof z.ZodNumber) return 'integer';
   if (schema instanceof z.ZodString || schema instanceof z.ZodEnum) return 'string';
   if (schema instanceof z.ZodArray) return 'list';
+  if (schema instanceof z.ZodRecord) return 'map';
   throw new Error(`config key ${path.join('.')}: no env coercion for this schema type`);
 }
 
@@ -193,6 +199,15 @@ function coerce(kind: LeafKind, text: string): Coerced {
         ok: true,
         value: trimmed === '' ? [] : trimmed.split(',').map((item) => item.trim()),
       };
+    }
+    case 'map': {
+      try {
+        const parsed: unknown = JSON.parse(text);
+        if (isPlainObject(parsed)) return { ok: true, value: parsed };
+      } catch {
+        // reported below
+      }
+      return { ok: false, message: 'must be a JSON object' };
     }
     case 'string':
       return { ok: true, value: text };

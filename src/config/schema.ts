@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseDuration } from '../util/duration.js';
 
 const PORT_MESSAGE = 'must be an integer between 0 and 65535';
 const BOOLEAN_MESSAGE = 'must be true or false';
@@ -68,6 +69,37 @@ function oneOf<const Values extends readonly [string, ...string[]]>(values: Valu
   return z.enum(values, { error: `must be one of ${values.join(', ')}` }).default(value);
 }
 
+/** The roles a group of a user token may map to (`none` takes a default mapping away). */
+export const ROLES = ['admin', 'writer', 'reader', 'none'] as const;
+
+/** The groups every control plane knows; `apiServer.authz.groups` adds to them and may remap them. */
+export const DEFAULT_GROUP_GRANTS: Readonly<Record<string, { role: (typeof ROLES)[number] }>> = {
+  'mesh-system:admin': { role: 'admin' },
+  'mesh-system:writer': { role: 'writer' },
+  'mesh-system:reader': { role: 'reader' },
+};
+
+const MESH_NAME = /^[0-9a-z][0-9a-z._-]{0,252}$/;
+
+/** `apiServer.authz.groups`: group of a user token → role, optionally limited to some meshes; merged over the defaults. */
+function groupGrants() {
+  const grant = z.strictObject({
+    role: z.enum(ROLES, { error: `must be one of ${ROLES.join(', ')}` }),
+    meshes: z
+      .array(z.string({ error: STRING_MESSAGE }).regex(MESH_NAME, { error: 'must be a mesh name' }), {
+        error: 'must be a list of mesh names',
+      })
+      .min(1, { error: 'must name at least one mesh (leave it out for every mesh)' })
+      .optional(),
+  });
+  return z
+    .record(z.string().min(1, { error: 'group names must not be empty' }), grant, {
+      error: 'must be a mapping of group names to {role, meshes}',
+    })
+    .transform((groups) => ({ ...structuredClone(DEFAULT_GROUP_GRANTS), ...groups }))
+    .default(() => structuredClone(DEFAULT_GROUP_GRANTS));
+}
+
 function isRegExp(source: string): boolean {
   try {
     new RegExp(source);
@@ -104,8 +136,16 @@ const baseSchema = z.strictObject({
       )
       .default(() => ['.*']),
     https: section({ enabled: bool(true), port: port(5682), ...tlsFiles }),
+    // Kuma's name: a verified client certificate from a CA in this directory makes the caller admin.
+    auth: section({ clientCertsDir: string('') }),
     authn: section({ localhostIsAdmin: bool(true), anonymousWrite: bool(false) }),
+    authz: section({
+      anonymous: oneOf(['reader', 'none'], 'reader'),
+      groups: groupGrants(),
+    }),
     bodyLimit: integer(1048576, 1),
+    maxHeaderSize: integer(16384, 1),
+    timeouts: section({ headers: duration('10s'), request: duration('30s'), idle: duration('2m') }),
   }),
   adminServer: section({
     apis: section({ dataplaneToken: section({ enabled: bool(true) }) }),
@@ -250,6 +290,20 @@ export const configSchema = baseSchema.superRefine(
         path: ['store', 'type'],
         message: 'postgres is not supported yet; use level or memory',
       });
+    }
+    const headersTimeout = field(config, 'apiServer', 'timeouts', 'headers');
+    const requestTimeout = field(config, 'apiServer', 'timeouts', 'request');
+    if (typeof headersTimeout === 'string' && typeof requestTimeout === 'string') {
+      const headersMs = parseDuration(headersTimeout);
+      const requestMs = parseDuration(requestTimeout);
+      // node's http server refuses a header deadline later than the whole-request deadline.
+      if (requestMs > 0 && headersMs > requestMs) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['apiServer', 'timeouts', 'headers'],
+          message: `must not be longer than apiServer.timeouts.request (${requestTimeout})`,
+        });
+      }
     }
     for (const listener of TLS_PAIRS) {
       const cert = field(config, ...listener, 'tlsCertFile');

@@ -3,10 +3,13 @@ import { hostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import Fastify from 'fastify';
 import type { Logger } from 'pino';
+import type { ServerDeps } from '../api/server.js';
 import { buildServer } from '../api/server.js';
 import type { Commands } from '../app/commands.js';
 import { createCommands } from '../app/commands.js';
 import { createQueries } from '../app/queries.js';
+import type { TokenService } from '../app/token-service.js';
+import { createTokenService } from '../app/token-service.js';
 import { MESH_CP_VERSION } from '../app/versions.js';
 import type { Config } from '../config/schema.js';
 import { maskConfig } from '../config/mask.js';
@@ -21,6 +24,8 @@ import { createResourceViews } from '../projections/resource-views.js';
 import { registry } from '../resources/registry.js';
 import { createStatusStore } from '../status/status-store.js';
 import { AppError } from '../util/errors.js';
+import type { TlsMaterial } from './tls.js';
+import { loadTlsMaterial } from './tls.js';
 
 /** A running control plane: its API server, bound ports and a clean shutdown. */
 export interface ControlPlane {
@@ -28,7 +33,14 @@ export interface ControlPlane {
   log: EventLog;
   views: ResourceViews;
   commands: Commands;
-  ports: { api: number; diagnostics: number };
+  /** Issues and verifies tokens (issue 4). */
+  tokens: TokenService;
+  /** The HTTPS instance of the API, when it listens (issue 4). */
+  httpsApp?: FastifyInstance;
+  /** Where the HTTPS certificate came from (`files`, `kept`, `generated`, `memory`), when HTTPS listens. */
+  tls?: Pick<TlsMaterial, 'source' | 'certFile'>;
+  /** Bound ports; `https` is 0 when HTTPS is off. */
+  ports: { api: number; diagnostics: number; https: number };
   /** Resolves once the signing keys made at first start are written (they are made after ready). */
   defaultsReady: Promise<void>;
   /** Entries replayed at start and how long start-up took. */
@@ -114,7 +126,8 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   }
   const derived = createDerivedViews({ registry, views, status, summaries, now });
   const queries = createQueries({ views, derived, status });
-  const app = await buildServer({
+  const tokens = createTokenService({ views, now, keysReady: defaultsReady });
+  const serverDeps: ServerDeps = {
     registry,
     queries,
     commands,
@@ -136,24 +149,49 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     corsAllowedDomains: config.apiServer.corsAllowedDomains,
     bodyLimit: config.apiServer.bodyLimit,
     logger: opts.logger,
-  });
+    tokens,
+    auth: {
+      localhostIsAdmin: config.apiServer.authn.localhostIsAdmin,
+      authz: {
+        groups: config.apiServer.authz.groups,
+        anonymous: config.apiServer.authz.anonymous,
+        anonymousWrite: config.apiServer.authn.anonymousWrite,
+      },
+    },
+    limits: {
+      maxHeaderSize: config.apiServer.maxHeaderSize,
+      headersTimeout: config.apiServer.timeouts.headers,
+      requestTimeout: config.apiServer.timeouts.request,
+      idleTimeout: config.apiServer.timeouts.idle,
+    },
+  };
+  const app = await buildServer(serverDeps);
+  const listen = opts.listen !== false;
+  // HTTPS serves the same API from a second instance (issue 4); only built when it will listen.
+  const tls = listen && config.apiServer.https.enabled ? await loadTlsMaterial(config) : undefined;
+  const httpsApp = tls ? await buildServer({ ...serverDeps, https: tls }) : undefined;
 
   const diagnostics = Fastify({ logger: false });
   diagnostics.get('/healthy', async () => ({ status: 'ok' }));
   diagnostics.get('/ready', async () => ({ status: 'ready', revision: views.revision() }));
 
-  const ports = { api: 0, diagnostics: 0 };
+  const ports = { api: 0, diagnostics: 0, https: 0 };
   const listening: FastifyInstance[] = [];
   const closeAll = async (): Promise<void> => {
     await Promise.allSettled(listening.map((s) => s.close()));
     await defaultsReady;
     await log.close();
   };
-  if (opts.listen !== false) {
+  if (listen) {
     try {
       await app.listen({ port: config.apiServer.port, host: '0.0.0.0' });
       listening.push(app);
       ports.api = (app.server.address() as { port: number }).port;
+      if (httpsApp) {
+        await httpsApp.listen({ port: config.apiServer.https.port, host: '0.0.0.0' });
+        listening.push(httpsApp);
+        ports.https = (httpsApp.server.address() as { port: number }).port;
+      }
       await diagnostics.listen({ port: config.diagnostics.port, host: '0.0.0.0' });
       listening.push(diagnostics);
       ports.diagnostics = (diagnostics.server.address() as { port: number }).port;
@@ -172,6 +210,9 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     log,
     views,
     commands,
+    tokens,
+    httpsApp,
+    tls: tls ? { source: tls.source, certFile: tls.certFile } : undefined,
     ports,
     defaultsReady,
     startup: { replayed, ms: Date.now() - started },

@@ -14,7 +14,13 @@ export interface CpProcess {
   /** Raw stderr. */
   stderr: () => string;
   /** The `mesh-cp ready` line: ports and the pid of the control plane process itself. */
-  ready: Promise<{ apiPort: number; diagnosticsPort: number; pid: number; revision: number }>;
+  ready: Promise<{
+    apiPort: number;
+    httpsPort: number;
+    diagnosticsPort: number;
+    pid: number;
+    revision: number;
+  }>;
   /** Resolves with the exit code (or signal) when the process ends. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
@@ -23,20 +29,36 @@ export interface CpProcess {
 export function startNpm(env: Record<string, string>, args: string[] = ['start']): CpProcess {
   const proc = spawn('npm', args, {
     cwd: REPO_ROOT,
-    env: { ...process.env, MESH_API_SERVER_PORT: '0', MESH_DIAGNOSTICS_PORT: '0', ...env },
+    env: {
+      ...process.env,
+      MESH_API_SERVER_PORT: '0',
+      MESH_API_SERVER_HTTPS_PORT: '0',
+      MESH_DIAGNOSTICS_PORT: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: Array<Record<string, unknown>> = [];
   let err = '';
   let buf = '';
-  let resolveReady: (v: { apiPort: number; diagnosticsPort: number; pid: number; revision: number }) => void;
+  let resolveReady: (v: {
+    apiPort: number;
+    httpsPort: number;
+    diagnosticsPort: number;
+    pid: number;
+    revision: number;
+  }) => void;
   let rejectReady: (e: Error) => void;
-  const ready = new Promise<{ apiPort: number; diagnosticsPort: number; pid: number; revision: number }>(
-    (res, rej) => {
-      resolveReady = res;
-      rejectReady = rej;
-    },
-  );
+  const ready = new Promise<{
+    apiPort: number;
+    httpsPort: number;
+    diagnosticsPort: number;
+    pid: number;
+    revision: number;
+  }>((res, rej) => {
+    resolveReady = res;
+    rejectReady = rej;
+  });
   proc.stdout?.on('data', (chunk: Buffer) => {
     buf += chunk.toString();
     let i;
@@ -49,6 +71,7 @@ export function startNpm(env: Record<string, string>, args: string[] = ['start']
       if (rec.msg === 'mesh-cp ready') {
         resolveReady({
           apiPort: rec.apiPort as number,
+          httpsPort: rec.httpsPort as number,
           diagnosticsPort: rec.diagnosticsPort as number,
           pid: rec.pid as number,
           revision: rec.revision as number,

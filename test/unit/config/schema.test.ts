@@ -18,8 +18,19 @@ describe('configSchema', () => {
         readOnly: false,
         corsAllowedDomains: ['.*'],
         https: { enabled: true, port: 5682, tlsCertFile: '', tlsKeyFile: '' },
+        auth: { clientCertsDir: '' },
         authn: { localhostIsAdmin: true, anonymousWrite: false },
+        authz: {
+          anonymous: 'reader',
+          groups: {
+            'mesh-system:admin': { role: 'admin' },
+            'mesh-system:writer': { role: 'writer' },
+            'mesh-system:reader': { role: 'reader' },
+          },
+        },
         bodyLimit: 1048576,
+        maxHeaderSize: 16384,
+        timeouts: { headers: '10s', request: '30s', idle: '2m' },
       },
       adminServer: {
         apis: { dataplaneToken: { enabled: true } },

@@ -1,0 +1,77 @@
+import type { FastifyRequest } from 'fastify';
+import type { TLSSocket } from 'node:tls';
+import type { TokenUser } from '../app/token-service.js';
+import { AppError } from '../util/errors.js';
+
+/** Who a caller is, and how we know it (issue 4: token, client certificate, loopback, or nobody). */
+export interface Identity {
+  name: string;
+  groups: string[];
+  via: 'token' | 'client-certificate' | 'loopback' | 'anonymous';
+  /** The `jti` of the user token, when there is one. */
+  tokenId?: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the authentication hook before any handler runs. */
+    identity: Identity;
+  }
+}
+
+/** The name and groups of the loopback admin (decisions §7) and of a client-certificate admin. */
+export const ADMIN_GROUPS: readonly string[] = ['mesh-system:admin'];
+
+/** The identity of a caller that presents nothing and is not an admin by address. */
+export const ANONYMOUS: Identity = { name: 'anonymous', groups: [], via: 'anonymous' };
+
+const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;
+
+/** True when the request comes from the loopback interface. */
+export function isLoopback(address: string): boolean {
+  return LOOPBACK.test(address);
+}
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/** What authentication needs: the user token verifier and whether loopback callers are admin. */
+export interface AuthenticatorDeps {
+  verifyUser(token: string): Promise<TokenUser>;
+  localhostIsAdmin: boolean;
+}
+
+/** The subject common name of a verified client certificate, or undefined when none was verified. */
+function verifiedClientCertificate(req: FastifyRequest): string | undefined {
+  const socket = req.raw.socket as Partial<TLSSocket>;
+  if (socket.encrypted !== true || socket.authorized !== true || !socket.getPeerCertificate) return undefined;
+  const cn = socket.getPeerCertificate().subject?.CN;
+  return typeof cn === 'string' && cn !== '' ? cn : 'client-certificate';
+}
+
+/**
+ * Creates the authenticator (issue 4, decisions §7). A bearer user token decides, even from loopback;
+ * then a client certificate verified against `clientCertsDir`; then loopback; else anonymous.
+ */
+export function createAuthenticator(deps: AuthenticatorDeps): (req: FastifyRequest) => Promise<Identity> {
+  return async (req) => {
+    const header = req.headers.authorization;
+    if (header !== undefined) {
+      const match = BEARER.exec(header);
+      if (!match) {
+        throw new AppError(
+          'UNAUTHENTICATED',
+          'Unauthorized',
+          'the Authorization header must be "Bearer <user token>"',
+        );
+      }
+      const user = await deps.verifyUser(match[1]);
+      return { name: user.name, groups: user.groups, via: 'token', tokenId: user.tokenId };
+    }
+    const cn = verifiedClientCertificate(req);
+    if (cn !== undefined) return { name: cn, groups: [...ADMIN_GROUPS], via: 'client-certificate' };
+    if (deps.localhostIsAdmin && isLoopback(req.ip)) {
+      return { name: 'admin', groups: [...ADMIN_GROUPS], via: 'loopback' };
+    }
+    return ANONYMOUS;
+  };
+}

@@ -1,0 +1,321 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ControlPlane } from '../../src/runtime/control-plane.js';
+import { startControlPlane } from '../../src/runtime/control-plane.js';
+import { REMOTE, b64, bearer, decodeJwt, issueUserToken } from '../helpers/auth.js';
+import { testConfig } from '../helpers/control-plane.js';
+
+const T0 = Date.parse('2026-03-04T05:06:07.000Z');
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+describe('token endpoints (issue 4, spec 4.8)', () => {
+  let cp: ControlPlane;
+
+  beforeAll(async () => {
+    cp = await startControlPlane(testConfig(), { listen: false, now: () => new Date(T0) });
+    await cp.defaultsReady;
+  });
+  afterAll(async () => {
+    await cp.close();
+  });
+
+  const post = (url: string, payload?: unknown, headers: Record<string, string> = {}) =>
+    cp.app.inject({ method: 'POST', url, payload: payload as Record<string, unknown>, headers });
+
+  describe('POST /tokens/user', () => {
+    it('answers a text/plain RS256 JWT with kid = key serial, a jti, iat, nbf and exp = now + validFor', async () => {
+      const res = await post('/tokens/user', { name: 'alice', groups: ['team-a', 'dev'], validFor: '24h' });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
+      expect(res.headers['cache-control']).toBe('no-store');
+      const { header, payload } = decodeJwt(res.body);
+      expect(header).toEqual({ alg: 'RS256', typ: 'JWT', kid: '1' });
+      expect(payload).toMatchObject({
+        name: 'alice',
+        groups: ['team-a', 'dev'],
+        tokenType: 'user',
+        iat: T0 / 1000,
+        nbf: T0 / 1000,
+        exp: T0 / 1000 + 24 * 3600,
+      });
+      expect(payload.jti).toMatch(UUID);
+      expect(await cp.tokens.verifyUser(res.body)).toEqual({
+        name: 'alice',
+        groups: ['team-a', 'dev'],
+        tokenId: payload.jti,
+      });
+    });
+
+    it('takes PUT as well, and groups default to none', async () => {
+      const res = await cp.app.inject({
+        method: 'PUT',
+        url: '/tokens/user',
+        payload: { name: 'bob', validFor: '10m' },
+      });
+      expect(res.statusCode).toBe(200);
+      expect(decodeJwt(res.body).payload).toMatchObject({ name: 'bob', groups: [] });
+    });
+
+    it('gives each token its own id', async () => {
+      const a = decodeJwt(await issueUserToken(cp.app, { name: 'x' })).payload.jti;
+      const b = decodeJwt(await issueUserToken(cp.app, { name: 'x' })).payload.jti;
+      expect(a).not.toBe(b);
+    });
+
+    it('refuses a bad body with 400 and a cause per field', async () => {
+      const res = await post('/tokens/user', { groups: 'admins', validFor: 'forever', colour: 'red' });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toEqual({
+        title: 'Invalid token request',
+        details: 'the user token request has invalid fields',
+        causes: [
+          { field: 'name', message: 'cannot be empty' },
+          { field: 'groups', message: 'must be an array' },
+          { field: 'validFor', message: 'must be a duration such as 300ms, 5s, 1.5s, 10m, 1h30m' },
+          { field: 'colour', message: 'unknown field' },
+        ],
+      });
+    });
+
+    it('refuses a zero validFor, a body that is not an object, bad JSON and other content types', async () => {
+      const zero = await post('/tokens/user', { name: 'a', validFor: '0s' });
+      expect(zero.statusCode).toBe(400);
+      expect(zero.json().causes).toEqual([{ field: 'validFor', message: 'must be longer than 0' }]);
+
+      const array = await cp.app.inject({
+        method: 'POST',
+        url: '/tokens/user',
+        headers: { 'content-type': 'application/json' },
+        payload: '[1]',
+      });
+      expect(array.statusCode).toBe(400);
+      expect(array.json().causes).toEqual([{ field: '', message: 'body must be a JSON object' }]);
+
+      const none = await cp.app.inject({ method: 'POST', url: '/tokens/user' });
+      expect(none.statusCode).toBe(400);
+
+      const badJson = await cp.app.inject({
+        method: 'POST',
+        url: '/tokens/user',
+        headers: { 'content-type': 'application/json' },
+        payload: '{"name":',
+      });
+      expect(badJson.statusCode).toBe(400);
+      expect(badJson.json().title).toBe('Invalid request body');
+
+      const text = await cp.app.inject({
+        method: 'POST',
+        url: '/tokens/user',
+        headers: { 'content-type': 'text/plain' },
+        payload: 'name=a',
+      });
+      expect(text.statusCode).toBe(415);
+    });
+
+    it('is for admins only: 403 for anonymous callers and for non-admin users', async () => {
+      const anonymous = await cp.app.inject({
+        method: 'POST',
+        url: '/tokens/user',
+        remoteAddress: REMOTE,
+        payload: { name: 'me', groups: ['mesh-system:admin'], validFor: '1h' },
+      });
+      expect(anonymous.statusCode).toBe(403);
+      expect(anonymous.json()).toEqual({
+        title: 'Forbidden',
+        details: 'anonymous caller (no credentials) may not POST /tokens/user',
+      });
+      const writer = await issueUserToken(cp.app, { name: 'wendy', groups: ['mesh-system:writer'] });
+      const denied = await post('/tokens/user', { name: 'me', validFor: '1h' }, bearer(writer));
+      expect(denied.statusCode).toBe(403);
+      expect(denied.json().details).toBe(
+        'user "wendy" (groups: mesh-system:writer) may not POST /tokens/user',
+      );
+      const admin = await issueUserToken(cp.app, { name: 'ada', groups: ['mesh-system:admin'] });
+      const allowed = await post('/tokens/user', { name: 'me', validFor: '1h' }, bearer(admin));
+      expect(allowed.statusCode).toBe(200);
+    });
+  });
+
+  describe('POST /tokens/dataplane', () => {
+    it('signs with the mesh key and binds name, mesh, tags and type; no validFor means no expiry', async () => {
+      const res = await post('/tokens/dataplane', {
+        name: 'web-1',
+        mesh: 'default',
+        tags: { 'mesh.io/service': ['web', 'web-canary'] },
+        type: 'dataplane',
+      });
+      expect(res.statusCode).toBe(200);
+      const { header, payload } = decodeJwt(res.body);
+      expect(header.kid).toBe('1');
+      expect(payload).toMatchObject({
+        name: 'web-1',
+        mesh: 'default',
+        tags: { 'mesh.io/service': ['web', 'web-canary'] },
+        type: 'dataplane',
+        tokenType: 'dataplane',
+      });
+      expect(payload.exp).toBeUndefined();
+      expect(await cp.tokens.verifyDataplane(res.body)).toEqual({
+        tokenId: payload.jti,
+        name: 'web-1',
+        mesh: 'default',
+        tags: { 'mesh.io/service': ['web', 'web-canary'] },
+        type: 'dataplane',
+      });
+    });
+
+    it('takes PUT (the spec request line) and a validFor', async () => {
+      const res = await cp.app.inject({
+        method: 'PUT',
+        url: '/tokens/dataplane',
+        payload: { mesh: 'default', type: 'egress', validFor: '1h' },
+      });
+      expect(res.statusCode).toBe(200);
+      expect(decodeJwt(res.body).payload).toMatchObject({ type: 'egress', exp: T0 / 1000 + 3600 });
+    });
+
+    it('answers 404 naming the secret when the mesh has no signing key', async () => {
+      const res = await post('/tokens/dataplane', { name: 'web-1', mesh: 'nowhere' });
+      expect(res.statusCode).toBe(404);
+      expect(res.json()).toEqual({
+        title: 'Signing key not found',
+        details:
+          'there is no signing key for dataplane tokens: secret "dataplane-token-signing-key-nowhere-1" not found in mesh "nowhere"',
+      });
+    });
+
+    it('refuses a bad body with causes', async () => {
+      const res = await post('/tokens/dataplane', {
+        name: 'Web 1',
+        tags: { 'mesh.io/service': 'web' },
+        type: 'sidecar',
+      });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().causes).toEqual([
+        {
+          field: 'name',
+          message: 'must be 1 to 253 characters of [0-9a-z._-], starting with a letter or digit',
+        },
+        { field: 'mesh', message: 'cannot be empty' },
+        { field: 'tags["mesh.io/service"]', message: 'must be an array' },
+        { field: 'type', message: 'must be one of "dataplane", "ingress", "egress"' },
+      ]);
+    });
+
+    it('refuses a revoked token (mesh secret dataplane-token-revocations-<mesh>)', async () => {
+      const token = (await post('/tokens/dataplane', { name: 'web-2', mesh: 'default' })).body;
+      const id = String(decodeJwt(token).payload.jti);
+      const put = await cp.app.inject({
+        method: 'PUT',
+        url: '/meshes/default/secrets/dataplane-token-revocations-default',
+        payload: {
+          type: 'Secret',
+          mesh: 'default',
+          name: 'dataplane-token-revocations-default',
+          data: b64(`other-id, ${id}`),
+        },
+      });
+      expect(put.statusCode).toBe(201);
+      await expect(cp.tokens.verifyDataplane(token)).rejects.toThrow(`the token ${id} has been revoked`);
+    });
+  });
+
+  describe('POST /tokens/zone', () => {
+    it('binds the zone and the scope (all scopes by default)', async () => {
+      const res = await post('/tokens/zone', { zone: 'east', validFor: '720h' });
+      expect(res.statusCode).toBe(200);
+      const { header, payload } = decodeJwt(res.body);
+      expect(header.kid).toBe('1');
+      expect(payload).toMatchObject({ zone: 'east', scope: ['cp', 'egress', 'ingress'], tokenType: 'zone' });
+      const scoped = await post('/tokens/zone', { zone: 'west', scope: ['egress'], validFor: '1h' });
+      expect(await cp.tokens.verifyZone(scoped.body)).toEqual({
+        tokenId: decodeJwt(scoped.body).payload.jti,
+        zone: 'west',
+        scope: ['egress'],
+      });
+    });
+
+    it('refuses unknown scopes, an empty scope and a missing zone', async () => {
+      const res = await post('/tokens/zone', { scope: ['cp', 'gateway'], validFor: '1h' });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().causes).toEqual([
+        { field: 'zone', message: 'cannot be empty' },
+        { field: 'scope[1]', message: 'must be one of "cp", "egress", "ingress"' },
+      ]);
+      const empty = await post('/tokens/zone', { zone: 'east', scope: [], validFor: '1h' });
+      expect(empty.json().causes).toEqual([{ field: 'scope', message: 'must have at least one element' }]);
+    });
+
+    it('refuses a token revoked in the global secret zone-token-revocations', async () => {
+      const token = (await post('/tokens/zone', { zone: 'east', validFor: '1h' })).body;
+      const id = String(decodeJwt(token).payload.jti);
+      await cp.app.inject({
+        method: 'PUT',
+        url: '/global-secrets/zone-token-revocations',
+        payload: { type: 'Secret', name: 'zone-token-revocations', data: b64(id) },
+      });
+      await expect(cp.tokens.verifyZone(token)).rejects.toThrow('has been revoked');
+    });
+  });
+
+  describe('POST /tokens/zone-ingress', () => {
+    it('binds the zone', async () => {
+      const res = await post('/tokens/zone-ingress', { zone: 'east', validFor: '1h' });
+      expect(res.statusCode).toBe(200);
+      expect(decodeJwt(res.body).payload).toMatchObject({ zone: 'east', tokenType: 'zone-ingress' });
+      expect((await cp.tokens.verifyZoneIngress(res.body)).zone).toBe('east');
+    });
+
+    it('refuses a bad body', async () => {
+      const res = await post('/tokens/zone-ingress', { zone: 'east' });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().causes).toEqual([{ field: 'validFor', message: 'cannot be empty' }]);
+    });
+
+    it('answers 404 naming the global secret once its signing key is deleted', async () => {
+      const del = await cp.app.inject({
+        method: 'DELETE',
+        url: '/global-secrets/zone-ingress-token-signing-key-1',
+      });
+      expect(del.statusCode).toBe(200);
+      const res = await post('/tokens/zone-ingress', { zone: 'east', validFor: '1h' });
+      expect(res.statusCode).toBe(404);
+      expect(res.json().details).toBe(
+        'there is no signing key for zone-ingress tokens: global secret "zone-ingress-token-signing-key-1" not found',
+      );
+    });
+  });
+
+  it('keeps token types apart: a zone token is not a user token', async () => {
+    const zoneToken = (await post('/tokens/zone', { zone: 'east', validFor: '1h' })).body;
+    const res = await cp.app.inject({ method: 'GET', url: '/meshes', headers: bearer(zoneToken) });
+    expect(res.statusCode).toBe(401);
+    expect(res.json().details).toBe("the token's signature does not match signing key 1");
+  });
+
+  it('returns private signing keys to admins only', async () => {
+    const url = '/global-secrets/user-token-signing-key-1';
+    const admin = await cp.app.inject({ method: 'GET', url });
+    expect(admin.statusCode).toBe(200);
+    expect(admin.json().data).toMatch(/^[A-Za-z0-9+/=]{200,}$/);
+    const writer = await issueUserToken(cp.app, { name: 'w', groups: ['mesh-system:writer'] });
+    for (const headers of [{}, bearer(writer)]) {
+      const res = await cp.app.inject({ method: 'GET', url, headers, remoteAddress: REMOTE });
+      expect(res.statusCode).toBe(403);
+      expect(res.body).not.toContain('data');
+      const list = await cp.app.inject({
+        method: 'GET',
+        url: '/global-secrets',
+        headers,
+        remoteAddress: REMOTE,
+      });
+      expect(list.statusCode).toBe(403);
+      const meshKeys = await cp.app.inject({
+        method: 'GET',
+        url: '/secrets',
+        headers,
+        remoteAddress: REMOTE,
+      });
+      expect(meshKeys.statusCode).toBe(403);
+    }
+  });
+});
