@@ -1,13 +1,13 @@
-import type { DerivedReader } from '../projections/derived-views.js';
+import type { DerivedItem, DerivedReader } from '../projections/derived-views.js';
 import { dataplaneMatches } from '../projections/derived-views.js';
 import type { ResourceViews, ViewItem } from '../projections/resource-views.js';
 import type { StatusReader } from '../projections/status-reader.js';
 import type { ResourceDescriptor } from '../resources/descriptor.js';
 import { AppError } from '../util/errors.js';
 
-/** One resource ready for the wire: its JSON and, for stored kinds, its revision (ETag). */
+/** One resource ready for the wire: its JSON bytes and, for stored kinds, its revision (ETag). */
 export interface ReadItem {
-  json: string;
+  body: Buffer;
   revision?: number;
 }
 
@@ -26,10 +26,10 @@ export interface ListRequest extends ListFilters {
   size: number;
 }
 
-/** A page of JSON items with the total that passes the filters. */
+/** A page of items as JSON bytes with the total that passes the filters. */
 export interface ListResult {
   total: number;
-  items: string[];
+  items: Buffer[];
 }
 
 /** Read side used by the API: stored kinds from the views, derived kinds from their readers. */
@@ -39,8 +39,10 @@ export interface Queries {
   get(desc: ResourceDescriptor, mesh: string | undefined, name: string): ReadItem;
   list(desc: ResourceDescriptor, req: ListRequest): ListResult;
   /** A singleton derived object (GlobalInsights). */
-  singleton(desc: ResourceDescriptor): string;
+  singleton(desc: ResourceDescriptor): Buffer;
 }
+
+const bodyOf = (d: DerivedItem): Buffer => d.body ?? Buffer.from(JSON.stringify(d.value));
 
 /** Creates the read side over the views and the derived readers. */
 export function createQueries(deps: {
@@ -90,11 +92,11 @@ export function createQueries(deps: {
       if (desc.derived) {
         const d = readerOf(desc).get(mesh, name);
         if (!d) throw notFound(desc, mesh, name);
-        return { json: JSON.stringify(d.value), revision: d.revision };
+        return { body: bodyOf(d), revision: d.revision };
       }
       const item = views.get(desc.kind, mesh, name);
       if (!item) throw notFound(desc, mesh, name);
-      return { json: item.json, revision: item.revision };
+      return { body: item.body, revision: item.revision };
     },
     list(desc, req) {
       if (desc.derived) {
@@ -110,7 +112,7 @@ export function createQueries(deps: {
             ? (value, source) => (source ? f(source) : byName ? String(value.name).includes(byName) : true)
             : undefined,
         });
-        return { total: page.total, items: page.items.map((d) => JSON.stringify(d.value)) };
+        return { total: page.total, items: page.items.map(bodyOf) };
       }
       const page = views.page(desc.kind, {
         mesh: req.mesh,
@@ -119,11 +121,11 @@ export function createQueries(deps: {
         tags: req.tags,
         filter: sourceFilter(req),
       });
-      return { total: page.total, items: page.items.map((i) => i.json) };
+      return { total: page.total, items: page.items.map((i) => i.body) };
     },
     singleton(desc) {
       const d = readerOf(desc).get(undefined, '');
-      return JSON.stringify(d?.value ?? {});
+      return Buffer.from(JSON.stringify(d?.value ?? {}));
     },
   };
 }

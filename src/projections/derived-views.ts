@@ -8,6 +8,8 @@ import type { Insight, StatusReader } from './status-reader.js';
 export interface DerivedItem {
   value: Record<string, unknown>;
   revision?: number;
+  /** Wire bytes when they are kept ready (overviews); otherwise the value is serialised. */
+  body?: Buffer;
 }
 
 /** Page request over a derived kind; `filter` sees the derived object and its source resource. */
@@ -50,10 +52,21 @@ export function createDerivedViews(deps: {
     insightKey: string,
     insightOf: (item: ViewItem) => Insight | undefined,
   ): DerivedReader => {
-    const build = (item: ViewItem): DerivedItem => ({
-      value: buildOverview(type, item, specKey, insightKey, insightOf(item)),
-      revision: item.revision,
-    });
+    // Overview bytes are kept per resource until the resource or its insight changes.
+    const cache = new WeakMap<
+      ViewItem,
+      { resource: unknown; insight: unknown; value: Record<string, unknown>; body: Buffer }
+    >();
+    const build = (item: ViewItem): DerivedItem => {
+      const insight = insightOf(item);
+      let c = cache.get(item);
+      if (!c || c.resource !== item.resource || c.insight !== insight) {
+        const value = buildOverview(type, item, specKey, insightKey, insight);
+        c = { resource: item.resource, insight, value, body: Buffer.from(JSON.stringify(value)) };
+        cache.set(item, c);
+      }
+      return { value: c.value, body: c.body, revision: item.revision };
+    };
     return {
       get(mesh, name) {
         const item = views.get(kind, mesh, name);

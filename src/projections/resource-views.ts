@@ -1,29 +1,40 @@
 import type { LogEntry, WireResource } from '../events/types.js';
 import type { Registry } from '../resources/registry.js';
 import { meshRange, viewKey } from './keys.js';
-import { SortedKeys } from './sorted-keys.js';
+import { SortedList } from './sorted-list.js';
 
 /**
- * One stored resource as readers see it. Its wire JSON is made on the first read and kept, so a
- * replay at start-up does not serialise every resource and later reads send ready JSON.
+ * One stored resource as readers see it; one object for the resource's lifetime, updated in place
+ * so the order and tag indexes hold it directly. Its wire body is made on the first read and kept
+ * as bytes, so a replay at start-up serialises nothing and reads send ready bytes.
  */
 export class ViewItem {
-  private cachedJson: string | undefined;
+  private cached: Buffer | undefined;
 
   constructor(
+    /** The view key (mesh, separator, name): the sort order of lists. */
+    readonly key: string,
     readonly kind: string,
     readonly mesh: string | undefined,
     readonly name: string,
-    readonly resource: WireResource,
+    public resource: WireResource,
     /** Revision of the last change to this resource (the ETag). */
-    readonly revision: number,
+    public revision: number,
     /** Origin of the last change: `local` or a zone name. */
-    readonly origin: string,
+    public origin: string,
   ) {}
 
-  /** The resource as wire JSON. */
-  get json(): string {
-    return (this.cachedJson ??= JSON.stringify(this.resource));
+  /** Replaces the state after an update. */
+  update(resource: WireResource, revision: number, origin: string): void {
+    this.resource = resource;
+    this.revision = revision;
+    this.origin = origin;
+    this.cached = undefined;
+  }
+
+  /** The resource as wire JSON bytes (UTF-8). */
+  get body(): Buffer {
+    return (this.cached ??= Buffer.from(JSON.stringify(this.resource)));
   }
 }
 
@@ -43,13 +54,15 @@ export interface Page<T> {
   items: T[];
 }
 
+type TagSets = (resource: Record<string, unknown>) => Array<Record<string, string>>;
+
 interface KindView {
   byKey: Map<string, ViewItem>;
-  order: SortedKeys;
+  order: SortedList<ViewItem>;
   perMesh: Map<string, number>;
-  /** For kinds with `tagSets`: `key\0value` → the view keys of resources that carry that tag. */
-  tagIndex?: Map<string, SortedKeys>;
-  tagSets?: (resource: Record<string, unknown>) => Array<Record<string, string>>;
+  /** For kinds with `tagSets`: `key\0value` → the resources that carry that tag, in order. */
+  tagIndex?: Map<string, SortedList<ViewItem>>;
+  tagSets?: TagSets;
 }
 
 const tagIndexKeys = (sets: Array<Record<string, string>>): Set<string> => {
@@ -68,8 +81,8 @@ export function tagSetsMatch(
   );
 }
 
-/** Listener told about every applied change (used by insights to mark meshes dirty). */
-export type ChangeListener = (entry: LogEntry, before: ViewItem | undefined) => void;
+/** Listener told about every applied change (insights use it to keep their counters). */
+export type ChangeListener = (entry: LogEntry) => void;
 
 /** In-memory views of every stored kind, fed by committed log entries. */
 export interface ResourceViews {
@@ -81,8 +94,39 @@ export interface ResourceViews {
   /** Iterates one kind (optionally one mesh) in (mesh, name) order. */
   each(kind: string, mesh: string | undefined, fn: (item: ViewItem) => void): void;
   count(kind: string, mesh?: string): number;
-  /** Meshes that hold at least one resource of this kind. */
   onChange(listener: ChangeListener): void;
+}
+
+/** Bounds [lo, hi) of one mesh (or everything) in a sorted list. */
+function bounds(list: SortedList<ViewItem>, mesh: string | undefined): [number, number] {
+  if (mesh === undefined) return [0, list.size];
+  const r = meshRange(mesh);
+  return [list.lowerBound(r.from), list.lowerBound(r.to)];
+}
+
+/** Pages positions [lo, hi) of a list, keeping the items that pass `match`, counting them all. */
+function scan(
+  list: SortedList<ViewItem>,
+  lo: number,
+  hi: number,
+  q: PageQuery,
+  match: (item: ViewItem) => boolean,
+): Page<ViewItem> {
+  const items: ViewItem[] = [];
+  let total = 0;
+  for (let i = lo; i < hi; i++) {
+    const item = list.at(i);
+    if (!match(item)) continue;
+    if (total >= q.offset && items.length < q.size) items.push(item);
+    total++;
+  }
+  return { total, items };
+}
+
+/** A page of positions [lo, hi) with no filter: O(log n + page). */
+function slicePage(list: SortedList<ViewItem>, lo: number, hi: number, q: PageQuery): Page<ViewItem> {
+  const from = Math.min(lo + q.offset, hi);
+  return { total: hi - lo, items: list.slice(from, Math.min(from + q.size, hi)) };
 }
 
 /** Builds empty views for every stored kind of the registry. */
@@ -91,7 +135,7 @@ export function createResourceViews(registry: Registry): ResourceViews {
   for (const d of registry.stored) {
     views.set(d.kind, {
       byKey: new Map(),
-      order: new SortedKeys(),
+      order: new SortedList(),
       perMesh: new Map(),
       tagSets: d.tagSets,
       tagIndex: d.tagSets ? new Map() : undefined,
@@ -106,45 +150,24 @@ export function createResourceViews(registry: Registry): ResourceViews {
     return v;
   };
 
-  const bounds = (v: KindView, mesh: string | undefined): [number, number] => {
-    if (mesh === undefined) return [0, v.order.size];
-    const r = meshRange(mesh);
-    return [v.order.lowerBound(r.from), v.order.lowerBound(r.to)];
-  };
-
-  const index = (v: KindView, key: string, resource: WireResource | undefined, add: boolean): void => {
-    if (!v.tagIndex || !v.tagSets || !resource) return;
-    for (const t of tagIndexKeys(v.tagSets(resource))) {
-      let keys = v.tagIndex.get(t);
-      if (add) {
-        if (!keys) v.tagIndex.set(t, (keys = new SortedKeys()));
-        keys.insert(key);
-      } else if (keys) {
-        keys.remove(key);
-        if (keys.size === 0) v.tagIndex.delete(t);
-      }
+  /** Moves an item between tag lists: out of the tags it no longer has, into the new ones. */
+  const reindex = (v: KindView, item: ViewItem, before: Set<string>, after: Set<string>): void => {
+    const index = v.tagIndex as Map<string, SortedList<ViewItem>>;
+    for (const t of before) {
+      if (after.has(t)) continue;
+      const list = index.get(t);
+      list?.remove(item.key);
+      if (list?.size === 0) index.delete(t);
+    }
+    for (const t of after) {
+      if (before.has(t)) continue;
+      let list = index.get(t);
+      if (!list) index.set(t, (list = new SortedList()));
+      list.insert(item);
     }
   };
-
-  /** Scans keys [lo, hi) of one ordered key list, paging the items that pass `match`. */
-  const scan = (
-    v: KindView,
-    keys: SortedKeys,
-    lo: number,
-    hi: number,
-    q: PageQuery,
-    match: (item: ViewItem) => boolean,
-  ): Page<ViewItem> => {
-    const items: ViewItem[] = [];
-    let total = 0;
-    for (let i = lo; i < hi; i++) {
-      const item = v.byKey.get(keys.at(i)) as ViewItem;
-      if (!match(item)) continue;
-      if (total >= q.offset && items.length < q.size) items.push(item);
-      total++;
-    }
-    return { total, items };
-  };
+  const tagsOf = (v: KindView, r: WireResource | undefined): Set<string> =>
+    v.tagSets && r ? tagIndexKeys(v.tagSets(r)) : new Set();
 
   const bump = (v: KindView, mesh: string | undefined, delta: number): void => {
     const m = mesh ?? '';
@@ -158,24 +181,29 @@ export function createResourceViews(registry: Registry): ResourceViews {
       for (const e of entries) {
         const v = viewOf(e.kind);
         const key = viewKey(e.mesh, e.name);
-        const before = v.byKey.get(key);
-        index(v, key, before?.resource, false);
+        const item = v.byKey.get(key);
         if (e.operation === 'delete') {
-          if (before) {
+          if (item) {
+            if (v.tagIndex) reindex(v, item, tagsOf(v, item.resource), new Set());
             v.byKey.delete(key);
             v.order.remove(key);
             bump(v, e.mesh, -1);
           }
         } else if (e.resource) {
-          v.byKey.set(key, new ViewItem(e.kind, e.mesh, e.name, e.resource, e.revision, e.origin));
-          index(v, key, e.resource, true);
-          if (!before) {
-            v.order.insert(key);
+          if (item) {
+            const before = v.tagIndex ? tagsOf(v, item.resource) : undefined;
+            item.update(e.resource, e.revision, e.origin);
+            if (before) reindex(v, item, before, tagsOf(v, e.resource));
+          } else {
+            const fresh = new ViewItem(key, e.kind, e.mesh, e.name, e.resource, e.revision, e.origin);
+            v.byKey.set(key, fresh);
+            v.order.insert(fresh);
+            if (v.tagIndex) reindex(v, fresh, new Set(), tagsOf(v, e.resource));
             bump(v, e.mesh, 1);
           }
         }
         applied = e.revision;
-        for (const l of listeners) l(e, before);
+        for (const l of listeners) l(e);
       }
     },
     revision: () => applied,
@@ -183,39 +211,41 @@ export function createResourceViews(registry: Registry): ResourceViews {
     page(kind, query) {
       const v = viewOf(kind);
       const tags = query.tags && query.tags.length > 0 ? query.tags : undefined;
-      if (!query.filter && !tags) {
-        const [lo, hi] = bounds(v, query.mesh);
-        const from = Math.min(lo + query.offset, hi);
-        const to = Math.min(from + query.size, hi);
-        return { total: hi - lo, items: v.order.slice(from, to).map((k) => v.byKey.get(k) as ViewItem) };
-      }
+      if (!query.filter && !tags) return slicePage(v.order, ...bounds(v.order, query.mesh), query);
       const extra = query.filter;
       const sets = v.tagSets;
+      const concrete = tags?.filter(([, val]) => val !== '*') ?? [];
+      if (v.tagIndex && concrete.length > 0) {
+        // Walk only the resources that carry the rarest of the filter's concrete tags.
+        let best: { list: SortedList<ViewItem>; lo: number; hi: number } | undefined;
+        for (const [k, val] of concrete) {
+          const list = v.tagIndex.get(`${k}\u0000${val}`);
+          if (!list) return { total: 0, items: [] };
+          const [lo, hi] = bounds(list, query.mesh);
+          if (!best || hi - lo < best.hi - best.lo) best = { list, lo, hi };
+        }
+        const b = best as { list: SortedList<ViewItem>; lo: number; hi: number };
+        // One tag and nothing else: the index list is exactly the answer.
+        if (tags?.length === 1 && !extra) return slicePage(b.list, b.lo, b.hi, query);
+        return scan(
+          b.list,
+          b.lo,
+          b.hi,
+          query,
+          (item) => tagSetsMatch((sets as TagSets)(item.resource), tags ?? []) && (!extra || extra(item)),
+        );
+      }
       const match =
         tags && sets
           ? (item: ViewItem) => tagSetsMatch(sets(item.resource), tags) && (!extra || extra(item))
           : (item: ViewItem) => !extra || extra(item);
-      // With a concrete tag filter, walk only the resources carrying the rarest of its tags.
-      const concrete = tags?.filter(([, val]) => val !== '*') ?? [];
-      if (v.tagIndex && concrete.length > 0) {
-        let best: { keys: SortedKeys; lo: number; hi: number } | undefined;
-        for (const [k, val] of concrete) {
-          const keys = v.tagIndex.get(`${k}\u0000${val}`);
-          if (!keys) return { total: 0, items: [] };
-          const [lo, hi] = bounds({ ...v, order: keys }, query.mesh);
-          if (!best || hi - lo < best.hi - best.lo) best = { keys, lo, hi };
-        }
-        const b = best as { keys: SortedKeys; lo: number; hi: number };
-        return scan(v, b.keys, b.lo, b.hi, query, match);
-      }
       // Other filters scan the mesh range once, counting every match (decisions §5: total).
-      const [lo, hi] = bounds(v, query.mesh);
-      return scan(v, v.order, lo, hi, query, match);
+      return scan(v.order, ...bounds(v.order, query.mesh), query, match);
     },
     each(kind, mesh, fn) {
       const v = viewOf(kind);
-      const [lo, hi] = bounds(v, mesh);
-      for (let i = lo; i < hi; i++) fn(v.byKey.get(v.order.at(i)) as ViewItem);
+      const [lo, hi] = bounds(v.order, mesh);
+      for (let i = lo; i < hi; i++) fn(v.order.at(i));
     },
     count(kind, mesh) {
       const v = viewOf(kind);

@@ -1,0 +1,141 @@
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root. */
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** A process started for the benchmark, with the JSON line that said it is ready. */
+export interface Started {
+  proc: ChildProcess;
+  ready: Record<string, unknown>;
+  /** Milliseconds from spawn to the ready line. */
+  ms: number;
+  stop(): Promise<void>;
+}
+
+/** Spawns a process and resolves on the first stdout JSON line whose `msg` is one of `readyMsgs`. */
+export function startProcess(
+  cmd: string,
+  args: string[],
+  env: Record<string, string>,
+  readyMsgs: string[],
+): Promise<Started> {
+  const t0 = performance.now();
+  const proc = spawn(cmd, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  proc.stderr?.on('data', (c: Buffer) => (err += c.toString()));
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    const onData = (c: Buffer): void => {
+      buf += c.toString();
+      let i;
+      while ((i = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        if (!line.startsWith('{')) continue;
+        const rec = JSON.parse(line) as Record<string, unknown>;
+        if (readyMsgs.includes(rec.msg as string)) {
+          const ms = performance.now() - t0;
+          proc.stdout?.off('data', onData);
+          proc.stdout?.resume();
+          resolve({
+            proc,
+            ready: rec,
+            ms,
+            stop: () =>
+              new Promise<void>((res) => {
+                if (proc.exitCode !== null) return res();
+                proc.once('exit', () => res());
+                proc.kill('SIGTERM');
+              }),
+          });
+        }
+      }
+    };
+    proc.stdout?.on('data', onData);
+    proc.once('exit', (code) =>
+      reject(new Error(`${cmd} ${args.join(' ')} exited ${code} before ready: ${err}`)),
+    );
+  });
+}
+
+/** Starts mesh-cp as users start it (`mesh-cp run`), on a data dir, free ports. */
+export function startMeshCp(dataDir: string, extraEnv: Record<string, string> = {}): Promise<Started> {
+  return startProcess(
+    'node',
+    ['dist/cli/main.js', 'run'],
+    {
+      MESH_STORE_LEVEL_PATH: dataDir,
+      MESH_API_SERVER_PORT: '0',
+      MESH_API_SERVER_HTTPS_ENABLED: 'false',
+      MESH_DIAGNOSTICS_PORT: '0',
+      MESH_LOG_LEVEL: 'info',
+      ...extraEnv,
+    },
+    ['mesh-cp ready'],
+  );
+}
+
+/** Starts a TypeScript baseline server through tsx. */
+export function startTsBaseline(file: string, args: string[] = []): Promise<Started> {
+  return startProcess('node', ['--import', 'tsx', file, ...args], {}, ['ready']);
+}
+
+/** Resident set size of a process in bytes (Linux /proc). */
+export function rssOf(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : NaN;
+}
+
+/** Runs a process to its end; resolves with the parsed last JSON line and the elapsed ms. */
+export function runToEnd(cmd: string, args: string[]): Promise<{ out: Record<string, unknown>; ms: number }> {
+  const t0 = performance.now();
+  const proc = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  proc.stdout?.on('data', (c: Buffer) => (out += c.toString()));
+  proc.stderr?.on('data', (c: Buffer) => (err += c.toString()));
+  return new Promise((resolve, reject) => {
+    proc.once('exit', (code) => {
+      const ms = performance.now() - t0;
+      if (code !== 0) return reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${err}`));
+      const last = out.trim().split('\n').pop() ?? '{}';
+      resolve({ out: JSON.parse(last) as Record<string, unknown>, ms });
+    });
+  });
+}
+
+/** Result of one autocannon run (load-worker.mjs). */
+export interface LoadResult {
+  rps: number;
+  total: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  timeouts: number;
+}
+
+/** Runs autocannon in its own process against a URL. */
+export async function load(opts: {
+  url: string;
+  connections: number;
+  duration: number;
+  method?: string;
+  paths?: string[];
+  bodies?: string[];
+  headers?: Record<string, string>;
+}): Promise<LoadResult> {
+  const { out } = await runToEnd('node', ['bench/lib/load-worker.mjs', JSON.stringify(opts)]);
+  const r = out as unknown as LoadResult;
+  if (r.errors > 0 || r.timeouts > 0)
+    throw new Error(`load run had ${r.errors} errors, ${r.timeouts} timeouts`);
+  return r;
+}

@@ -1,0 +1,32 @@
+import { readFileSync } from 'node:fs';
+
+/** CPU time counters from /proc/stat: total and steal, in jiffies. */
+export function cpuSample(): { total: number; steal: number } {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0];
+  const f = line.trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal guest guest_nice; guest time is inside user.
+  const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
+  return { total, steal: f[7] ?? 0 };
+}
+
+/** Percentage of CPU time stolen between two samples. */
+export function stealPercent(
+  a: { total: number; steal: number },
+  b: { total: number; steal: number },
+): number {
+  const dt = b.total - a.total;
+  return dt > 0 ? (100 * (b.steal - a.steal)) / dt : 0;
+}
+
+/** The median of a list of numbers. */
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/** The p-th percentile (0–100) of a list. */
+export function percentile(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
+}

@@ -1,0 +1,492 @@
+// `npm run bench [-- --quick] [-- --only NAME]`: every figure beside a baseline measured in the same
+// run, as the median of per-run ratios over interleaved runs (A B A B A B). See README "Benchmarks".
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, release, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { dataplane } from './fixtures.js';
+import { buildStore } from './fixtures.js';
+import type { Started } from './lib/processes.js';
+import { load, ROOT, rssOf, runToEnd, startMeshCp, startProcess, startTsBaseline } from './lib/processes.js';
+import { cpuSample, median, percentile, stealPercent } from './lib/stats.js';
+
+const args = process.argv.slice(2);
+const QUICK = args.includes('--quick');
+const onlyIdx = args.indexOf('--only');
+const ONLY = onlyIdx >= 0 ? args[onlyIdx + 1] : undefined;
+const RUNS = 3;
+const DURATION = QUICK ? 1 : 4;
+const CONNECTIONS = 50;
+const N = 100_000;
+const STARTUP_ENTRIES = QUICK ? 200_000 : 1_000_000;
+const STEAL_LIMIT = 10;
+
+/** One run of a figure: ours, the baseline, and the CPU steal while it ran. */
+interface Run {
+  ours: number;
+  baseline: number | null;
+  ratio: number | null;
+  steal: number;
+}
+
+/** A figure in the report (bench/results/latest.json). */
+interface Figure {
+  name: string;
+  figure: string;
+  ours: number | null;
+  baseline: number | null;
+  ratio: number | null;
+  target: number;
+  higherIsBetter: boolean;
+  ok: boolean | 'inconclusive' | 'n/a';
+  runs: Run[];
+  note?: string;
+}
+
+const figures: Figure[] = [];
+const tmp: string[] = [];
+const log = (s: string): void => {
+  process.stderr.write(`${s}\n`);
+};
+const tempDir = (p: string): string => {
+  const d = mkdtempSync(join(tmpdir(), `mesh-bench-${p}-`));
+  tmp.push(d);
+  return d;
+};
+const fmt = (x: number | null): string =>
+  x === null || Number.isNaN(x)
+    ? '—'
+    : Math.abs(x) >= 100
+      ? x.toFixed(0)
+      : Math.abs(x) >= 10
+        ? x.toFixed(1)
+        : x.toFixed(2);
+
+/**
+ * Runs `measure` RUNS times (each run measures ours then the baseline, so runs interleave),
+ * gates on the median of per-run ratios over runs with at most 10% steal.
+ */
+async function figure(
+  spec: Omit<Figure, 'ours' | 'baseline' | 'ratio' | 'ok' | 'runs'> & {
+    /** How the ratio is formed from ours and baseline (default ours / baseline). */
+    ratioOf?: (ours: number, baseline: number) => number;
+    /** Run once untimed first so both sides are warm (JIT, caches); default true. */
+    warmUp?: boolean;
+  },
+  measure: () => Promise<{ ours: number; baseline: number | null }>,
+): Promise<void> {
+  const runs: Run[] = [];
+  if (spec.warmUp !== false) await measure();
+  for (let i = 0; i < RUNS; i++) {
+    const a = cpuSample();
+    const m = await measure();
+    const steal = stealPercent(a, cpuSample());
+    const ratio = m.baseline === null ? null : (spec.ratioOf ?? ((o, b) => o / b))(m.ours, m.baseline);
+    runs.push({ ours: m.ours, baseline: m.baseline, ratio, steal });
+    log(
+      `  [${spec.name}] run ${i + 1}/${RUNS}: ours ${fmt(m.ours)}, baseline ${fmt(m.baseline)}, ratio ${fmt(ratio)}, steal ${steal.toFixed(1)}%${steal > STEAL_LIMIT ? ' (inconclusive)' : ''}`,
+    );
+  }
+  const good = runs.filter((r) => r.steal <= STEAL_LIMIT);
+  const ours = median(good.map((r) => r.ours));
+  const baseline = runs[0].baseline === null ? null : median(good.map((r) => r.baseline as number));
+  const gate = runs[0].ratio === null ? ours : median(good.map((r) => r.ratio as number));
+  const ok: Figure['ok'] =
+    good.length === 0 ? 'inconclusive' : spec.higherIsBetter ? gate >= spec.target : gate <= spec.target;
+  const { ratioOf: _r, warmUp: _w, ...rest } = spec;
+  figures.push({ ...rest, ours, baseline, ratio: runs[0].ratio === null ? null : gate, ok, runs });
+}
+
+const want = (name: string): boolean => ONLY === undefined || name.startsWith(ONLY) || ONLY.startsWith(name);
+
+// ---------------------------------------------------------------- shared fixtures
+
+let store100k: string | undefined;
+async function big(): Promise<string> {
+  if (!store100k) {
+    store100k = tempDir('100k');
+    log(`building a store of ${N} data planes and 10,000 policies…`);
+    const t = performance.now();
+    await buildStore(store100k, { dataplanes: N, policies: 10_000 });
+    log(`  built in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+  }
+  return store100k;
+}
+
+async function withServers<T>(fn: (ours: Started, base: Started) => Promise<T>): Promise<T> {
+  const dir = await big();
+  log('starting mesh-cp on the 100k store and the bare fastify baseline…');
+  const ours = await startMeshCp(dir);
+  const base = await startTsBaseline('bench/baselines/map-server.ts', [String(N)]);
+  try {
+    return await fn(ours, base);
+  } finally {
+    await ours.stop();
+    await base.stop();
+  }
+}
+
+const portOf = (s: Started): number => (s.ready.apiPort ?? s.ready.port) as number;
+
+// ---------------------------------------------------------------- scenarios
+
+async function readScenarios(): Promise<void> {
+  if (!want('get-one') && !want('page') && !want('overview-tag') && !want('memory')) return;
+  await withServers(async (ours, base) => {
+    const o = `http://127.0.0.1:${portOf(ours)}`;
+    const b = `http://127.0.0.1:${portOf(base)}`;
+    const names = Array.from({ length: 100 }, (_, i) => dataplane((i * 997) % N).name);
+    if (want('get-one')) {
+      log('get-one: GET one data plane by name, 100k stored, 50 connections');
+      await figure({ name: 'get-one', figure: 'req/s', target: 0.75, higherIsBetter: true }, async () => ({
+        ours: (
+          await load({
+            url: o,
+            connections: CONNECTIONS,
+            duration: DURATION,
+            paths: names.map((n) => `/meshes/default/dataplanes/${n}`),
+          })
+        ).rps,
+        baseline: (
+          await load({
+            url: b,
+            connections: CONNECTIONS,
+            duration: DURATION,
+            paths: names.map((n) => `/dp/${n}`),
+          })
+        ).rps,
+      }));
+    }
+    if (want('page')) {
+      const depth: Record<number, number[]> = {};
+      for (const offset of [0, 50_000, 99_900]) {
+        log(`page-${offset}: GET a page of 100 data planes at offset ${offset} of 100k`);
+        depth[offset] = [];
+        await figure(
+          { name: `page-${offset}`, figure: 'req/s', target: 1.5, higherIsBetter: true },
+          async () => {
+            const r = (
+              await load({
+                url: `${o}/meshes/default/dataplanes?size=100&offset=${offset}`,
+                connections: CONNECTIONS,
+                duration: DURATION,
+              })
+            ).rps;
+            depth[offset].push(r);
+            return {
+              ours: r,
+              baseline: (
+                await load({
+                  url: `${b}/page?offset=${offset}`,
+                  connections: CONNECTIONS,
+                  duration: DURATION,
+                })
+              ).rps,
+            };
+          },
+        );
+      }
+      let i = 0;
+      await figure(
+        {
+          name: 'page-depth',
+          figure: 'req/s at offset 0 ÷ at 99,900 (ours)',
+          target: 1.3,
+          higherIsBetter: false,
+          ratioOf: (deep, first) => first / deep,
+          warmUp: false,
+        },
+        async () => {
+          const k = i++;
+          // The timed runs of each offset (the first entry of each is its warm-up).
+          return { ours: depth[99_900].slice(-RUNS)[k], baseline: depth[0].slice(-RUNS)[k] };
+        },
+      );
+    }
+    if (want('overview-tag')) {
+      log('overview-tag: dataplanes+insights page of 100 with a tag filter matching 1% of 100k');
+      await figure(
+        { name: 'overview-tag', figure: 'req/s', target: 0.8, higherIsBetter: true },
+        async () => ({
+          ours: (
+            await load({
+              url: `${o}/meshes/default/dataplanes+insights?tag=team:t5&size=100`,
+              connections: CONNECTIONS,
+              duration: DURATION,
+            })
+          ).rps,
+          baseline: (await load({ url: `${b}/overviews`, connections: CONNECTIONS, duration: DURATION })).rps,
+        }),
+      );
+    }
+    if (want('memory')) {
+      log('memory: RSS growth per data plane, 100k data planes and 10k policies');
+      await figure(
+        {
+          name: 'memory',
+          figure: 'RSS growth per data plane (KB)',
+          target: 3,
+          higherIsBetter: false,
+          warmUp: false,
+        },
+        async () => {
+          const empty = await startMeshCp(tempDir('empty'));
+          await new Promise((r) => setTimeout(r, 1000));
+          const rssEmpty = rssOf(empty.proc.pid as number);
+          await empty.stop();
+          const rssBig = rssOf(ours.proc.pid as number);
+          return { ours: (rssBig - rssEmpty) / N / 1024, baseline: null };
+        },
+      );
+    }
+  });
+}
+
+async function growthScenario(): Promise<void> {
+  if (!want('growth')) return;
+  log('growth: p50 of GET one and of a list page at 1k, 10k and 100k stored');
+  const sizes = [1_000, 10_000, N];
+  const servers: Record<number, Started> = {};
+  for (const size of sizes) {
+    const dir = size === N ? await big() : tempDir(`g${size}`);
+    if (size !== N) await buildStore(dir, { dataplanes: size });
+    servers[size] = await startMeshCp(dir);
+  }
+  /** p50 latency in µs of sequential keep-alive requests. */
+  const p50 = async (url: string, count: number): Promise<number> => {
+    const times: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const t = performance.now();
+      const res = await fetch(url);
+      await res.arrayBuffer();
+      times.push((performance.now() - t) * 1000);
+    }
+    return percentile(times, 50);
+  };
+  const count = QUICK ? 300 : 1500;
+  try {
+    for (const [label, path] of [
+      ['growth-get', (size: number) => `/meshes/default/dataplanes/${dataplane(Math.floor(size / 2)).name}`],
+      ['growth-list', (size: number) => `/meshes/default/dataplanes?size=100&offset=${Math.floor(size / 2)}`],
+    ] as const) {
+      await figure(
+        { name: label, figure: 'p50 µs at 100k vs at 1k', target: 1.3, higherIsBetter: false },
+        async () => {
+          const at = (size: number) => p50(`http://127.0.0.1:${portOf(servers[size])}${path(size)}`, count);
+          const small = await at(1_000);
+          await at(10_000);
+          return { ours: await at(N), baseline: small };
+        },
+      );
+    }
+  } finally {
+    for (const s of Object.values(servers)) await s.stop();
+  }
+}
+
+async function putScenario(): Promise<void> {
+  if (!want('put')) return;
+  log('put-durable: durable PUT (create, then update) of data planes, 50 concurrent writers');
+  const base = await startTsBaseline('bench/baselines/map-server.ts', ['0']);
+  const bodies = (round: number) =>
+    Array.from({ length: 2000 }, (_, i) => {
+      const dp = dataplane(i);
+      const { creationTime: _c, modificationTime: _m, ...body } = dp;
+      (body.networking as { inbound: Array<{ port: number }> }).inbound[0].port = 8080 + (round % 2);
+      return JSON.stringify(body);
+    });
+  const paths = (prefix: string) => Array.from({ length: 2000 }, (_, i) => `${prefix}${dataplane(i).name}`);
+  let round = 0;
+  try {
+    await figure({ name: 'put-durable', figure: 'req/s', target: 0.75, higherIsBetter: true }, async () => {
+      const ours = await startMeshCp(tempDir('put'));
+      try {
+        const r = round++;
+        const o = await load({
+          url: `http://127.0.0.1:${portOf(ours)}`,
+          connections: CONNECTIONS,
+          duration: DURATION,
+          method: 'PUT',
+          paths: paths('/meshes/default/dataplanes/'),
+          bodies: bodies(r),
+          headers: { 'content-type': 'application/json' },
+        });
+        const bl = await load({
+          url: `http://127.0.0.1:${portOf(base)}`,
+          connections: CONNECTIONS,
+          duration: DURATION,
+          method: 'PUT',
+          paths: paths('/dp/'),
+          bodies: bodies(r),
+          headers: { 'content-type': 'application/json' },
+        });
+        if (o.non2xx > 0 || bl.non2xx > 0)
+          throw new Error(`PUT answers not 2xx: ours ${o.non2xx}, baseline ${bl.non2xx}`);
+        return { ours: o.rps, baseline: bl.rps };
+      } finally {
+        await ours.stop();
+      }
+    });
+  } finally {
+    await base.stop();
+  }
+}
+
+async function insightLagScenario(): Promise<void> {
+  if (!want('insight-lag')) return;
+  log('insight-lag: MeshInsight counts under 1,000 writes/s, write-to-insight p99');
+  await figure(
+    { name: 'insight-lag', figure: 'p99 ms from write to insight', target: 1000, higherIsBetter: false },
+    async () => {
+      const ours = await startMeshCp(tempDir('lag'));
+      const url = `http://127.0.0.1:${portOf(ours)}`;
+      try {
+        const seconds = QUICK ? 2 : 5;
+        const acks: number[] = [];
+        const seen: Array<{ t: number; total: number }> = [];
+        let done = false;
+        const poller = (async () => {
+          while (!done) {
+            const t0 = performance.now();
+            const body = (await (await fetch(`${url}/mesh-insights/default`)).json()) as {
+              dataplanes: { total: number };
+            };
+            seen.push({ t: t0, total: body.dataplanes.total });
+            await new Promise((r) => setTimeout(r, 5));
+          }
+        })();
+        const start = performance.now();
+        const writes: Array<Promise<void>> = [];
+        for (let i = 0; i < 1000 * seconds; i++) {
+          const due = start + i;
+          const wait = due - performance.now();
+          if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+          const { creationTime: _c, modificationTime: _m, ...body } = dataplane(i);
+          writes.push(
+            fetch(`${url}/meshes/default/dataplanes/${body.name}`, {
+              method: 'PUT',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify(body),
+            }).then(async (res) => {
+              await res.arrayBuffer();
+              acks[i] = performance.now();
+            }),
+          );
+        }
+        await Promise.all(writes);
+        await new Promise((r) => setTimeout(r, 100));
+        done = true;
+        await poller;
+        // The i-th ack is visible once a poll started after it shows at least i+1 data planes.
+        const lags = acks.map((t, i) => {
+          const first = seen.find((s) => s.t >= t && s.total >= i + 1);
+          return first ? first.t - t : Infinity;
+        });
+        return { ours: percentile(lags, 99), baseline: null };
+      } finally {
+        await ours.stop();
+      }
+    },
+  );
+}
+
+async function startupScenarios(): Promise<void> {
+  if (want('startup-empty')) {
+    log('startup-empty: ms to ready on an empty store vs a bare fastify+level+grpc-js process');
+    await figure(
+      { name: 'startup-empty', figure: 'ms to ready', target: 1.5, higherIsBetter: false, warmUp: false },
+      async () => {
+        const ours = await startMeshCp(tempDir('start'));
+        await ours.stop();
+        const bare = await startProcess('node', ['bench/baselines/bare-start.mjs'], {}, ['ready']);
+        await bare.stop();
+        return { ours: ours.ms, baseline: bare.ms };
+      },
+    );
+  }
+  if (want('startup-log')) {
+    const dir = tempDir('1m');
+    log(
+      `startup-log: building a log of ${STARTUP_ENTRIES.toLocaleString()} entries (100k data planes, updates)…`,
+    );
+    const t = performance.now();
+    const entries = await buildStore(dir, { dataplanes: N, totalEntries: STARTUP_ENTRIES });
+    log(`  built in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+    // The first start writes the signing keys; measure the starts after it.
+    await (await startMeshCp(dir)).stop();
+    await figure(
+      {
+        name: 'startup-log',
+        warmUp: false,
+        figure: `entries/s to ready, ${entries.toLocaleString()} entries, no snapshot`,
+        target: 0.7,
+        higherIsBetter: true,
+      },
+      async () => {
+        const ours = await startMeshCp(dir);
+        await ours.stop();
+        const raw = await runToEnd('node', ['bench/baselines/raw-scan.mjs', dir]);
+        return { ours: (entries / ours.ms) * 1000, baseline: ((raw.out.entries as number) / raw.ms) * 1000 };
+      },
+    );
+  }
+  if (want('startup-snapshot')) {
+    figures.push({
+      name: 'startup-snapshot',
+      figure: 'ms to ready with a snapshot vs empty store',
+      ours: null,
+      baseline: null,
+      ratio: null,
+      target: 5,
+      higherIsBetter: false,
+      ok: 'n/a',
+      runs: [],
+      note: 'snapshots come with the history issue, which has not landed',
+    });
+  }
+}
+
+// ---------------------------------------------------------------- report
+
+function report(): void {
+  const rows = figures.map((f) => [
+    f.name,
+    f.figure,
+    fmt(f.ours),
+    fmt(f.baseline),
+    fmt(f.ratio),
+    `${f.higherIsBetter ? '≥' : '≤'} ${f.target}`,
+    f.ok === true ? 'ok' : f.ok === false ? 'MISS' : f.ok,
+  ]);
+  const head = ['scenario', 'figure', 'ours', 'baseline', 'ratio', 'target', 'ok?'];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
+  const out = [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)];
+  process.stdout.write(`${out.join('\n')}\n`);
+  const machine = {
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    kernel: release(),
+  };
+  mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
+  writeFileSync(
+    join(ROOT, 'bench', 'results', 'latest.json'),
+    `${JSON.stringify({ machine, at: new Date().toISOString(), quick: QUICK, scenarios: figures }, null, 2)}\n`,
+  );
+  log(`machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, node ${machine.node}`);
+  log('wrote bench/results/latest.json');
+}
+
+const t0 = performance.now();
+try {
+  await readScenarios();
+  await growthScenario();
+  await putScenario();
+  await insightLagScenario();
+  await startupScenarios();
+  report();
+  log(`done in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+} finally {
+  for (const d of tmp) rmSync(d, { recursive: true, force: true });
+}
