@@ -61,3 +61,6 @@ await app.listen({ port: 0, host: '127.0.0.1' });
 process.stdout.write(
   `${JSON.stringify({ msg: 'ready', port: (app.server.address() as { port: number }).port })}\n`,
 );
+process.on('SIGTERM', () => {
+  void app.close().then(() => process.exit(0));
+});

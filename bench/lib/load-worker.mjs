@@ -1,8 +1,10 @@
 // Runs one autocannon load in its own process and prints the result as one JSON line.
-// argv[2]: JSON {url, connections, duration, method?, paths?: string[], bodies?: string[], headers?}
+// argv[2]: a file holding JSON {url, connections, duration, method?, paths?: string[], bodies?: string[], headers?}
+// (a file, because thousands of request bodies do not fit in argv).
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
-const o = JSON.parse(process.argv[2]);
+const o = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const requests = (o.paths ?? [new URL(o.url).pathname + new URL(o.url).search]).map((path, i) => ({
   method: o.method ?? 'GET',
   path,

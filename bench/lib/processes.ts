@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -133,7 +134,11 @@ export async function load(opts: {
   bodies?: string[];
   headers?: Record<string, string>;
 }): Promise<LoadResult> {
-  const { out } = await runToEnd('node', ['bench/lib/load-worker.mjs', JSON.stringify(opts)]);
+  const file = join(tmpdir(), `mesh-bench-load-${process.pid}-${Date.now()}.json`);
+  writeFileSync(file, JSON.stringify(opts));
+  const { out } = await runToEnd('node', ['bench/lib/load-worker.mjs', file]).finally(() =>
+    rmSync(file, { force: true }),
+  );
   const r = out as unknown as LoadResult;
   if (r.errors > 0 || r.timeouts > 0)
     throw new Error(`load run had ${r.errors} errors, ${r.timeouts} timeouts`);

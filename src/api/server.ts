@@ -2,8 +2,10 @@ import { randomUUID } from 'node:crypto';
 import cors from '@fastify/cors';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
 import Fastify, { LogController } from 'fastify';
-import { parse as parseYaml } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
 import type { Commands } from '../app/commands.js';
+import type { History } from '../app/history.js';
 import type { Queries } from '../app/queries.js';
 import type { TokenService } from '../app/token-service.js';
 import { COMPATIBILITY } from '../app/versions.js';
@@ -17,6 +19,8 @@ import { registerAuthHooks } from './auth-hooks.js';
 import { createClientErrorHandler } from './client-errors.js';
 import { errorHandler } from './errors.js';
 import type { RouteInfo } from './resource-routes.js';
+import type { WatchOptions } from './watch.js';
+import { registerHistoryRoutes } from './history-routes.js';
 import { registerResourceRoutes } from './resource-routes.js';
 import { registerTokenRoutes } from './token-routes.js';
 
@@ -53,6 +57,10 @@ export interface ServerDeps {
   limits: ServerLimits;
   /** Serve HTTPS with these (issue 4); absent: plain HTTP. */
   https?: HttpsOptions;
+  /** History, audit, `?revision` reads and revert (issue 6); absent: none of them is served. */
+  history?: History;
+  /** Limits of the `/_events` watch streams (issue 6). */
+  watch?: WatchOptions;
 }
 
 /** Limits enforced before a request reaches a handler (config `apiServer.maxHeaderSize`, `apiServer.timeouts`). */
@@ -112,6 +120,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
     routerOptions: { ignoreTrailingSlash: true },
+    // No automatic HEAD twin for every GET: it doubles the routes, and route set-up dominates start-up.
+    exposeHeadRoutes: false,
   }) as unknown as FastifyInstance;
 
   app.setErrorHandler(errorHandler);
@@ -134,7 +144,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     { parseAs: 'string' },
     (_req, body, done) => {
       try {
-        done(null, parseYaml(body as string));
+        // yaml loads on the first YAML body, not at start-up.
+        const { parse } = createRequire(import.meta.url)('yaml') as typeof Yaml;
+        done(null, parse(body as string));
       } catch (err) {
         done(
           new AppError(
@@ -183,6 +195,14 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   );
   app.get('/status/zones', read, async (_req, reply) => send(reply, deps.zoneStatuses()));
   registerResourceRoutes(app, deps);
+  if (deps.history) {
+    registerHistoryRoutes(app, {
+      ...deps,
+      history: deps.history,
+      authz: deps.auth.authz,
+      watch: deps.watch ?? { heartbeatMs: 15_000, bufferLimit: 4 * 1024 * 1024 },
+    });
+  }
   registerTokenRoutes(app, deps.tokens);
   return app;
 }

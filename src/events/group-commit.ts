@@ -144,9 +144,10 @@ export function createGroupCommit(deps: GroupCommitDeps): GroupCommit {
     counters.batches += 1;
     counters.entries += entries.length;
     notify(entries);
-    for (const group of groups) group.resolve();
-    // Appends made meanwhile (and by appenders continuing right now) go together in the next batch.
+    // The next batch (appends made while this one was written) is queued before the appenders are
+    // resumed, so its synced write runs while they answer their callers: the pipeline never stalls.
     scheduleFlush();
+    for (const group of groups) group.resolve();
     settleIdle();
   }
 

@@ -16,7 +16,6 @@ const before = (a: Keyed, b: Keyed): boolean => a.key < b.key;
 export class SortedList<T extends Keyed> {
   private items: T[] = [];
   private pending: T[] = [];
-  private pendingKeys = new Set<string>();
 
   /** Number of items. */
   get size(): number {
@@ -40,7 +39,6 @@ export class SortedList<T extends Keyed> {
       this.items = merged;
     }
     this.pending = [];
-    this.pendingKeys.clear();
   }
 
   private search(key: string): number {
@@ -60,23 +58,14 @@ export class SortedList<T extends Keyed> {
     return this.search(key);
   }
 
-  /** Adds an item; an item with the same key already present is left as it is. */
+  /** Adds an item whose key is not in the list (callers track presence: the views do). */
   insert(item: T): void {
-    if (this.pendingKeys.has(item.key) || this.items[this.search(item.key)]?.key === item.key) return;
     this.pending.push(item);
-    this.pendingKeys.add(item.key);
   }
 
   /** Removes the item with this key, if present. */
   remove(key: string): void {
-    if (this.pendingKeys.has(key)) {
-      this.pendingKeys.delete(key);
-      this.pending.splice(
-        this.pending.findIndex((x) => x.key === key),
-        1,
-      );
-      return;
-    }
+    this.settle();
     const i = this.search(key);
     if (this.items[i]?.key === key) this.items.splice(i, 1);
   }

@@ -1,7 +1,10 @@
 import type { KeyObject } from 'node:crypto';
 import { randomUUID } from 'node:crypto';
+import type * as Jose from 'jose';
 import type { JWTPayload } from 'jose';
-import { SignJWT, decodeJwt, decodeProtectedHeader, errors, jwtVerify } from 'jose';
+
+/** jose loads on first use (it costs ~170 ms of start-up; most starts never touch a token). */
+const jose = (): Promise<typeof Jose> => import('jose');
 import { AppError } from '../util/errors.js';
 
 /** What signing needs: the claims of the token type, the private key and its serial (the `kid`). */
@@ -42,6 +45,7 @@ const isoOf = (numericDate: unknown): string =>
 export async function signToken(input: SignInput): Promise<SignedToken> {
   const id = randomUUID();
   const nowMs = input.now.getTime();
+  const { SignJWT } = await jose();
   const jwt = new SignJWT(input.claims)
     .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: String(input.serial) })
     .setJti(id)
@@ -57,7 +61,8 @@ export async function signToken(input: SignInput): Promise<SignedToken> {
 }
 
 /** The claims of a token before its signature is checked: only to find its key (data plane tokens name their mesh). */
-export function unverifiedClaims(token: string): JWTPayload {
+export async function unverifiedClaims(token: string): Promise<JWTPayload> {
+  const { decodeJwt } = await jose();
   try {
     return decodeJwt(token);
   } catch {
@@ -67,6 +72,7 @@ export function unverifiedClaims(token: string): JWTPayload {
 
 /** Verifies signature (RS256, key by `kid`), `exp` and `nbf` at `now`; throws 401 naming the reason. */
 export async function verifyToken(token: string, keyFor: KeyLookup, now: Date): Promise<VerifiedToken> {
+  const { decodeProtectedHeader, errors, jwtVerify } = await jose();
   let kid: string | undefined;
   let alg: string | undefined;
   try {
@@ -79,7 +85,7 @@ export async function verifyToken(token: string, keyFor: KeyLookup, now: Date): 
     throw unauthorized('the token has no key id (kid) naming a signing key serial');
   }
   const serial = Number(kid);
-  const key = keyFor(serial, unverifiedClaims(token));
+  const key = keyFor(serial, await unverifiedClaims(token));
   if ('missing' in key) throw unauthorized(key.missing);
   try {
     const { payload } = await jwtVerify(token, key, {

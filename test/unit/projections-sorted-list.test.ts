@@ -22,7 +22,7 @@ describe('SortedList', () => {
       for (let i = 0; i < burst; i++) {
         const k = `k${Math.floor(rand() * 3000)}`;
         if (rand() < 0.7) {
-          keys.insert(item(k));
+          if (!model.has(k)) keys.insert(item(k));
           model.add(k);
         } else {
           keys.remove(k);
