@@ -16,9 +16,8 @@ export function rawQuery(req: FastifyRequest): URLSearchParams {
   return new URLSearchParams(i < 0 ? '' : req.url.slice(i + 1));
 }
 
-/** Parses `size`, `offset` and the filters; every bad value is a cause (400). */
-export function parseListQuery(desc: ResourceDescriptor, q: URLSearchParams, mesh?: string): ListRequest {
-  const causes: ErrorCause[] = [];
+/** Parses `size` (1–1000, default 100) and `offset` (decisions §5), adding a cause per bad value. */
+export function parsePage(q: URLSearchParams, causes: ErrorCause[]): { size: number; offset: number } {
   const int = (key: string, def: number, min: number, max: number, what: string): number => {
     const raw = q.get(key);
     if (raw === null) return def;
@@ -30,6 +29,29 @@ export function parseListQuery(desc: ResourceDescriptor, q: URLSearchParams, mes
   };
   const size = int('size', 100, 1, 1000, 'an integer between 1 and 1000');
   const offset = int('offset', 0, 0, Number.MAX_SAFE_INTEGER, 'a non-negative integer');
+  return { size, offset };
+}
+
+/**
+ * A revision parameter (decisions §8: `?revision=R`): undefined when absent; a positive integer not
+ * above `max` (the head), else 400 with a cause on `key`.
+ */
+export function parseRevision(q: URLSearchParams, max: number, key = 'revision'): number | undefined {
+  const raw = q.get(key);
+  if (raw === null) return undefined;
+  const bad = (message: string): AppError =>
+    new AppError('INVALID_QUERY', 'Invalid query parameters', `${key} ${message}`, [{ field: key, message }]);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw)) || Number(raw) < 1) {
+    throw bad('must be a positive integer');
+  }
+  if (Number(raw) > max) throw bad(`must not be above the head revision ${max}`);
+  return Number(raw);
+}
+
+/** Parses `size`, `offset` and the filters; every bad value is a cause (400). */
+export function parseListQuery(desc: ResourceDescriptor, q: URLSearchParams, mesh?: string): ListRequest {
+  const causes: ErrorCause[] = [];
+  const { size, offset } = parsePage(q, causes);
   const req: ListRequest = { mesh, size, offset };
   const name = q.get('name');
   if (name !== null && name !== '') req.name = name;

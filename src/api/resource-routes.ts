@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Commands } from '../app/commands.js';
+import type { History } from '../app/history.js';
 import type { Queries } from '../app/queries.js';
 import type { WriteSettings } from '../app/write-policy.js';
 import { assertWritable } from '../app/write-policy.js';
@@ -8,7 +9,7 @@ import type { Registry } from '../resources/registry.js';
 import { validateBody } from '../resources/validate.js';
 import { AppError } from '../util/errors.js';
 import { actorOf } from './actor.js';
-import { nextUrl, parseListQuery, rawQuery } from './list-query.js';
+import { nextUrl, parseListQuery, parseRevision, rawQuery } from './list-query.js';
 
 type Params = { mesh?: string; name?: string };
 
@@ -27,6 +28,8 @@ export interface ResourceRouteDeps {
   queries: Queries;
   commands: Commands;
   writeSettings: WriteSettings;
+  /** Answers `?revision=R` reads as of R (decisions §8, issue 6); absent: the parameter is ignored. */
+  history?: History;
 }
 
 const json = (reply: FastifyReply, revision: number, body: string | Buffer): FastifyReply =>
@@ -46,7 +49,7 @@ function listBody(total: number, items: Buffer[], next: string | null): Buffer {
 }
 
 /** `dryRun=true|false` (decisions §8); anything else is 400. */
-function dryRunOf(q: URLSearchParams): boolean {
+export function dryRunOf(q: URLSearchParams): boolean {
   const v = q.get('dryRun');
   if (v === null || v === 'false') return false;
   if (v === 'true') return true;
@@ -62,22 +65,33 @@ const header = (req: FastifyRequest, name: string): string | undefined => {
 
 /** Registers GET/PUT/DELETE routes for every kind, generated from the registry (style habit 1). */
 export function registerResourceRoutes(app: FastifyInstance, deps: ResourceRouteDeps): void {
-  const { registry, queries, commands, writeSettings } = deps;
+  const { registry, queries, commands, writeSettings, history } = deps;
+
+  /** `?revision=R` of a GET (issue 6), checked against the head; undefined when absent. */
+  const pastRevision = (req: FastifyRequest): number | undefined =>
+    history && req.url.includes('revision=') ? parseRevision(rawQuery(req), queries.revision()) : undefined;
+  const queriesAt = async (at: number | undefined): Promise<Queries> =>
+    at === undefined ? queries : (history as History).queriesAt(at);
 
   const list =
     (desc: ResourceDescriptor) => async (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply) => {
       const q = rawQuery(req);
       const lr = parseListQuery(desc, q, req.params.mesh);
-      const revision = queries.revision();
-      const page = queries.list(desc, lr);
+      const at = pastRevision(req);
+      const revision = at ?? queries.revision();
+      const page = (at === undefined ? queries : await queriesAt(at)).list(desc, lr);
       const next = nextUrl(req, q, lr.offset, lr.size, page.total);
       return json(reply, revision, listBody(page.total, page.items, next));
     };
 
   const getOne =
     (desc: ResourceDescriptor) => async (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply) => {
-      const revision = queries.revision();
-      const item = queries.get(desc, req.params.mesh, req.params.name as string);
+      const at = pastRevision(req);
+      const revision = at ?? queries.revision();
+      const item =
+        at === undefined
+          ? queries.get(desc, req.params.mesh, req.params.name as string)
+          : await (history as History).resourceAt(desc, req.params.mesh, req.params.name as string, at);
       if (item.revision !== undefined) reply.header('etag', `"${item.revision}"`);
       return json(reply, revision, item.body);
     };
@@ -145,9 +159,10 @@ export function registerResourceRoutes(app: FastifyInstance, deps: ResourceRoute
     const read = { config: { kind: desc.kind, action: 'read' } satisfies RouteInfo };
     const write = { config: { kind: desc.kind, action: 'write' } satisfies RouteInfo };
     if (desc.singleton) {
-      app.get(`/${desc.path}`, read, async (_req, reply) =>
-        json(reply, queries.revision(), queries.singleton(desc)),
-      );
+      app.get(`/${desc.path}`, read, async (req, reply) => {
+        const at = pastRevision(req);
+        return json(reply, at ?? queries.revision(), (await queriesAt(at)).singleton(desc));
+      });
       continue;
     }
     const prefix = desc.scope === 'mesh' ? '/meshes/:mesh/' : '/';

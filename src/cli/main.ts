@@ -5,6 +5,7 @@ import { listConfigKeys, loadConfig } from '../config/load.js';
 import { startControlPlane } from '../runtime/control-plane.js';
 import { createLogger } from '../runtime/logger.js';
 import { AppError } from '../util/errors.js';
+import { registerLogCommands } from './log-tools.js';
 
 const SHUTDOWN_LIMIT_MS = 5000;
 
@@ -35,9 +36,11 @@ async function run(opts: { config?: string }): Promise<void> {
       apiPort: plane.ports.api,
       httpsPort: plane.ports.https,
       diagnosticsPort: plane.ports.diagnostics,
+      kdsPort: plane.ports.kds,
       store: config.store.type === 'level' ? `level:${config.store.level.path}` : config.store.type,
       revision: plane.log.head(),
       replayed: plane.startup.replayed,
+      ...(plane.startup.snapshot === undefined ? {} : { snapshot: plane.startup.snapshot }),
       startupMs: plane.startup.ms,
       ...(plane.tls ? { tls: plane.tls.source, tlsCertFile: plane.tls.certFile } : {}),
     },
@@ -82,4 +85,5 @@ program
   .action(() => {
     for (const k of listConfigKeys()) process.stdout.write(`${k.path}\t${k.env}\n`);
   });
+registerLogCommands(program);
 await program.parseAsync(process.argv);

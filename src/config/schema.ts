@@ -146,6 +146,9 @@ const baseSchema = z.strictObject({
     bodyLimit: integer(1048576, 1),
     maxHeaderSize: integer(16384, 1),
     timeouts: section({ headers: duration('10s'), request: duration('30s'), idle: duration('2m') }),
+    // Issue 6: `/_events` watch streams: heartbeat comment interval ('0s': none), and the bytes a
+    // client may leave unread in its socket buffer before it is cut off.
+    watch: section({ heartbeatInterval: duration('15s'), bufferLimit: integer(4194304, 1) }),
   }),
   adminServer: section({
     apis: section({ dataplaneToken: section({ enabled: bool(true) }) }),
@@ -188,6 +191,8 @@ const baseSchema = z.strictObject({
   store: section({
     type: oneOf(['level', 'memory', 'postgres'], 'level'),
     level: section({ path: nonEmptyString('./data') }),
+    // Issue 6: a snapshot of the projections every N log entries (0: none written or read).
+    snapshot: section({ every: integer(10000, 0) }),
     kubernetes: section({ systemNamespace: string('mesh-system') }),
     postgres: section({
       connectionTimeout: integer(5, 0),

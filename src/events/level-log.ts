@@ -18,6 +18,7 @@ import {
   revisionRange,
 } from './keys.js';
 import type { CommitBatch } from './group-commit.js';
+import { createLevelSnapshotStore } from './snapshot-store.js';
 import type { EventLog, LogEntry } from './types.js';
 
 /** Options of {@link createLevelLog}. */
@@ -126,6 +127,21 @@ export function createLevelLog(options: LevelLogOptions): EventLog {
       }
     },
 
+    async *readRawChunks({ from = 1, to, reverse = false }) {
+      core.assertReadable();
+      const range = revisionRange(from, to);
+      if (range.to < range.from) return;
+      const upper =
+        range.to === Infinity ? { lt: prefixRange(ENTRY_PREFIX).lt } : { lte: entryKey(range.to) };
+      const values = currentDb().values({ gte: entryKey(range.from), ...upper, reverse });
+      try {
+        for (let chunk = await values.nextv(CHUNK); chunk.length > 0; chunk = await values.nextv(CHUNK))
+          yield chunk;
+      } finally {
+        await values.close();
+      }
+    },
+
     async *history(kind, mesh, name) {
       core.assertReadable();
       const store = currentDb();
@@ -165,5 +181,7 @@ export function createLevelLog(options: LevelLogOptions): EventLog {
     onCommit: (listener) => core.onCommit(listener),
 
     stats: () => core.stats(),
+
+    snapshots: createLevelSnapshotStore(currentDb),
   };
 }

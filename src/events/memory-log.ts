@@ -68,6 +68,17 @@ export function createMemoryLog(options: MemoryLogOptions = {}): EventLog {
       for (let revision = from; revision <= last; revision += 1) yield entryAt(revision);
     },
 
+    async *readRawChunks({ from = 1, to, reverse = false }) {
+      core.assertReadable();
+      const range = revisionRange(from, to);
+      const last = Math.min(range.to, entries.length);
+      if (last < range.from) return;
+      // entries[i] holds revision i + 1.
+      const slice = entries.slice(range.from - 1, last);
+      if (reverse) slice.reverse();
+      for (let i = 0; i < slice.length; i += 1000) yield slice.slice(i, i + 1000);
+    },
+
     async *history(kind, mesh, name) {
       core.assertReadable();
       const revisions = [...(history.get(historyPrefix(kind, mesh, name)) ?? [])];

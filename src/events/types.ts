@@ -1,3 +1,5 @@
+import type { SnapshotStore } from './snapshot-store.js';
+
 /** What a log entry did to its resource. */
 export type Operation = 'create' | 'update' | 'delete';
 
@@ -75,6 +77,11 @@ export interface EventLog {
   read(fromRevision: number, toRevision?: number): AsyncIterable<LogEntry>;
   /** Durable entries of one resource, oldest first, through the history index. */
   history(kind: string, mesh: string | undefined, name: string): AsyncIterable<LogEntry>;
+  /**
+   * Durable entries as their stored JSON text, in chunks, newest first when `reverse`: for
+   * start-up, which reads each resource's last change and skips the rest unparsed.
+   */
+  readRawChunks(opts: { from?: number; to?: number; reverse?: boolean }): AsyncIterable<string[]>;
   getMeta(key: string): Promise<string | undefined>;
   /** Writes one meta value durably on its own. */
   putMeta(key: string, value: string): Promise<void>;
@@ -82,4 +89,6 @@ export interface EventLog {
   onCommit(listener: CommitListener): () => void;
   /** Group-commit counters, for benchmarks and tests. */
   stats(): EventLogStats;
+  /** Snapshots of the projections kept in the same store (LevelDB only; issue 6). */
+  snapshots?: SnapshotStore;
 }

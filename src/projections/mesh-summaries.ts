@@ -192,7 +192,8 @@ export function createMeshSummaries(deps: {
   views.onChange((entry) => {
     const mesh = entry.kind === 'Mesh' ? entry.name : entry.mesh;
     if (mesh === undefined) return;
-    lastChange.set(mesh, entry.time);
+    // Keep the latest time: start-up may apply entries newest first (load-latest.ts).
+    if ((lastChange.get(mesh) ?? '') < entry.time) lastChange.set(mesh, entry.time);
     if (entry.kind === 'Mesh' && entry.operation === 'delete') meshes.delete(mesh);
     else if (entry.kind === 'Dataplane') update(mesh, entry.name, entry.time);
     else {

@@ -1,5 +1,6 @@
 import type { LogEntry, WireResource } from '../events/types.js';
 import type { Registry } from '../resources/registry.js';
+import { deepEqual } from '../util/deep-equal.js';
 import { meshRange, viewKey } from './keys.js';
 import { SortedList } from './sorted-list.js';
 
@@ -89,6 +90,8 @@ export interface ResourceViews {
   apply(entries: readonly LogEntry[]): void;
   /** The last revision applied. */
   revision(): number;
+  /** Moves the applied revision up to `revision` without a change (a snapshot's revision may be past its last change). */
+  advance(revision: number): void;
   get(kind: string, mesh: string | undefined, name: string): ViewItem | undefined;
   page(kind: string, query: PageQuery): Page<ViewItem>;
   /** Iterates one kind (optionally one mesh) in (mesh, name) order. */
@@ -191,7 +194,10 @@ export function createResourceViews(registry: Registry): ResourceViews {
           }
         } else if (e.resource) {
           if (item) {
-            const before = v.tagIndex ? tagsOf(v, item.resource) : undefined;
+            // Most updates keep the tags: compare the tag maps before building any index keys.
+            const sets = v.tagSets;
+            const retag = sets !== undefined && !deepEqual(sets(item.resource), sets(e.resource));
+            const before = retag ? tagsOf(v, item.resource) : undefined;
             item.update(e.resource, e.revision, e.origin);
             if (before) reindex(v, item, before, tagsOf(v, e.resource));
           } else {
@@ -207,6 +213,9 @@ export function createResourceViews(registry: Registry): ResourceViews {
       }
     },
     revision: () => applied,
+    advance(revision) {
+      if (revision > applied) applied = revision;
+    },
     get: (kind, mesh, name) => viewOf(kind).byKey.get(viewKey(mesh, name)),
     page(kind, query) {
       const v = viewOf(kind);

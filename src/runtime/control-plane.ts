@@ -7,6 +7,7 @@ import type { ServerDeps } from '../api/server.js';
 import { buildServer } from '../api/server.js';
 import type { Commands } from '../app/commands.js';
 import { createCommands } from '../app/commands.js';
+import { createHistory } from '../app/history.js';
 import { createQueries } from '../app/queries.js';
 import type { TokenService } from '../app/token-service.js';
 import { createTokenService } from '../app/token-service.js';
@@ -16,16 +17,22 @@ import { maskConfig } from '../config/mask.js';
 import { createBus } from '../events/bus.js';
 import { createLevelLog } from '../events/level-log.js';
 import { createMemoryLog } from '../events/memory-log.js';
-import type { EventLog, LogEntry } from '../events/types.js';
+import type { EventLog } from '../events/types.js';
 import { createDerivedViews } from '../projections/derived-views.js';
 import { createMeshSummaries } from '../projections/mesh-summaries.js';
+import { createPointInTime } from '../projections/point-in-time.js';
 import type { ResourceViews } from '../projections/resource-views.js';
 import { createResourceViews } from '../projections/resource-views.js';
+import { createSnapshotter, loadViews, trackSnapshotSource } from '../projections/snapshot.js';
 import { registry } from '../resources/registry.js';
 import { createStatusStore } from '../status/status-store.js';
 import { AppError } from '../util/errors.js';
+import { parseDuration } from '../util/duration.js';
 import type { TlsMaterial } from './tls.js';
 import { loadTlsMaterial } from './tls.js';
+import type { StatusStore } from '../status/status-store.js';
+import type { Multizone, MultizoneOptions } from './multizone.js';
+import { exposeGlobalLink, startMultizone, withGlobalLink } from './multizone.js';
 
 /** A running control plane: its API server, bound ports and a clean shutdown. */
 export interface ControlPlane {
@@ -39,12 +46,16 @@ export interface ControlPlane {
   httpsApp?: FastifyInstance;
   /** Where the HTTPS certificate came from (`files`, `kept`, `generated`, `memory`), when HTTPS listens. */
   tls?: Pick<TlsMaterial, 'source' | 'certFile'>;
-  /** Bound ports; `https` is 0 when HTTPS is off. */
-  ports: { api: number; diagnostics: number; https: number };
+  /** Bound ports; `https` is 0 when HTTPS is off, `kds` (Global's sync port, issue 5) 0 but on Global. */
+  ports: { api: number; diagnostics: number; https: number; kds: number };
+  /** Runtime status of proxies and zones (issue 5). */
+  status: StatusStore;
+  /** Global's sync server or a zone's sync client (issue 5); absent in standalone mode. */
+  multizone?: Multizone;
   /** Resolves once the signing keys made at first start are written (they are made after ready). */
   defaultsReady: Promise<void>;
-  /** Entries replayed at start and how long start-up took. */
-  startup: { replayed: number; ms: number };
+  /** Entries replayed at start, the snapshot they followed (issue 6) and how long start-up took. */
+  startup: { replayed: number; ms: number; snapshot?: number };
   close(): Promise<void>;
 }
 
@@ -54,10 +65,11 @@ export interface StartOptions {
   now?: () => Date;
   listen?: boolean;
   keygen?: () => Promise<string>;
+  /** Sync timers and back-off (tests). */
+  multizone?: MultizoneOptions;
 }
 
 const CLUSTER_ID = 'clusterId';
-const REPLAY_CHUNK = 1000;
 
 /** Opens the log for the configured store (the level adapter explains a locked or bad data dir). */
 async function openLog(config: Config, now: () => Date): Promise<EventLog> {
@@ -69,22 +81,6 @@ async function openLog(config: Config, now: () => Date): Promise<EventLog> {
   return log;
 }
 
-/** Replays the whole log into the views, in chunks. */
-async function replay(log: EventLog, views: ResourceViews): Promise<number> {
-  let chunk: LogEntry[] = [];
-  let n = 0;
-  for await (const e of log.read(1)) {
-    chunk.push(e);
-    if (chunk.length >= REPLAY_CHUNK) {
-      views.apply(chunk);
-      n += chunk.length;
-      chunk = [];
-    }
-  }
-  views.apply(chunk);
-  return n + chunk.length;
-}
-
 /** The composition root: builds the adapters for the config's mode and starts the listeners. */
 export async function startControlPlane(config: Config, opts: StartOptions = {}): Promise<ControlPlane> {
   const started = Date.now();
@@ -93,11 +89,35 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   const views = createResourceViews(registry);
   const status = createStatusStore();
   const summaries = createMeshSummaries({ registry, views, status });
-  const replayed = await replay(log, views);
+  // Issue 6: from the newest sound snapshot, then the tail; a damaged one is logged and skipped.
+  const snapshots = config.store.snapshot.every > 0 ? log.snapshots : undefined;
+  const source = trackSnapshotSource(registry, views);
+  const loaded = await loadViews({
+    log,
+    views,
+    source,
+    useSnapshots: !!snapshots,
+    every: config.store.snapshot.every,
+    logger: opts.logger,
+  });
+  const replayed = loaded.replayed;
 
   const bus = createBus();
   log.onCommit((entries) => bus.emit('committed', entries));
   bus.on('committed', (entries) => views.apply(entries));
+  const snapshotter = snapshots
+    ? createSnapshotter({
+        store: snapshots,
+        source,
+        every: config.store.snapshot.every,
+        last: loaded.snapshot,
+        logger: opts.logger,
+      })
+    : undefined;
+  if (snapshotter) {
+    bus.on('committed', () => snapshotter.committed());
+    snapshotter.committed();
+  }
 
   let clusterId = await log.getMeta(CLUSTER_ID);
   if (!clusterId) {
@@ -105,6 +125,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     await log.putMeta(CLUSTER_ID, clusterId);
   }
 
+  let multizone: Multizone | undefined;
   const commands = createCommands({
     registry,
     log,
@@ -112,6 +133,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     now,
     options: { skipDefaultPolicies: config.defaults.skipDefaultPolicies },
     keygen: opts.keygen,
+    zoneConnected: (name) => multizone?.isConnected(name) ?? false,
   });
   let defaultsReady = Promise.resolve();
   if (config.mode !== 'zone') {
@@ -126,6 +148,21 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   }
   const derived = createDerivedViews({ registry, views, status, summaries, now });
   const queries = createQueries({ views, derived, status });
+  const history = createHistory({
+    registry,
+    log,
+    queries,
+    commands,
+    pointInTime: createPointInTime({
+      registry,
+      log: { read: (from, to) => log.read(from, to), snapshots },
+      useSnapshots: !!snapshots,
+    }),
+    subscribe: (listener) => {
+      bus.on('committed', listener);
+      return () => bus.off('committed', listener);
+    },
+  });
   const tokens = createTokenService({ views, now, keysReady: defaultsReady });
   const serverDeps: ServerDeps = {
     registry,
@@ -144,8 +181,8 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
       clusterId,
       mode: config.mode,
     },
-    maskedConfig: () => maskConfig(config),
-    zoneStatuses: () => [],
+    maskedConfig: () => withGlobalLink(maskConfig(config), multizone),
+    zoneStatuses: () => multizone?.zoneStatuses() ?? [],
     corsAllowedDomains: config.apiServer.corsAllowedDomains,
     bodyLimit: config.apiServer.bodyLimit,
     logger: opts.logger,
@@ -158,6 +195,11 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
         anonymousWrite: config.apiServer.authn.anonymousWrite,
       },
     },
+    history,
+    watch: {
+      heartbeatMs: parseDuration(config.apiServer.watch.heartbeatInterval),
+      bufferLimit: config.apiServer.watch.bufferLimit,
+    },
     limits: {
       maxHeaderSize: config.apiServer.maxHeaderSize,
       headersTimeout: config.apiServer.timeouts.headers,
@@ -165,6 +207,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
       idleTimeout: config.apiServer.timeouts.idle,
     },
   };
+  exposeGlobalLink(serverDeps.info, () => multizone);
   const app = await buildServer(serverDeps);
   const listen = opts.listen !== false;
   // HTTPS serves the same API from a second instance (issue 4); only built when it will listen.
@@ -175,11 +218,13 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   diagnostics.get('/healthy', async () => ({ status: 'ok' }));
   diagnostics.get('/ready', async () => ({ status: 'ready', revision: views.revision() }));
 
-  const ports = { api: 0, diagnostics: 0, https: 0 };
+  const ports = { api: 0, diagnostics: 0, https: 0, kds: 0 };
   const listening: FastifyInstance[] = [];
   const closeAll = async (): Promise<void> => {
+    await multizone?.close();
     await Promise.allSettled(listening.map((s) => s.close()));
     await defaultsReady;
+    await snapshotter?.close();
     await log.close();
   };
   if (listen) {
@@ -195,6 +240,20 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
       await diagnostics.listen({ port: config.diagnostics.port, host: '0.0.0.0' });
       listening.push(diagnostics);
       ports.diagnostics = (diagnostics.server.address() as { port: number }).port;
+      multizone = await startMultizone(config, {
+        log,
+        views,
+        commands,
+        status,
+        tokens,
+        info: { instanceId: serverDeps.info.instanceId, clusterId },
+        maskedConfig: () => maskConfig(config),
+        https: tls,
+        logger: opts.logger,
+        now,
+        options: opts.multizone,
+      });
+      ports.kds = multizone?.kdsPort ?? 0;
     } catch (err) {
       await closeAll();
       const e = err as NodeJS.ErrnoException & { port?: number };
@@ -214,8 +273,12 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     httpsApp,
     tls: tls ? { source: tls.source, certFile: tls.certFile } : undefined,
     ports,
+    status,
+    get multizone() {
+      return multizone;
+    },
     defaultsReady,
-    startup: { replayed, ms: Date.now() - started },
+    startup: { replayed, ms: Date.now() - started, snapshot: loaded.snapshot },
     close: closeAll,
   };
 }

@@ -196,6 +196,24 @@ export function eventLogContract(adapter: string, makeFixture: LogFixtureFactory
       expect(await collect(log.read(5, 4))).toEqual([]);
     });
 
+    it('reads raw entry text in chunks, forwards and newest first', async () => {
+      const { log } = await setup();
+      await log.append(range(1, 2500).map((i) => change(`r${i}`))).durable;
+      const raw = async (opts: { from?: number; to?: number; reverse?: boolean }) => {
+        const chunks: string[][] = [];
+        for await (const chunk of log.readRawChunks(opts)) chunks.push(chunk);
+        return chunks;
+      };
+      const all = await raw({});
+      expect(all.every((c) => c.length <= 1000)).toBe(true);
+      const parsed = all.flat().map((s) => JSON.parse(s) as { revision: number });
+      expect(parsed.map((e) => e.revision)).toEqual(range(1, 2500));
+      expect(all.flat()).toEqual((await collect(log.read(1))).map((e) => JSON.stringify(e)));
+      const back = (await raw({ from: 10, to: 1200, reverse: true })).flat();
+      expect(back.map((s) => (JSON.parse(s) as { revision: number }).revision)).toEqual(range(10, 1200).reverse());
+      expect(await raw({ from: 2501 })).toEqual([]);
+    });
+
     it("returns one resource's history, oldest first, also once deleted", async () => {
       const { log } = await setup();
       await log.append([change('b', { mesh: 'a' })]).durable;

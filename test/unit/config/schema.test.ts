@@ -31,6 +31,7 @@ describe('configSchema', () => {
         bodyLimit: 1048576,
         maxHeaderSize: 16384,
         timeouts: { headers: '10s', request: '30s', idle: '2m' },
+        watch: { heartbeatInterval: '15s', bufferLimit: 4194304 },
       },
       adminServer: {
         apis: { dataplaneToken: { enabled: true } },
@@ -79,6 +80,7 @@ describe('configSchema', () => {
       store: {
         type: 'level',
         level: { path: './data' },
+        snapshot: { every: 10000 },
         kubernetes: { systemNamespace: 'mesh-system' },
         postgres: {
           connectionTimeout: 5,

@@ -1,0 +1,216 @@
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { EventFilter, History } from '../app/history.js';
+import { matchesFilter } from '../app/history.js';
+import type { WriteSettings } from '../app/write-policy.js';
+import { assertWritable } from '../app/write-policy.js';
+import type { LogEntry } from '../events/types.js';
+import type { ResourceDescriptor } from '../resources/descriptor.js';
+import type { Registry } from '../resources/registry.js';
+import type { ErrorCause } from '../util/errors.js';
+import { AppError } from '../util/errors.js';
+import { actorOf } from './actor.js';
+import type { AuthzSettings } from './authz.js';
+import { createAuthorizer } from './authz.js';
+import type { Identity } from './identity.js';
+import { nextUrl, parsePage, parseRevision, rawQuery } from './list-query.js';
+import type { RouteInfo } from './resource-routes.js';
+import { dryRunOf } from './resource-routes.js';
+import type { WatchOptions } from './watch.js';
+import { createWatchHub } from './watch.js';
+
+type Params = { mesh?: string; name: string };
+
+/** Dependencies of the history, audit, watch and revert routes (issue 6). */
+export interface HistoryRouteDeps {
+  registry: Registry;
+  history: History;
+  writeSettings: WriteSettings;
+  /** The role model, to show each caller only the audit entries of what it may read. */
+  authz: AuthzSettings;
+  watch: WatchOptions;
+  logger?: FastifyBaseLogger;
+}
+
+const json = (reply: FastifyReply, revision: number, body: string): FastifyReply =>
+  reply.type('application/json; charset=utf-8').header('x-mesh-revision', String(revision)).send(body);
+
+const header = (req: FastifyRequest, name: string): string | undefined => {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v.join(',') : v;
+};
+
+const invalid = (causes: ErrorCause[]): AppError =>
+  new AppError('INVALID_QUERY', 'Invalid query parameters', 'bad audit log parameters', causes);
+
+/**
+ * Registers `<resource URL>/_history`, `<resource URL>/_revert` for every stored kind and `/_events`
+ * (list and `text/event-stream` watch), decisions §8. History reads need the right to read the
+ * kind, revert the right to write it (so secrets stay admin only); `/_events` is open to readers
+ * but shows each caller only entries of resources it may read: without the right to read secrets,
+ * Secret and GlobalSecret entries are left out entirely, in lists and streams alike.
+ */
+export function registerHistoryRoutes(app: FastifyInstance, deps: HistoryRouteDeps): void {
+  const { registry, history, writeSettings } = deps;
+  const authorizer = createAuthorizer(registry, deps.authz);
+  const hub = createWatchHub({ history, options: deps.watch, logger: deps.logger });
+  app.addHook('preClose', async () => hub.closeAll());
+
+  const resourceHistory =
+    (desc: ResourceDescriptor) => async (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply) => {
+      const q = rawQuery(req);
+      const causes: ErrorCause[] = [];
+      const { size, offset } = parsePage(q, causes);
+      if (causes.length > 0) throw invalid(causes);
+      const head = history.head();
+      const page = await history.resourceHistory(desc, req.params.mesh, req.params.name, { offset, size });
+      const next = nextUrl(req, q, offset, size, page.total);
+      return json(reply, head, JSON.stringify({ total: page.total, items: page.items, next }));
+    };
+
+  const revert =
+    (desc: ResourceDescriptor) => async (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply) => {
+      assertWritable(desc, writeSettings);
+      const q = rawQuery(req);
+      const dryRun = dryRunOf(q);
+      const toRevision = parseRevision(q, history.head(), 'toRevision');
+      if (toRevision === undefined) {
+        throw invalid([{ field: 'toRevision', message: 'cannot be empty' }]);
+      }
+      const { mesh, name } = req.params;
+      const result = await history.revert({
+        desc,
+        mesh,
+        name,
+        toRevision,
+        actor: actorOf(req),
+        ifMatch: header(req, 'if-match'),
+        dryRun,
+      });
+      if (result.operation === 'put') {
+        const { put } = result;
+        if (!dryRun) {
+          req.log.info(
+            { kind: desc.kind, mesh, name, revision: put.revision, toRevision, created: put.created },
+            'resource reverted',
+          );
+          reply.header('etag', `"${put.revision}"`);
+        }
+        reply.code(put.created ? 201 : 200);
+        return json(reply, put.revision, JSON.stringify(put.resource));
+      }
+      const { remove } = result;
+      if (!dryRun) {
+        req.log.info(
+          { kind: desc.kind, mesh, name, revision: remove.revision, toRevision },
+          'resource reverted (deleted)',
+        );
+        reply.header('etag', `"${remove.revision}"`);
+      }
+      return json(reply, remove.revision, '{}');
+    };
+
+  /** Whether `identity` may read the resource of an entry (a Mesh is in itself, as for `/meshes/{name}`). */
+  const visibility = (identity: Identity): ((e: LogEntry) => boolean) | undefined => {
+    const grants = authorizer.grantsOf(identity);
+    if (grants.some((g) => g.role === 'admin' && g.meshes === undefined)) return undefined;
+    const seen = new Map<string, boolean>();
+    return (e) => {
+      const mesh = e.kind === 'Mesh' ? e.name : e.mesh;
+      const key = `${e.kind}\u0000${mesh ?? ''}`;
+      let ok = seen.get(key);
+      if (ok === undefined) {
+        ok = authorizer.allows(identity, {
+          method: 'GET',
+          path: '/_events',
+          action: 'read',
+          kind: e.kind,
+          mesh,
+          adminOnly: false,
+        });
+        seen.set(key, ok);
+      }
+      return ok;
+    };
+  };
+
+  const events = async (req: FastifyRequest, reply: FastifyReply) => {
+    const q = rawQuery(req);
+    const stream = (req.headers.accept ?? '').includes('text/event-stream');
+    const head = history.head();
+    const causes: ErrorCause[] = [];
+    let fromRevision: number | undefined;
+    try {
+      // fromRevision may be the next revision to come (head + 1): nothing yet, then live entries.
+      fromRevision = parseRevision(q, head + 1, 'fromRevision');
+    } catch (err) {
+      causes.push(...(err as AppError).causes);
+    }
+    let lastEventId: number | undefined;
+    const rawLast = header(req, 'last-event-id');
+    if (stream && rawLast !== undefined && rawLast.trim() !== '') {
+      const v = rawLast.trim();
+      if (!/^\d+$/.test(v) || Number(v) > head) {
+        causes.push({ field: 'Last-Event-ID', message: `must be a revision between 0 and ${head}` });
+      } else lastEventId = Number(v);
+    }
+    const filter: EventFilter = {};
+    for (const key of ['kind', 'mesh', 'name', 'actor'] as const) {
+      const v = q.get(key);
+      if (v !== null && v !== '') filter[key] = v;
+    }
+    if (filter.kind !== undefined) {
+      const desc = registry.find(filter.kind);
+      if (!desc || desc.derived) {
+        causes.push({
+          field: 'kind',
+          message: `must be a stored kind: ${registry.stored.map((d) => d.kind).join(', ')}`,
+        });
+      }
+    }
+    const page = parsePage(q, stream ? [] : causes);
+    if (causes.length > 0) throw invalid(causes);
+    if (filter.kind !== undefined) {
+      // Asking for a kind's entries takes the right to read that kind (secrets: admin).
+      authorizer.check(req.identity, {
+        method: 'GET',
+        path: '/_events',
+        action: 'read',
+        kind: filter.kind,
+        mesh: filter.kind === 'Mesh' ? (filter.name ?? filter.mesh) : filter.mesh,
+        adminOnly: false,
+      });
+    }
+    const visible = visibility(req.identity);
+    if (stream) {
+      const from = lastEventId !== undefined ? lastEventId + 1 : (fromRevision ?? head + 1);
+      hub.serve(req, reply, {
+        from,
+        match: (e) => matchesFilter(e, filter) && (!visible || visible(e)),
+      });
+      return reply;
+    }
+    const result = await history.events({
+      fromRevision: fromRevision ?? 1,
+      filter,
+      offset: page.offset,
+      size: page.size,
+      visible,
+      visibilityKey: visible ? JSON.stringify(authorizer.grantsOf(req.identity)) : 'all',
+    });
+    const next = nextUrl(req, q, page.offset, page.size, result.total);
+    return json(reply, head, JSON.stringify({ total: result.total, items: result.items, next }));
+  };
+
+  for (const desc of registry.stored) {
+    if (desc.singleton) continue;
+    // Route config for the auth hooks: history is a read of the kind, revert a write of it.
+    const read = { config: { kind: desc.kind, action: 'read' } satisfies RouteInfo };
+    const write = { config: { kind: desc.kind, action: 'write' } satisfies RouteInfo };
+    const prefix = desc.scope === 'mesh' ? '/meshes/:mesh/' : '/';
+    for (const seg of [desc.path, ...desc.aliases]) {
+      app.get(`${prefix}${seg}/:name/_history`, read, resourceHistory(desc));
+      app.post(`${prefix}${seg}/:name/_revert`, write, revert(desc));
+    }
+  }
+  app.get('/_events', { config: { action: 'read' } satisfies RouteInfo }, events);
+}

@@ -1,0 +1,291 @@
+import type { Actor, EventLog, LogEntry, Operation, WireResource } from '../events/types.js';
+import type { PointInTime } from '../projections/point-in-time.js';
+import type { ResourceDescriptor } from '../resources/descriptor.js';
+import type { Registry } from '../resources/registry.js';
+import { validateBody } from '../resources/validate.js';
+import { AppError } from '../util/errors.js';
+import type { Commands, DeleteResult, PutResult } from './commands.js';
+import type { Queries, ReadItem } from './queries.js';
+import { createQueries } from './queries.js';
+
+/** One change of a resource (decisions §8): `resource` is the state after it, or before a delete. */
+export interface HistoryItem {
+  revision: number;
+  time: string;
+  operation: Operation;
+  actor: Actor;
+  resource: WireResource;
+}
+
+/** One entry of the audit log: a history item with the resource it changed. */
+export interface EventItem {
+  revision: number;
+  time: string;
+  kind: string;
+  mesh?: string;
+  name: string;
+  operation: Operation;
+  actor: Actor;
+  resource: WireResource;
+}
+
+/** Filters of `/_events`: registry kind, mesh (including the Mesh itself), exact name, actor name. */
+export interface EventFilter {
+  kind?: string;
+  mesh?: string;
+  name?: string;
+  actor?: string;
+}
+
+/** A page of the audit log. */
+export interface EventsRequest {
+  fromRevision: number;
+  filter: EventFilter;
+  offset: number;
+  size: number;
+  /** Which entries the caller may see; absent: all. */
+  visible?: (entry: LogEntry) => boolean;
+  /** Names the `visible` rule, so that scans are shared only between callers who see the same. */
+  visibilityKey?: string;
+}
+
+/** What a revert did: a PUT of the state at R, or a DELETE when the resource did not exist at R. */
+export type RevertResult =
+  { operation: 'put'; put: PutResult } | { operation: 'delete'; remove: DeleteResult };
+
+/** History, audit and point-in-time reads over the log, and revert through the one write path. */
+export interface History {
+  /** The revision of the last durable entry. */
+  head(): number;
+  resourceHistory(
+    desc: ResourceDescriptor,
+    mesh: string | undefined,
+    name: string,
+    page: { offset: number; size: number },
+  ): Promise<{ total: number; items: HistoryItem[] }>;
+  /** One resource as of `revision`: from the history index for stored kinds, from a replay for derived ones. */
+  resourceAt(
+    desc: ResourceDescriptor,
+    mesh: string | undefined,
+    name: string,
+    revision: number,
+  ): Promise<ReadItem>;
+  /** The read side as of `revision` (lists, overviews, insights). */
+  queriesAt(revision: number): Promise<Queries>;
+  events(req: EventsRequest): Promise<{ total: number; items: EventItem[] }>;
+  /** Entries from..to, in order (the backlog of a watch). */
+  read(fromRevision: number, toRevision: number): AsyncIterable<LogEntry>;
+  /** Registers a listener for committed batches; returns its removal. */
+  subscribe(listener: (entries: readonly LogEntry[]) => void): () => void;
+  revert(req: {
+    desc: ResourceDescriptor;
+    mesh?: string;
+    name: string;
+    toRevision: number;
+    actor: Actor;
+    ifMatch?: string;
+    dryRun: boolean;
+  }): Promise<RevertResult>;
+}
+
+/** The history item of an entry. */
+export function historyItem(e: LogEntry): HistoryItem {
+  return {
+    revision: e.revision,
+    time: e.time,
+    operation: e.operation,
+    actor: e.actor,
+    resource: (e.resource ?? e.previous) as WireResource,
+  };
+}
+
+/** The audit-log item of an entry. */
+export function eventItem(e: LogEntry): EventItem {
+  return {
+    revision: e.revision,
+    time: e.time,
+    kind: e.kind,
+    ...(e.mesh === undefined ? {} : { mesh: e.mesh }),
+    name: e.name,
+    operation: e.operation,
+    actor: e.actor,
+    resource: (e.resource ?? e.previous) as WireResource,
+  };
+}
+
+/** True when an entry passes the filters; a Mesh counts as in itself for `mesh`. */
+export function matchesFilter(e: LogEntry, f: EventFilter): boolean {
+  if (f.kind !== undefined && e.kind !== f.kind) return false;
+  if (f.mesh !== undefined && e.mesh !== f.mesh && !(e.kind === 'Mesh' && e.name === f.mesh)) return false;
+  if (f.name !== undefined && e.name !== f.name) return false;
+  if (f.actor !== undefined && e.actor.name !== f.actor) return false;
+  return true;
+}
+
+const notFound = (desc: ResourceDescriptor, mesh: string | undefined, name: string, at?: number): AppError =>
+  new AppError(
+    'NOT_FOUND',
+    'Not found',
+    (desc.scope === 'mesh'
+      ? `${desc.wireType} "${name}" not found in mesh "${mesh}"`
+      : `${desc.wireType} "${name}" not found`) + (at === undefined ? '' : ` at revision ${at}`),
+  );
+
+/** A scan of the audit log kept for the next pages: matching revisions up to `scannedTo`. */
+interface Scan {
+  revisions: number[];
+  scannedTo: number;
+}
+
+const SCAN_CACHE = 8;
+
+/** Creates the history service over the log, the live read side and the write path. */
+export function createHistory(deps: {
+  registry: Registry;
+  log: EventLog;
+  queries: Queries;
+  commands: Commands;
+  pointInTime: PointInTime;
+  subscribe: (listener: (entries: readonly LogEntry[]) => void) => () => void;
+}): History {
+  const { log, queries, commands, pointInTime } = deps;
+  const scans = new Map<string, Scan>();
+
+  const collect = async (it: AsyncIterable<LogEntry>): Promise<LogEntry[]> => {
+    const out: LogEntry[] = [];
+    for await (const e of it) out.push(e);
+    return out;
+  };
+
+  const entryAt = async (revision: number): Promise<LogEntry | undefined> => {
+    for await (const e of log.read(revision, revision)) return e;
+    return undefined;
+  };
+
+  /** The latest entry of a resource at or below `revision`. */
+  const lastChange = async (
+    desc: ResourceDescriptor,
+    mesh: string | undefined,
+    name: string,
+    revision: number,
+  ): Promise<LogEntry | undefined> => {
+    let last: LogEntry | undefined;
+    for await (const e of log.history(desc.kind, desc.scope === 'mesh' ? mesh : undefined, name)) {
+      if (e.revision > revision) break;
+      last = e;
+    }
+    return last;
+  };
+
+  const queriesAt = async (revision: number): Promise<Queries> => {
+    if (revision === queries.revision()) return queries;
+    const past = await pointInTime.at(revision);
+    return createQueries({ views: past.views, derived: past.derived, status: past.status });
+  };
+
+  /** Matching revisions from `from` to the head: resumed from a cached scan when there is one. */
+  const scan = async (req: EventsRequest): Promise<number[]> => {
+    const key = JSON.stringify([req.fromRevision, req.filter, req.visibilityKey ?? '']);
+    let s = scans.get(key);
+    if (s) scans.delete(key);
+    else s = { revisions: [], scannedTo: req.fromRevision - 1 };
+    scans.set(key, s);
+    while (scans.size > SCAN_CACHE) scans.delete(scans.keys().next().value as string);
+    const head = log.head();
+    if (s.scannedTo < head) {
+      for await (const e of log.read(s.scannedTo + 1, head)) {
+        if (matchesFilter(e, req.filter) && (!req.visible || req.visible(e))) s.revisions.push(e.revision);
+      }
+      s.scannedTo = head;
+    }
+    return s.revisions;
+  };
+
+  const events = async (req: EventsRequest): Promise<{ total: number; items: EventItem[] }> => {
+    const { filter, fromRevision, offset, size } = req;
+    const keep = (e: LogEntry): boolean =>
+      e.revision >= fromRevision && matchesFilter(e, filter) && (!req.visible || req.visible(e));
+    const desc = filter.kind === undefined ? undefined : deps.registry.find(filter.kind);
+    if (desc && filter.name !== undefined && (desc.scope === 'global' || filter.mesh !== undefined)) {
+      // One resource: its history index holds every entry there is.
+      const all = (
+        await collect(log.history(desc.kind, desc.scope === 'mesh' ? filter.mesh : undefined, filter.name))
+      ).filter(keep);
+      return { total: all.length, items: all.slice(offset, offset + size).map(eventItem) };
+    }
+    const head = log.head();
+    if (!req.visible && Object.values(filter).every((v) => v === undefined)) {
+      // Everything from R: the page is a range of revisions.
+      const total = Math.max(0, head - fromRevision + 1);
+      const first = fromRevision + offset;
+      const last = Math.min(head, first + size - 1);
+      const items = last < first ? [] : (await collect(log.read(first, last))).map(eventItem);
+      return { total, items };
+    }
+    const revisions = await scan(req);
+    const page = revisions.slice(offset, offset + size);
+    const items: EventItem[] = [];
+    for (const r of page) {
+      const e = await entryAt(r);
+      if (e) items.push(eventItem(e));
+    }
+    return { total: revisions.length, items };
+  };
+
+  return {
+    head: () => log.head(),
+
+    async resourceHistory(desc, mesh, name, page) {
+      const all = await collect(log.history(desc.kind, desc.scope === 'mesh' ? mesh : undefined, name));
+      if (all.length === 0) throw notFound(desc, mesh, name);
+      return { total: all.length, items: all.slice(page.offset, page.offset + page.size).map(historyItem) };
+    },
+
+    async resourceAt(desc, mesh, name, revision) {
+      if (desc.derived || revision === queries.revision()) {
+        return (await queriesAt(revision)).get(desc, mesh, name);
+      }
+      const last = await lastChange(desc, mesh, name, revision);
+      if (!last || last.operation === 'delete' || !last.resource) throw notFound(desc, mesh, name, revision);
+      return { body: Buffer.from(JSON.stringify(last.resource)), revision: last.revision };
+    },
+
+    queriesAt,
+
+    events,
+
+    read: (from, to) => log.read(from, to),
+
+    subscribe: deps.subscribe,
+
+    async revert(req) {
+      const { desc, mesh, name, toRevision, actor, ifMatch, dryRun } = req;
+      const then = await lastChange(desc, mesh, name, toRevision);
+      if (then && then.operation !== 'delete' && then.resource) {
+        // The state at R goes through today's validation and mesh rules like any PUT.
+        const checked = validateBody(desc, then.resource, { mesh, name });
+        if (!checked.ok) {
+          throw new AppError(
+            'INVALID_BODY',
+            'Resource is not valid',
+            `the state at revision ${toRevision} is not a valid ${desc.wireType} today`,
+            checked.causes,
+          );
+        }
+        const put = await commands.put({
+          kind: desc.kind,
+          mesh,
+          name,
+          spec: checked.spec,
+          actor,
+          ifMatch,
+          dryRun,
+        });
+        return { operation: 'put', put };
+      }
+      // It did not exist at R: reverting deletes it (404 when it does not exist now either).
+      const remove = await commands.remove({ kind: desc.kind, mesh, name, actor, ifMatch, dryRun });
+      return { operation: 'delete', remove };
+    },
+  };
+}

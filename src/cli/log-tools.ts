@@ -1,0 +1,238 @@
+import { createReadStream, existsSync, renameSync, rmSync, createWriteStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import type { Writable } from 'node:stream';
+import type { Command } from 'commander';
+import { resourcesAt, writeSnapshotAt } from '../app/log-state.js';
+import { loadConfig } from '../config/load.js';
+import type { LevelStore } from '../events/level-tools.js';
+import {
+  createLogReader,
+  exportLevelLog,
+  importLevelLog,
+  openLevelStore,
+  verifyLevelStore,
+} from '../events/level-tools.js';
+import { registry } from '../resources/registry.js';
+import { AppError } from '../util/errors.js';
+
+/** Exit codes of the log tools: damage found, or the tool could not run (arguments, config, data dir). */
+const DAMAGED = 1;
+const CANNOT_RUN = 2;
+
+interface DataOptions {
+  data?: string;
+  config?: string;
+}
+
+class ToolExit extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The data dir: `--data`, else the config's `store.level.path` (config loaded as `run` does). */
+function dataDir(opts: DataOptions): string {
+  if (opts.data) return opts.data;
+  let config;
+  try {
+    config = loadConfig({ file: opts.config, env: process.env });
+  } catch (err) {
+    throw new ToolExit(CANNOT_RUN, err instanceof AppError ? err.details : String(err));
+  }
+  if (config.store.type !== 'level') {
+    throw new ToolExit(
+      CANNOT_RUN,
+      `store.type is ${config.store.type}: there is no data dir; pass --data DIR`,
+    );
+  }
+  return config.store.level.path;
+}
+
+async function open(path: string, existing: boolean): Promise<LevelStore> {
+  try {
+    return await openLevelStore(path, { existing });
+  } catch (err) {
+    throw new ToolExit(CANNOT_RUN, err instanceof AppError ? err.details : String(err));
+  }
+}
+
+/** Runs a tool: its errors become a message on stderr and an exit code, never a stack trace. */
+function tool<A extends unknown[]>(fn: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
+  return async (...args) => {
+    try {
+      await fn(...args);
+    } catch (err) {
+      const code = err instanceof ToolExit ? err.code : CANNOT_RUN;
+      const message = err instanceof ToolExit || err instanceof AppError ? err.message : String(err);
+      process.stderr.write(`mesh-cp log: ${message}\n`);
+      process.exitCode = code;
+    }
+  };
+}
+
+/** Writes to a stream, waiting when its buffer is full. */
+function writeTo(out: Writable, text: string): Promise<void> {
+  return out.write(text) ? Promise.resolve() : new Promise((resolve) => out.once('drain', resolve));
+}
+
+async function verify(opts: DataOptions): Promise<void> {
+  const path = dataDir(opts);
+  const store = await open(path, true);
+  try {
+    const check = await verifyLevelStore(store);
+    const out = (line: string) => process.stdout.write(`${line}\n`);
+    out(`data dir: ${path}`);
+    out(`head: ${check.head}`);
+    if (!check.ok) {
+      out(`DAMAGED at revision ${check.revision}: ${check.reason}`);
+      if (check.revision > 1) out(`entries 1..${check.revision - 1} are sound`);
+      process.exitCode = DAMAGED;
+      return;
+    }
+    const reader = await createLogReader(store);
+    for (const listing of await reader.snapshots.list()) {
+      try {
+        await reader.snapshots.read(listing.revision);
+        out(`snapshot at revision ${listing.revision}: OK`);
+      } catch (err) {
+        // A snapshot is an optimisation: start-up skips a damaged one, so this is not log damage.
+        out(
+          `snapshot at revision ${listing.revision}: damaged, start-up ignores it (${(err as Error).message})`,
+        );
+      }
+    }
+    out(`OK: ${check.head} entries, hash chain and history index sound`);
+  } finally {
+    await store.close();
+  }
+}
+
+async function replay(opts: DataOptions & { toRevision?: string }): Promise<void> {
+  const path = dataDir(opts);
+  const store = await open(path, true);
+  try {
+    const reader = await createLogReader(store);
+    const head = reader.head();
+    let revision = head;
+    if (opts.toRevision !== undefined) {
+      const raw = opts.toRevision;
+      if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > head) {
+        throw new ToolExit(CANNOT_RUN, `--to-revision must be a revision between 1 and the head ${head}`);
+      }
+      revision = Number(raw);
+    }
+    const resources = await resourcesAt(registry, reader, revision);
+    // yaml loads only for this tool, not for every mesh-cp start.
+    const { stringify } = await import('yaml');
+    for (const [i, r] of resources.entries()) {
+      await writeTo(process.stdout, `${i > 0 ? '---\n' : ''}${stringify(r)}`);
+    }
+    process.stderr.write(`state at revision ${revision} (head ${head}): ${resources.length} resources\n`);
+  } finally {
+    await store.close();
+  }
+}
+
+async function exportLog(opts: DataOptions & { out?: string }): Promise<void> {
+  const path = dataDir(opts);
+  const store = await open(path, true);
+  const partial = opts.out ? `${opts.out}.partial` : undefined;
+  const out: Writable = partial ? createWriteStream(partial) : process.stdout;
+  try {
+    const result = await exportLevelLog(store, (line) => writeTo(out, `${line}\n`));
+    if (partial)
+      await new Promise<void>((resolve, reject) =>
+        out.end((err?: Error | null) => (err ? reject(err) : resolve())),
+      );
+    if (!result.ok) {
+      if (partial) rmSync(partial, { force: true });
+      throw new ToolExit(
+        DAMAGED,
+        `DAMAGED at revision ${result.revision}: ${result.reason}; export stopped${partial ? ', nothing written' : ''}`,
+      );
+    }
+    if (partial && opts.out) renameSync(partial, opts.out);
+    process.stderr.write(
+      `exported ${result.head} entries (head ${result.head})${opts.out ? ` to ${opts.out}` : ''}\n`,
+    );
+  } finally {
+    if (partial && existsSync(partial)) rmSync(partial, { force: true });
+    await store.close();
+  }
+}
+
+async function importLog(file: string, opts: DataOptions): Promise<void> {
+  const path = dataDir(opts);
+  if (file !== '-' && !existsSync(file)) throw new ToolExit(CANNOT_RUN, `no such file: ${file}`);
+  const store = await open(path, false);
+  try {
+    const input = file === '-' ? process.stdin : createReadStream(file, 'utf8');
+    const lines = createInterface({ input, crlfDelay: Infinity });
+    let result;
+    try {
+      result = await importLevelLog(store, lines);
+    } catch (err) {
+      throw new ToolExit(CANNOT_RUN, err instanceof AppError ? err.details : String(err));
+    }
+    if (!result.ok) {
+      throw new ToolExit(
+        DAMAGED,
+        `DAMAGED at line ${result.line ?? '?'} (revision ${result.revision}): ${result.reason}; nothing imported`,
+      );
+    }
+    process.stderr.write(`imported ${result.head} entries (head ${result.head}) into ${path}\n`);
+  } finally {
+    await store.close();
+  }
+}
+
+async function snapshot(opts: DataOptions & { delete?: boolean }): Promise<void> {
+  const path = dataDir(opts);
+  const store = await open(path, true);
+  try {
+    const reader = await createLogReader(store);
+    if (opts.delete) {
+      const n = await reader.snapshots.retain([]);
+      process.stderr.write(`deleted ${n} snapshots; the log is untouched\n`);
+      return;
+    }
+    if (reader.head() === 0) throw new ToolExit(CANNOT_RUN, `the log in ${path} is empty`);
+    const resources = await writeSnapshotAt(registry, reader, reader.head());
+    process.stderr.write(`snapshot written at revision ${reader.head()} (${resources} resources)\n`);
+  } finally {
+    await store.close();
+  }
+}
+
+/** Adds `mesh-cp log verify|replay|export|import|snapshot` (issue 6): offline tools on a data dir. */
+export function registerLogCommands(program: Command): void {
+  const log = program
+    .command('log')
+    .description('offline tools for the event log of a data dir (stop mesh-cp first, or copy the dir)');
+  const data = (cmd: Command): Command =>
+    cmd
+      .option('-d, --data <dir>', 'the data dir (default: store.level.path of the config)')
+      .option('-c, --config <file>', 'YAML config file (as for run; MESH_* env vars apply)');
+  data(log.command('verify'))
+    .description('check the hash chain, the revision sequence and the history index; exit 1 on damage')
+    .action(tool(verify));
+  data(log.command('replay'))
+    .description('print the state at a revision as YAML, one document per resource')
+    .option('-r, --to-revision <revision>', 'the revision (default: the head)')
+    .action(tool(replay));
+  data(log.command('export'))
+    .description('write every entry as NDJSON, verified; exit 1 on damage')
+    .option('-o, --out <file>', 'output file (default: stdout)')
+    .action(tool(exportLog));
+  data(log.command('import'))
+    .description('import an export into an empty data dir, verifying the chain; exit 1 on damage')
+    .argument('<file>', 'NDJSON file written by log export ("-": stdin)')
+    .action(tool(importLog));
+  data(log.command('snapshot'))
+    .description('write a snapshot of the state at the head now (or --delete every snapshot)')
+    .option('--delete', 'delete every snapshot (start-up then replays the whole log)')
+    .action(tool(snapshot));
+}

@@ -1,0 +1,260 @@
+import type { Snapshot, SnapshotItem, SnapshotStore } from '../events/snapshot-store.js';
+import { SnapshotDamaged } from '../events/snapshot-store.js';
+import type { Actor, EventLog, LogEntry } from '../events/types.js';
+import type { Registry } from '../resources/registry.js';
+import type { ResourceViews } from './resource-views.js';
+
+/** What the views are loaded from: the log's entries in order and, when it has them, its snapshots. */
+export type LogSource = Pick<EventLog, 'read'> & { snapshots?: SnapshotStore };
+
+/** Where structured warnings and notes go (a pino logger fits). */
+export interface SnapshotLogger {
+  info(fields: Record<string, unknown>, msg: string): void;
+  warn(fields: Record<string, unknown>, msg: string): void;
+}
+
+/** Follows what the views applied, so that their state can be captured as a snapshot at any turn. */
+export interface SnapshotSource {
+  /** Revision, hash and time of the last entry applied. */
+  head(): { revision: number; hash: string; time: string };
+  /** The views' state now, as a snapshot (synchronous, so it is the state of one revision). */
+  capture(): Snapshot;
+  /** Continues from a restored snapshot. */
+  reset(snapshot: Snapshot): void;
+}
+
+const REPLAY_CHUNK = 1000;
+/** The actor of the entries a restore feeds the views: never stored, never shown. */
+const SNAPSHOT_ACTOR: Actor = { name: 'mesh-cp', groups: ['mesh-system'], address: 'snapshot' };
+
+/** The mesh an entry belongs to (a Mesh belongs to itself), as mesh insights count changes. */
+const meshOf = (e: Pick<LogEntry, 'kind' | 'mesh' | 'name'>): string | undefined =>
+  e.kind === 'Mesh' ? e.name : e.mesh;
+
+/**
+ * Starts following `views`; create it before the views are loaded. It keeps the entry with the
+ * highest revision (and, per mesh, the time of its highest revision), so it holds whatever the order
+ * entries are applied in (start-up may apply them newest first).
+ */
+export function trackSnapshotSource(registry: Registry, views: ResourceViews): SnapshotSource {
+  let revision = 0;
+  let hash = '';
+  let time = '';
+  let meshTimes = new Map<string, { revision: number; time: string }>();
+  views.onChange((e) => {
+    if (e.revision >= revision) {
+      revision = e.revision;
+      hash = e.hash;
+      time = e.time;
+    }
+    const mesh = meshOf(e);
+    const last = mesh === undefined ? undefined : meshTimes.get(mesh);
+    if (mesh !== undefined && (!last || e.revision >= last.revision)) {
+      meshTimes.set(mesh, { revision: e.revision, time: e.time });
+    }
+  });
+  return {
+    head: () => ({ revision: Math.max(revision, views.revision()), hash, time }),
+    capture() {
+      const items: SnapshotItem[] = [];
+      for (const d of registry.stored) {
+        views.each(d.kind, undefined, (item) => {
+          const out: SnapshotItem = {
+            kind: item.kind,
+            name: item.name,
+            revision: item.revision,
+            origin: item.origin,
+            resource: item.resource,
+          };
+          if (item.mesh !== undefined) out.mesh = item.mesh;
+          items.push(out);
+        });
+      }
+      items.sort((a, b) => a.revision - b.revision);
+      return {
+        // The revision whose hash we hold: views moved past it without a change hold the same state.
+        revision,
+        hash,
+        time,
+        meshTimes: Object.fromEntries([...meshTimes].map(([mesh, t]) => [mesh, t.time])),
+        resources: items.length,
+        chunks: 0,
+        items,
+      };
+    },
+    reset(snapshot) {
+      revision = snapshot.revision;
+      hash = snapshot.hash;
+      time = snapshot.time;
+      meshTimes = new Map(
+        Object.entries(snapshot.meshTimes).map(([mesh, t]) => [
+          mesh,
+          { revision: snapshot.revision, time: t },
+        ]),
+      );
+    },
+  };
+}
+
+/**
+ * Puts a snapshot's resources into empty views as creates in revision order. Each carries the time
+ * of its mesh's last change, so mesh insights read the same `modificationTime` as after a full replay.
+ */
+export function restoreSnapshot(views: ResourceViews, source: SnapshotSource, snapshot: Snapshot): void {
+  const items = [...snapshot.items].sort((a, b) => a.revision - b.revision);
+  for (let i = 0; i < items.length; i += REPLAY_CHUNK) {
+    views.apply(
+      items.slice(i, i + REPLAY_CHUNK).map((item) => {
+        const mesh = meshOf(item);
+        return {
+          revision: item.revision,
+          time: (mesh !== undefined ? snapshot.meshTimes[mesh] : undefined) ?? item.resource.modificationTime,
+          kind: item.kind,
+          ...(item.mesh === undefined ? {} : { mesh: item.mesh }),
+          name: item.name,
+          operation: 'create' as const,
+          resource: item.resource,
+          actor: SNAPSHOT_ACTOR,
+          origin: item.origin,
+          prevHash: '',
+          hash: '',
+        };
+      }),
+    );
+  }
+  views.advance(snapshot.revision);
+  source.reset(snapshot);
+}
+
+/** What {@link loadViews} did. */
+export interface LoadResult {
+  /** Revision of the snapshot the views started from, if one was used. */
+  snapshot?: number;
+  /** Entries replayed from the log (after the snapshot, if any). */
+  replayed: number;
+}
+
+/**
+ * Loads views from the newest sound snapshot at or below `toRevision`, then replays the log after it
+ * up to `toRevision` (default: the end). A damaged snapshot is logged (warn) and skipped: the next
+ * older one is tried, and without one the whole log is replayed.
+ */
+export async function loadViews(deps: {
+  log: LogSource;
+  views: ResourceViews;
+  source: SnapshotSource;
+  toRevision?: number;
+  useSnapshots: boolean;
+  /** Snapshot interval: with no usable snapshot on a log at least this long, the full replay is logged (warn). */
+  every?: number;
+  logger?: SnapshotLogger;
+}): Promise<LoadResult> {
+  const { log, views, source, logger } = deps;
+  const to = deps.toRevision ?? Infinity;
+  let snapshot: number | undefined;
+  if (deps.useSnapshots && log.snapshots) {
+    for (const listing of await log.snapshots.list()) {
+      if (listing.revision > to) continue;
+      try {
+        if (listing.problem) throw new SnapshotDamaged(listing.revision, listing.problem);
+        restoreSnapshot(views, source, await log.snapshots.read(listing.revision));
+        snapshot = listing.revision;
+        break;
+      } catch (error) {
+        if (!(error instanceof SnapshotDamaged)) throw error;
+        logger?.warn(
+          { snapshot: listing.revision, reason: error.message },
+          'snapshot is damaged: ignoring it (an older snapshot or a full replay of the log is used)',
+        );
+      }
+    }
+  }
+  let replayed = 0;
+  let chunk: LogEntry[] = [];
+  for await (const e of log.read((snapshot ?? 0) + 1, deps.toRevision)) {
+    chunk.push(e);
+    if (chunk.length >= REPLAY_CHUNK) {
+      views.apply(chunk);
+      replayed += chunk.length;
+      chunk = [];
+    }
+  }
+  views.apply(chunk);
+  replayed += chunk.length;
+  if (snapshot === undefined && deps.useSnapshots && deps.every !== undefined && replayed >= deps.every) {
+    logger?.warn({ replayed }, 'no usable snapshot: replayed the whole log (a snapshot will be written)');
+  }
+  return { snapshot, replayed };
+}
+
+/** Writes snapshots every `every` entries, after commits and off the write path. */
+export interface Snapshotter {
+  /** Call after each durable batch is applied: schedules a snapshot when one is due. */
+  committed(): void;
+  /** Writes a snapshot of the views now; resolves with its revision (undefined when cut short). */
+  snapshotNow(): Promise<number | undefined>;
+  /** Stops: a snapshot being written is abandoned (it has no meta record, so it is never read). */
+  close(): Promise<void>;
+}
+
+/** Creates the snapshotter; `last` is the revision of the snapshot the views were loaded from. */
+export function createSnapshotter(deps: {
+  store: SnapshotStore;
+  source: SnapshotSource;
+  /** Entries between snapshots (config `store.snapshot.every`); 0 writes none. */
+  every: number;
+  last?: number;
+  logger?: SnapshotLogger;
+}): Snapshotter {
+  const { store, source, every, logger } = deps;
+  let last = deps.last ?? 0;
+  let kept = deps.last === undefined ? [] : [deps.last];
+  let running: Promise<number | undefined> | undefined;
+  let closed = false;
+
+  const write = async (): Promise<number | undefined> => {
+    const started = Date.now();
+    const snapshot = source.capture();
+    try {
+      if (!(await store.write(snapshot, () => closed))) return undefined;
+      last = snapshot.revision;
+      // Two are kept: should the newest be damaged, start-up still has the one before.
+      kept = [snapshot.revision, ...kept.filter((r) => r !== snapshot.revision)].slice(0, 2);
+      await store.retain(kept);
+      logger?.info(
+        { revision: snapshot.revision, resources: snapshot.items.length, ms: Date.now() - started },
+        'snapshot written',
+      );
+      return snapshot.revision;
+    } catch (err) {
+      // Not retried before `every` more entries: a failing disk must not turn every commit into a write.
+      last = snapshot.revision;
+      if (!closed) logger?.warn({ err, revision: snapshot.revision }, 'writing a snapshot failed');
+      return undefined;
+    }
+  };
+
+  const start = (): Promise<number | undefined> => {
+    running ??= new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => (closed ? undefined : write()))
+      .finally(() => {
+        running = undefined;
+      });
+    return running;
+  };
+
+  return {
+    committed() {
+      if (closed || running || every <= 0) return;
+      if (source.head().revision - last >= every) void start();
+    },
+    snapshotNow: async () => {
+      if (running) await running;
+      return start();
+    },
+    async close() {
+      closed = true;
+      await running;
+    },
+  };
+}
