@@ -14,7 +14,7 @@ const PREFIX = /^\{"revision":\d+,"time":"([^"]*)","kind":"([^"]+)",(?:"mesh":"(
  * parsing and garbage. Returns how many entries were read.
  */
 export async function loadLatest(
-  log: EventLog,
+  log: Pick<EventLog, 'readRawChunks'>,
   views: ResourceViews,
   range: { from?: number; to: number },
 ): Promise<number> {

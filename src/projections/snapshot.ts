@@ -2,10 +2,12 @@ import type { Snapshot, SnapshotItem, SnapshotStore } from '../events/snapshot-s
 import { SnapshotDamaged } from '../events/snapshot-store.js';
 import type { Actor, EventLog, LogEntry } from '../events/types.js';
 import type { Registry } from '../resources/registry.js';
+import { loadLatest } from './load-latest.js';
 import type { ResourceViews } from './resource-views.js';
 
 /** What the views are loaded from: the log's entries in order and, when it has them, its snapshots. */
-export type LogSource = Pick<EventLog, 'read'> & { snapshots?: SnapshotStore };
+export type LogSource = Pick<EventLog, 'read'> &
+  Partial<Pick<EventLog, 'readRawChunks' | 'head'>> & { snapshots?: SnapshotStore };
 
 /** Where structured warnings and notes go (a pino logger fits). */
 export interface SnapshotLogger {
@@ -170,6 +172,17 @@ export async function loadViews(deps: {
     }
   }
   let replayed = 0;
+  if (log.readRawChunks && log.head) {
+    // Only each resource's last change matters: read newest first, parse and apply just those.
+    const last = Math.min(to, log.head());
+    if (last > (snapshot ?? 0))
+      replayed = await loadLatest(
+        { readRawChunks: (o) => (log.readRawChunks as EventLog['readRawChunks'])(o) },
+        views,
+        { from: (snapshot ?? 0) + 1, to: last },
+      );
+    return finish(replayed);
+  }
   let chunk: LogEntry[] = [];
   for await (const e of log.read((snapshot ?? 0) + 1, deps.toRevision)) {
     chunk.push(e);
@@ -180,11 +193,17 @@ export async function loadViews(deps: {
     }
   }
   views.apply(chunk);
-  replayed += chunk.length;
-  if (snapshot === undefined && deps.useSnapshots && deps.every !== undefined && replayed >= deps.every) {
-    logger?.warn({ replayed }, 'no usable snapshot: replayed the whole log (a snapshot will be written)');
+  return finish(replayed + chunk.length);
+
+  function finish(n: number): LoadResult {
+    if (snapshot === undefined && deps.useSnapshots && deps.every !== undefined && n >= deps.every) {
+      logger?.warn(
+        { replayed: n },
+        'no usable snapshot: replayed the whole log (a snapshot will be written)',
+      );
+    }
+    return { snapshot, replayed: n };
   }
-  return { snapshot, replayed };
 }
 
 /** Writes snapshots every `every` entries, after commits and off the write path. */

@@ -155,7 +155,12 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     commands,
     pointInTime: createPointInTime({
       registry,
-      log: { read: (from, to) => log.read(from, to), snapshots },
+      log: {
+        read: (from, to) => log.read(from, to),
+        readRawChunks: (o) => log.readRawChunks(o),
+        head: () => log.head(),
+        snapshots,
+      },
       useSnapshots: !!snapshots,
     }),
     subscribe: (listener) => {
