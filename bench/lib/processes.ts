@@ -75,7 +75,7 @@ export function startMeshCp(dataDir: string, extraEnv: Record<string, string> = 
     {
       MESH_STORE_LEVEL_PATH: dataDir,
       MESH_API_SERVER_PORT: '0',
-      MESH_API_SERVER_HTTPS_ENABLED: 'false',
+      MESH_API_SERVER_HTTPS_PORT: '0',
       MESH_DIAGNOSTICS_PORT: '0',
       MESH_LOG_LEVEL: 'info',
       ...extraEnv,

@@ -85,6 +85,10 @@ async function openLog(config: Config, now: () => Date): Promise<EventLog> {
 export async function startControlPlane(config: Config, opts: StartOptions = {}): Promise<ControlPlane> {
   const started = Date.now();
   const now = opts.now ?? (() => new Date());
+  const listen = opts.listen !== false;
+  // The HTTPS certificate is read or made while the log loads (a first start makes one).
+  const tlsLoading = listen && config.apiServer.https.enabled ? loadTlsMaterial(config) : undefined;
+  tlsLoading?.catch(() => undefined);
   const log = await openLog(config, now);
   const views = createResourceViews(registry);
   const status = createStatusStore();
@@ -214,9 +218,8 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   };
   exposeGlobalLink(serverDeps.info, () => multizone);
   const app = await buildServer(serverDeps);
-  const listen = opts.listen !== false;
   // HTTPS serves the same API from a second instance (issue 4); only built when it will listen.
-  const tls = listen && config.apiServer.https.enabled ? await loadTlsMaterial(config) : undefined;
+  const tls = await tlsLoading;
   const httpsApp = tls ? await buildServer({ ...serverDeps, https: tls }) : undefined;
 
   const diagnostics = Fastify({ logger: false });
