@@ -1,4 +1,4 @@
-import type { Actor, EventLog, WireResource } from '../events/types.js';
+import type { Actor, EventInput, EventLog, WireResource } from '../events/types.js';
 import type { ResourceViews } from '../projections/resource-views.js';
 import type { Registry } from '../resources/registry.js';
 import { generateSigningKey } from '../tokens/signing-key.js';
@@ -50,6 +50,13 @@ export interface Commands {
    * keys and the default mesh's key, generated off the start-up path (RSA takes ~150 ms each).
    */
   ensureDefaults(opts: { createDefaultMesh: boolean; globalKeys: boolean }): Promise<{ keys: Promise<void> }>;
+  /** What decisions read: the views overlaid with writes not yet durable (zone sync decides on it). */
+  readonly state: DecideState;
+  /**
+   * Appends already decided events and `meta` (a sync cursor) in one atomic batch, through the same
+   * overlay as `put`/`remove`; resolves with the first revision (the head when `events` is empty).
+   */
+  append(events: readonly EventInput[], meta?: Readonly<Record<string, string>>): Promise<number>;
 }
 
 const SYSTEM_ACTOR: Actor = { name: 'mesh-cp', groups: ['mesh-system'], address: 'local' };
@@ -69,6 +76,8 @@ export function createCommands(deps: {
   now: () => Date;
   options: DecideOptions;
   keygen?: () => Promise<string>;
+  /** Whether a zone is connected to this Global (decisions §3); read at each zone delete. */
+  zoneConnected?: (name: string) => boolean;
 }): Commands {
   const { registry, log, views } = deps;
   const keygen = deps.keygen ?? generateSigningKey;
@@ -101,11 +110,26 @@ export function createCommands(deps: {
       }
       return out;
     },
+    ownedBy(origin) {
+      const out: Array<{ kind: string; mesh?: string; name: string; current: Current }> = [];
+      for (const d of registry.stored) {
+        views.each(d.kind, undefined, (item) => {
+          const cur = state.get(d.kind, item.mesh, item.name);
+          if (cur?.origin === origin)
+            out.push({ kind: d.kind, mesh: item.mesh, name: item.name, current: cur });
+        });
+      }
+      return out;
+    },
+    zoneConnected: (name) => deps.zoneConnected?.(name) ?? false,
   };
 
   /** Appends, records the overlay, waits for durability, then clears what the views now hold. */
-  const commit = async (events: Parameters<EventLog['append']>[0]): Promise<number> => {
-    const { entries, durable } = log.append(events);
+  const commit = async (
+    events: Parameters<EventLog['append']>[0],
+    meta?: Parameters<EventLog['append']>[1],
+  ): Promise<number> => {
+    const { entries, durable } = log.append(events, meta);
     const keys: Array<[string, number]> = [];
     for (const e of entries) {
       const key = overlayKey(e.kind, e.mesh, e.name);
@@ -118,7 +142,7 @@ export function createCommands(deps: {
     } finally {
       for (const [key, rev] of keys) if (overlay.get(key)?.revision === rev) overlay.delete(key);
     }
-    return entries[0].revision;
+    return entries.length > 0 ? entries[0].revision : log.head();
   };
 
   const put = async (req: PutRequest): Promise<PutResult> => {
@@ -162,6 +186,8 @@ export function createCommands(deps: {
   return {
     put,
     remove,
+    state,
+    append: commit,
     async ensureDefaults(opts) {
       if (opts.createDefaultMesh && !state.get('Mesh', undefined, 'default')) {
         await put({ kind: 'Mesh', name: 'default', spec: {}, actor: SYSTEM_ACTOR, deferSigningKey: true });

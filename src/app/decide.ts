@@ -1,6 +1,7 @@
 import type { Actor, EventInput, WireResource } from '../events/types.js';
 import type { ResourceDescriptor } from '../resources/descriptor.js';
 import type { Registry } from '../resources/registry.js';
+import { deepEqual } from '../util/deep-equal.js';
 import { AppError } from '../util/errors.js';
 import { dataplaneSigningKeyName, defaultPolicies } from './default-policies.js';
 
@@ -16,6 +17,10 @@ export interface DecideState {
   get(kind: string, mesh: string | undefined, name: string): Current | undefined;
   /** Every stored resource of a mesh (all mesh-scoped kinds), in any order. */
   inMesh(mesh: string): Array<{ kind: string; name: string; current: Current }>;
+  /** Every stored resource whose last change came from `origin` (a zone, on Global), in any order. */
+  ownedBy?(origin: string): Array<{ kind: string; mesh?: string; name: string; current: Current }>;
+  /** Whether a zone is connected to this Global now (decisions §3). */
+  zoneConnected?(name: string): boolean;
 }
 
 /** Preconditions of a write (decisions §3). */
@@ -124,8 +129,8 @@ export function checkPreconditions(p: Preconditions, current: Current | undefine
   }
 }
 
-const sameSpec = (a: Record<string, unknown>, b: Record<string, unknown>): boolean =>
-  JSON.stringify(a) === JSON.stringify(b);
+/** A PUT that changes nothing writes nothing (key order of the body does not matter). */
+const sameSpec = (a: Record<string, unknown>, b: Record<string, unknown>): boolean => deepEqual(a, b);
 
 function specOf(r: WireResource): Record<string, unknown> {
   const { type: _t, mesh: _m, name: _n, creationTime: _c, modificationTime: _mt, ...spec } = r;
@@ -226,6 +231,7 @@ export function decideDelete(registry: Registry, cmd: DeleteCommand, state: Deci
     actor: cmd.actor,
     origin: cmd.origin,
   });
+  if (cmd.kind === 'Zone') return decideZoneDelete(cmd, state, current, del);
   if (cmd.kind !== 'Mesh') {
     return {
       events: [del(cmd.kind, desc.scope === 'mesh' ? cmd.mesh : undefined, cmd.name, current.resource)],
@@ -248,5 +254,29 @@ export function decideDelete(registry: Registry, cmd: DeleteCommand, state: Deci
   }
   const events = contents.map((c) => del(c.kind, cmd.name, c.name, c.current.resource));
   events.push(del('Mesh', undefined, cmd.name, current.resource));
+  return { events };
+}
+
+/**
+ * Decisions §3: a zone cannot be deleted while it is connected (400); deleting it deletes what it
+ * owned (issue 5), one entry per resource, in the same append. `local` is never a zone's origin.
+ */
+function decideZoneDelete(
+  cmd: DeleteCommand,
+  state: DecideState,
+  current: Current,
+  del: (kind: string, mesh: string | undefined, name: string, previous: WireResource) => EventInput,
+): DeleteDecision {
+  if (state.zoneConnected?.(cmd.name)) {
+    throw new AppError(
+      'INVALID_BODY',
+      'Zone cannot be deleted',
+      `zone "${cmd.name}" is connected: stop its control plane (or set enabled: false) first`,
+      [{ field: 'name', message: 'unable to delete a zone while it is connected' }],
+    );
+  }
+  const owned = cmd.name === 'local' ? [] : (state.ownedBy?.(cmd.name) ?? []);
+  const events = owned.map((o) => del(o.kind, o.mesh, o.name, o.current.resource));
+  events.push(del('Zone', undefined, cmd.name, current.resource));
   return { events };
 }

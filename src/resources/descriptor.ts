@@ -59,6 +59,10 @@ export interface ResourceDescriptor {
   crossMeshList: boolean;
   /** Zone-owned kinds are written in zones and synced up (Dataplane, ZoneIngress, ZoneEgress). */
   zoneOwned: boolean;
+  /** A zone-owned kind that Global also sends down to the other zones (issue 5: zone ingresses). */
+  crossZone?: boolean;
+  /** Names of a kind that flows down which never leave Global (keys that mint tokens Global trusts). */
+  keepOnGlobal?: RegExp;
   /** A single object at `/<path>` rather than a collection (GlobalInsights). */
   singleton: boolean;
   /**

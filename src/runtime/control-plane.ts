@@ -32,7 +32,8 @@ import type { TlsMaterial } from './tls.js';
 import { loadTlsMaterial } from './tls.js';
 import type { StatusStore } from '../status/status-store.js';
 import type { Multizone, MultizoneOptions } from './multizone.js';
-import { exposeGlobalLink, startMultizone, withGlobalLink } from './multizone.js';
+// The sync code (and gRPC) loads only in global and zone modes: standalone starts without it.
+import { exposeGlobalLink, withGlobalLink } from './global-link.js';
 
 /** A running control plane: its API server, bound ports and a clean shutdown. */
 export interface ControlPlane {
@@ -248,6 +249,10 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
       await diagnostics.listen({ port: config.diagnostics.port, host: '0.0.0.0' });
       listening.push(diagnostics);
       ports.diagnostics = (diagnostics.server.address() as { port: number }).port;
+      const { startMultizone } =
+        config.mode === 'standalone'
+          ? { startMultizone: async () => undefined }
+          : await import('./multizone.js');
       multizone = await startMultizone(config, {
         log,
         views,

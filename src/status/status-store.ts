@@ -24,6 +24,10 @@ export interface StatusStore {
   onChange(listener: (mesh: string, name?: string) => void): void;
 }
 
+/** Whether an insight has a subscription with a connect time and no disconnect time. */
+const connected = (insight: Insight | undefined): boolean =>
+  (insight?.subscriptions ?? []).some((s) => s.connectTime !== undefined && s.disconnectTime === undefined);
+
 /** Creates an empty in-memory status store. */
 export function createStatusStore(): StatusStore {
   const dataplanes = new Map<string, Insight>();
@@ -45,8 +49,10 @@ export function createStatusStore(): StatusStore {
       events.emit('change', mesh, name);
     },
     setZoneInsight(name, insight) {
+      const before = connected(zones.get(name));
       set(zones, name, insight);
-      events.emit('change', '', undefined);
+      // Sync counters change many times a second; only a zone connecting or leaving re-counts meshes.
+      if (connected(insight) !== before) events.emit('change', '', undefined);
     },
     onChange(listener) {
       events.on('change', listener);

@@ -210,7 +210,9 @@ export function eventLogContract(adapter: string, makeFixture: LogFixtureFactory
       expect(parsed.map((e) => e.revision)).toEqual(range(1, 2500));
       expect(all.flat()).toEqual((await collect(log.read(1))).map((e) => JSON.stringify(e)));
       const back = (await raw({ from: 10, to: 1200, reverse: true })).flat();
-      expect(back.map((s) => (JSON.parse(s) as { revision: number }).revision)).toEqual(range(10, 1200).reverse());
+      expect(back.map((s) => (JSON.parse(s) as { revision: number }).revision)).toEqual(
+        range(10, 1200).reverse(),
+      );
       expect(await raw({ from: 2501 })).toEqual([]);
     });
 

@@ -18,6 +18,8 @@ export interface CpProcess {
     apiPort: number;
     httpsPort: number;
     diagnosticsPort: number;
+    /** Global's sync port (0 unless mode is global). */
+    kdsPort: number;
     pid: number;
     revision: number;
   }>;
@@ -45,6 +47,7 @@ export function startNpm(env: Record<string, string>, args: string[] = ['start']
     apiPort: number;
     httpsPort: number;
     diagnosticsPort: number;
+    kdsPort: number;
     pid: number;
     revision: number;
   }) => void;
@@ -53,6 +56,7 @@ export function startNpm(env: Record<string, string>, args: string[] = ['start']
     apiPort: number;
     httpsPort: number;
     diagnosticsPort: number;
+    kdsPort: number;
     pid: number;
     revision: number;
   }>((res, rej) => {
@@ -73,6 +77,7 @@ export function startNpm(env: Record<string, string>, args: string[] = ['start']
           apiPort: rec.apiPort as number,
           httpsPort: rec.httpsPort as number,
           diagnosticsPort: rec.diagnosticsPort as number,
+          kdsPort: rec.kdsPort as number,
           pid: rec.pid as number,
           revision: rec.revision as number,
         });

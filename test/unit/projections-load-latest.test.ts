@@ -23,7 +23,9 @@ describe('start-up reads each resource’s last change only', () => {
     const T = '2026-01-01T00:00:00.000Z';
     for (const mesh of ['m1', 'm2']) {
       const r: WireResource = { type: 'Mesh', name: mesh, creationTime: T, modificationTime: T };
-      await log.append([{ kind: 'Mesh', name: mesh, operation: 'create', resource: r, actor, origin: 'local' }]).durable;
+      await log.append([
+        { kind: 'Mesh', name: mesh, operation: 'create', resource: r, actor, origin: 'local' },
+      ]).durable;
     }
     for (let step = 0; step < 1500; step++) {
       const mesh = `m${1 + rand(2)}`;
@@ -43,10 +45,21 @@ describe('start-up reads each resource’s last change only', () => {
                 name,
                 creationTime: T,
                 modificationTime: T,
-                networking: { address: '10.0.0.1', inbound: [{ port: 80, tags: { 'mesh.io/service': `s${rand(5)}`, team: `t${rand(3)}` } }] },
+                networking: {
+                  address: '10.0.0.1',
+                  inbound: [{ port: 80, tags: { 'mesh.io/service': `s${rand(5)}`, team: `t${rand(3)}` } }],
+                },
               }
             : { type: kind, mesh, name, creationTime: T, modificationTime: T, sources: [], destinations: [] };
-        input = { kind, mesh, name, operation: live.has(key) ? 'update' : 'create', resource, actor, origin: rand(5) === 0 ? 'zone-1' : 'local' };
+        input = {
+          kind,
+          mesh,
+          name,
+          operation: live.has(key) ? 'update' : 'create',
+          resource,
+          actor,
+          origin: rand(5) === 0 ? 'zone-1' : 'local',
+        };
         live.set(key, resource);
       }
       await log.append([input]).durable;
@@ -74,8 +87,14 @@ describe('start-up reads each resource’s last change only', () => {
       });
     expect(dump(latest.views)).toEqual(dump(inOrder.views));
     for (const mesh of ['m1', 'm2']) {
-      expect(latest.views.page('Dataplane', { mesh, offset: 2, size: 5, tags: [['team', 't1']] }).items.map((i) => i.key)).toEqual(
-        inOrder.views.page('Dataplane', { mesh, offset: 2, size: 5, tags: [['team', 't1']] }).items.map((i) => i.key),
+      expect(
+        latest.views
+          .page('Dataplane', { mesh, offset: 2, size: 5, tags: [['team', 't1']] })
+          .items.map((i) => i.key),
+      ).toEqual(
+        inOrder.views
+          .page('Dataplane', { mesh, offset: 2, size: 5, tags: [['team', 't1']] })
+          .items.map((i) => i.key),
       );
       expect(latest.summaries.get(mesh)).toEqual(inOrder.summaries.get(mesh));
     }

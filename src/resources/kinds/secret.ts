@@ -25,5 +25,7 @@ export const globalSecret = defineResource({
   spec,
   secret: true,
   sync: 'down',
+  // A zone must not be able to mint zone or user tokens that Global accepts: those keys stay on Global.
+  keepOnGlobal: /^(zone|user)-token-signing-key-\d+$/,
   globalInsightsKey: 'GlobalSecret',
 });

@@ -1,0 +1,125 @@
+import type { WireResource } from '../events/types.js';
+import type { ResourceViews } from '../projections/resource-views.js';
+import type { ResourceDescriptor } from '../resources/descriptor.js';
+import { SERVICE_TAG } from '../resources/fragments.js';
+import type { Registry } from '../resources/registry.js';
+
+/** One resource of a snapshot, ready for the wire. */
+export interface SnapshotItem {
+  kind: string;
+  mesh?: string;
+  name: string;
+  /** Revision of the resource's last change. */
+  revision: number;
+  /** The wire resource as JSON bytes. */
+  body: Buffer;
+}
+
+/** A stored resource as the sync code reads it. */
+export interface SourceItem {
+  kind: string;
+  mesh?: string;
+  name: string;
+  resource: WireResource;
+  revision: number;
+  origin: string;
+}
+
+/** One entry of a zone ingress's `availableServices` (spec 2.13). */
+export interface AvailableService {
+  tags: Record<string, string>;
+  instances: number;
+  mesh: string;
+}
+
+/** Read access the sync sender needs: consistent snapshots and single resources (no views leak out). */
+export interface SyncSource {
+  /**
+   * Every stored resource `select` keeps, taken in one turn so that it is exactly the state at
+   * `revision` (the entries after it reach listeners registered in the same turn).
+   */
+  snapshot(select: (desc: ResourceDescriptor, item: SourceItem) => boolean): {
+    revision: number;
+    items: SnapshotItem[];
+  };
+  get(kind: string, mesh: string | undefined, name: string): SourceItem | undefined;
+  /** Every resource of a kind (all meshes), in (mesh, name) order. */
+  each(kind: string, fn: (item: SourceItem) => void): void;
+  /**
+   * Issue 5: the services a zone's ingress offers, from that zone's data planes: one entry per mesh
+   * and inbound tag set (with `mesh.io/zone`), counting the proxies; inbounds not ready are left out.
+   */
+  availableServices(zone: string): AvailableService[];
+}
+
+/** The zone tag of available services (spec intro: `mesh.io/zone`). */
+export const ZONE_TAG = 'mesh.io/zone';
+
+const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Creates the sync source over the resource views. */
+export function createSyncSource(deps: { registry: Registry; views: ResourceViews }): SyncSource {
+  const { registry, views } = deps;
+  const asItem = (i: {
+    kind: string;
+    mesh: string | undefined;
+    name: string;
+    resource: WireResource;
+    revision: number;
+    origin: string;
+  }): SourceItem => ({
+    kind: i.kind,
+    mesh: i.mesh,
+    name: i.name,
+    resource: i.resource,
+    revision: i.revision,
+    origin: i.origin,
+  });
+  return {
+    snapshot(select) {
+      const items: SnapshotItem[] = [];
+      for (const desc of registry.stored) {
+        views.each(desc.kind, undefined, (item) => {
+          if (!select(desc, item)) return;
+          items.push({
+            kind: desc.kind,
+            mesh: item.mesh,
+            name: item.name,
+            revision: item.revision,
+            body: item.body,
+          });
+        });
+      }
+      return { revision: views.revision(), items };
+    },
+    get(kind, mesh, name) {
+      const item = views.get(kind, mesh, name);
+      return item ? asItem(item) : undefined;
+    },
+    each(kind, fn) {
+      views.each(kind, undefined, (item) => fn(asItem(item)));
+    },
+    availableServices(zone) {
+      const counts = new Map<string, AvailableService>();
+      views.each('Dataplane', undefined, (item) => {
+        if (item.origin !== zone || item.mesh === undefined) return;
+        const inbound = ((item.resource.networking as Record<string, unknown> | undefined)?.inbound ??
+          []) as Array<{ tags?: Record<string, string>; health?: { ready?: boolean } }>;
+        const seen = new Set<string>();
+        for (const ib of inbound) {
+          if (!ib.tags?.[SERVICE_TAG] || ib.health?.ready === false) continue;
+          const tags: Record<string, string> = { ...ib.tags, [ZONE_TAG]: ib.tags[ZONE_TAG] ?? zone };
+          const sorted = Object.fromEntries(Object.entries(tags).sort((a, b) => cmp(a[0], b[0])));
+          const key = `${item.mesh}\u0000${JSON.stringify(sorted)}`;
+          // A proxy with two inbounds of the same tags is one instance.
+          if (seen.has(key)) continue;
+          seen.add(key);
+          const found = counts.get(key);
+          if (found) found.instances += 1;
+          else counts.set(key, { tags: sorted, instances: 1, mesh: item.mesh });
+        }
+      });
+      return [...counts.entries()].sort((a, b) => cmp(a[0], b[0])).map(([, v]) => v);
+    },
+  };
+}

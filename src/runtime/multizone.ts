@@ -1,0 +1,185 @@
+import { readFileSync } from 'node:fs';
+import * as grpc from '@grpc/grpc-js';
+import type { Logger } from 'pino';
+import type { Commands } from '../app/commands.js';
+import { createSyncApplier } from '../app/sync-apply.js';
+import { createSyncSource } from '../app/sync-source.js';
+import type { TokenService } from '../app/token-service.js';
+import { MESH_CP_VERSION } from '../app/versions.js';
+import type { Config } from '../config/schema.js';
+import type { EventLog } from '../events/types.js';
+import type { ResourceViews } from '../projections/resource-views.js';
+import { registry } from '../resources/registry.js';
+import type { StatusStore } from '../status/status-store.js';
+import { AppError } from '../util/errors.js';
+import type { ZoneStatus } from '../zones/global-server.js';
+import { createGlobalSyncServer } from '../zones/global-server.js';
+import type { StreamTimers } from '../zones/peer-stream.js';
+import type { WireVersion } from '../zones/sync-protocol.js';
+import type { GlobalLink } from '../zones/zone-client.js';
+import { createZoneSyncClient } from '../zones/zone-client.js';
+import type { TlsMaterial } from './tls.js';
+import { keptSelfSigned } from './tls.js';
+
+/** Global's or a zone's end of the sync, as the composition root sees it. */
+export interface Multizone {
+  /** Global: the bound sync port (0 on a zone). */
+  kdsPort: number;
+  /** Global: where the sync port's certificate came from. */
+  kdsTls?: Pick<TlsMaterial, 'source' | 'certFile'>;
+  zoneStatuses(): ZoneStatus[];
+  isConnected(zone: string): boolean;
+  /** Zone: the Global it follows and whether it is connected now. */
+  link?(): GlobalLink;
+  close(): Promise<void>;
+}
+
+/** Test knobs: shorter timers and back-off. */
+export interface MultizoneOptions {
+  timers?: StreamTimers;
+  backoff?: { min: number; max: number };
+}
+
+/** This build's version as the sync handshake carries it (spec 2.12 `version.meshCp`). */
+export const VERSION: WireVersion = {
+  version: MESH_CP_VERSION,
+  gitTag: 'unknown',
+  gitCommit: 'unknown',
+  buildDate: 'unknown',
+};
+
+const readFile = (file: string, key: string): string => {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new AppError(
+      'BAD_REQUEST',
+      'invalid configuration',
+      `${key}: cannot read ${file}: ${(err as Error).message}`,
+    );
+  }
+};
+
+/**
+ * The sync port's TLS (issue 5): the configured pair, else the self-signed certificate kept in the
+ * data dir (the one HTTPS serves, when HTTPS made it).
+ */
+export async function loadSyncTls(config: Config, https?: TlsMaterial): Promise<TlsMaterial> {
+  const kds = config.multizone.global.kds;
+  if (kds.tlsCertFile !== '') {
+    return {
+      cert: readFile(kds.tlsCertFile, 'multizone.global.kds.tlsCertFile'),
+      key: readFile(kds.tlsKeyFile, 'multizone.global.kds.tlsKeyFile'),
+      source: 'files',
+      certFile: kds.tlsCertFile,
+    };
+  }
+  if (https && https.source !== 'files') return { ...https, ca: undefined };
+  return keptSelfSigned(config);
+}
+
+/**
+ * How a zone verifies Global (issue 5): with `rootCaFile`; not at all only with `tlsSkipVerify`
+ * (and a warning); otherwise with the system's CAs.
+ */
+export function zoneCredentials(config: Config, logger?: Logger): grpc.ChannelCredentials {
+  const zone = config.multizone.zone;
+  if (!zone.globalAddress.startsWith('grpcs://')) {
+    throw new AppError(
+      'BAD_REQUEST',
+      'invalid configuration',
+      `multizone.zone.globalAddress: Global serves the sync port over TLS only: use grpcs:// (got ${zone.globalAddress})`,
+    );
+  }
+  if (zone.kds.rootCaFile !== '') {
+    return grpc.credentials.createSsl(
+      Buffer.from(readFile(zone.kds.rootCaFile, 'multizone.zone.kds.rootCaFile')),
+    );
+  }
+  if (zone.kds.tlsSkipVerify) {
+    logger?.warn(
+      { globalAddress: zone.globalAddress },
+      'multizone.zone.kds.tlsSkipVerify is true: the certificate of Global is NOT verified',
+    );
+    return grpc.credentials.createSsl(null, null, null, {
+      rejectUnauthorized: false,
+      checkServerIdentity: () => undefined,
+    });
+  }
+  return grpc.credentials.createSsl();
+}
+
+/** Starts Global's sync server or a zone's sync client, per `mode`; undefined in standalone mode. */
+export async function startMultizone(
+  config: Config,
+  deps: {
+    log: EventLog;
+    views: ResourceViews;
+    commands: Commands;
+    status: StatusStore;
+    tokens: TokenService;
+    info: { instanceId: string; clusterId: string };
+    maskedConfig: () => Record<string, unknown>;
+    https?: TlsMaterial;
+    logger?: Logger;
+    now: () => Date;
+    options?: MultizoneOptions;
+  },
+): Promise<Multizone | undefined> {
+  if (config.mode === 'standalone') return undefined;
+  const source = createSyncSource({ registry, views: deps.views });
+  const applier = createSyncApplier({ registry, commands: deps.commands, now: deps.now });
+  const info = { ...deps.info, version: VERSION };
+  if (config.mode === 'global') {
+    const tls = await loadSyncTls(config, deps.https);
+    const server = createGlobalSyncServer({
+      registry,
+      log: deps.log,
+      commands: deps.commands,
+      applier,
+      source,
+      verifyZone: (token) => deps.tokens.verifyZone(token),
+      status: deps.status,
+      info,
+      logger: deps.logger,
+      now: deps.now,
+      timers: deps.options?.timers,
+    });
+    const kdsPort = await server.listen(config.multizone.global.kds.grpcPort, tls);
+    return {
+      kdsPort,
+      kdsTls: { source: tls.source, certFile: tls.certFile },
+      zoneStatuses: () => server.zoneStatuses(),
+      isConnected: (zone) => server.isConnected(zone),
+      close: () => server.close(),
+    };
+  }
+  const zone = config.multizone.zone;
+  const client = createZoneSyncClient({
+    registry,
+    log: deps.log,
+    applier,
+    source,
+    status: deps.status,
+    zone: zone.name,
+    globalAddress: zone.globalAddress,
+    credentials: zoneCredentials(config, deps.logger),
+    token: zone.kds.token,
+    info: { ...info, config: JSON.stringify(deps.maskedConfig()) },
+    logger: deps.logger,
+    now: deps.now,
+    timers: deps.options?.timers,
+    backoff: deps.options?.backoff,
+  });
+  if (zone.kds.token === '') {
+    deps.logger?.warn('multizone.zone.kds.token is empty: Global will refuse this zone');
+  }
+  client.start();
+  return {
+    kdsPort: 0,
+    zoneStatuses: () => [],
+    isConnected: () => false,
+    link: () => client.describe(),
+    close: () => client.close(),
+  };
+}

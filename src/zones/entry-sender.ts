@@ -1,0 +1,265 @@
+import type { SnapshotItem, SourceItem, SyncSource } from '../app/sync-source.js';
+import type { EventLog, LogEntry } from '../events/types.js';
+import type { ResourceDescriptor } from '../resources/descriptor.js';
+import type {
+  Ack,
+  Batch,
+  Rejection,
+  SnapshotMark,
+  SyncMessage,
+  WireCursor,
+  WireEntry,
+} from './sync-protocol.js';
+import { wireOperation } from './sync-protocol.js';
+
+/** How a stream starts: after the receiver's cursor, or with a snapshot. */
+export type StartPlan = { start: 'resume'; from: number } | { start: 'snapshot' };
+
+/**
+ * Architecture (Multi-zone sync): resume after the receiver's cursor when it is about this log and
+ * not ahead of it; a snapshot only when it is not available (another log, a wiped store, nothing yet).
+ */
+export function planStart(cursor: WireCursor | null | undefined, logId: string, head: number): StartPlan {
+  if (cursor && cursor.logId === logId && cursor.revision > 0 && cursor.revision <= head) {
+    return { start: 'resume', from: cursor.revision };
+  }
+  return { start: 'snapshot' };
+}
+
+/** Batch and flow-control limits of a sender. */
+export interface SenderLimits {
+  /** Entries per batch at most. */
+  batchEntries: number;
+  /** Bytes of resources per batch at most (a larger single resource goes alone). */
+  batchBytes: number;
+  /** Batches sent and not yet acknowledged at most. */
+  window: number;
+  /** Committed entries buffered for the stream at most; past it, the sender reads the log. */
+  liveBuffer: number;
+}
+
+/** The default limits. */
+export const DEFAULT_LIMITS: SenderLimits = {
+  batchEntries: 1000,
+  batchBytes: 4 * 1024 * 1024,
+  window: 4,
+  liveBuffer: 50_000,
+};
+
+/** What the sender reports, for the zone insight counters. */
+export interface SenderEvents {
+  /** A batch went out with these entries per kind. */
+  sent(kinds: ReadonlyMap<string, number>, batch: Batch): void;
+  /** A batch was acknowledged: its entries per kind, and what the receiver refused. */
+  acked(kinds: ReadonlyMap<string, number>, rejected: readonly Rejection[], revision: number): void;
+}
+
+/** Streams log entries (or a snapshot, then the tail) to one receiver. */
+export interface EntrySender {
+  /** Starts sending; returns where the stream starts and the snapshot size (0 on resume). */
+  start(plan: StartPlan): { fromRevision: number; snapshotResources: number };
+  onAck(ack: Ack): void;
+  stop(): void;
+}
+
+const READ_CHUNK = 1000;
+/** A receiver's cursor is moved on after this many revisions with nothing for it… */
+const PROGRESS_EVERY = 10_000;
+/** …or after this long idle (not at every idle moment: each move costs the receiver a synced write). */
+const PROGRESS_IDLE_MS = 1000;
+
+/**
+ * Creates a sender. It registers its commit listener at once, so a snapshot taken by `start` in
+ * the same turn misses nothing. Live entries come from that listener; anything it did not keep
+ * (a resume, an overflow) is read from the log, which is the buffer of last resort.
+ */
+export function createEntrySender(deps: {
+  log: EventLog;
+  source: SyncSource;
+  selectEntry(entry: LogEntry): boolean;
+  selectItem(desc: ResourceDescriptor, item: SourceItem): boolean;
+  send(msg: SyncMessage): void;
+  events: SenderEvents;
+  limits?: Partial<SenderLimits>;
+  onError(err: unknown): void;
+}): EntrySender {
+  const limits = { ...DEFAULT_LIMITS, ...deps.limits };
+  let stopped = false;
+  let sent = 0;
+  let announced = 0;
+  let seq = 0;
+  const inflight: Array<{ seq: number; kinds: Map<string, number> }> = [];
+  let live: LogEntry[] = [];
+  let liveHead = 0;
+  let wake: (() => void) | undefined;
+  let progressTimer: NodeJS.Timeout | undefined;
+
+  const signal = (): void => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  const waitSignal = (): Promise<void> =>
+    new Promise((resolve) => {
+      wake = resolve;
+    });
+
+  const unsubscribe = deps.log.onCommit((entries) => {
+    if (stopped) return;
+    for (const e of entries) live.push(e);
+    if (live.length - liveHead > limits.liveBuffer) {
+      live = [];
+      liveHead = 0;
+    }
+    signal();
+  });
+
+  const emit = (entries: WireEntry[], kinds: Map<string, number>, toRevision: number, mark: SnapshotMark) => {
+    seq += 1;
+    const batch: Batch = { seq, entries, toRevision, snapshot: mark };
+    inflight.push({ seq, kinds });
+    if (mark !== 'PART') announced = toRevision;
+    deps.send({ batch });
+    deps.events.sent(kinds, batch);
+  };
+
+  const windowFull = (): boolean => inflight.length >= limits.window;
+
+  /** Sends the selected entries of a contiguous run of log entries, in batches. */
+  const sendEntries = (chunk: readonly LogEntry[]): void => {
+    let batch: WireEntry[] = [];
+    let kinds = new Map<string, number>();
+    let bytes = 0;
+    for (let i = 0; i < chunk.length; i++) {
+      const e = chunk[i];
+      if (!deps.selectEntry(e)) continue;
+      const resource = e.resource ? Buffer.from(JSON.stringify(e.resource)) : Buffer.alloc(0);
+      if (
+        batch.length > 0 &&
+        (batch.length >= limits.batchEntries || bytes + resource.length > limits.batchBytes)
+      ) {
+        emit(batch, kinds, chunk[i - 1].revision, 'NONE');
+        batch = [];
+        kinds = new Map();
+        bytes = 0;
+      }
+      batch.push({
+        revision: e.revision,
+        kind: e.kind,
+        mesh: e.mesh ?? '',
+        name: e.name,
+        operation: wireOperation(e.operation),
+        resource,
+      });
+      kinds.set(e.kind, (kinds.get(e.kind) ?? 0) + 1);
+      bytes += resource.length;
+    }
+    const last = chunk[chunk.length - 1].revision;
+    if (batch.length > 0 || last - announced >= PROGRESS_EVERY) emit(batch, kinds, last, 'NONE');
+    sent = last;
+  };
+
+  const sendSnapshot = async (items: readonly SnapshotItem[], revision: number): Promise<void> => {
+    let i = 0;
+    do {
+      while (windowFull() && !stopped) await waitSignal();
+      if (stopped) return;
+      const batch: WireEntry[] = [];
+      const kinds = new Map<string, number>();
+      let bytes = 0;
+      while (i < items.length && batch.length < limits.batchEntries) {
+        const it = items[i];
+        if (batch.length > 0 && bytes + it.body.length > limits.batchBytes) break;
+        batch.push({
+          revision: it.revision,
+          kind: it.kind,
+          mesh: it.mesh ?? '',
+          name: it.name,
+          operation: 'CREATE',
+          resource: it.body,
+        });
+        kinds.set(it.kind, (kinds.get(it.kind) ?? 0) + 1);
+        bytes += it.body.length;
+        i += 1;
+      }
+      emit(batch, kinds, i < items.length ? 0 : revision, i < items.length ? 'PART' : 'END');
+    } while (i < items.length);
+  };
+
+  const tail = async (): Promise<void> => {
+    while (!stopped) {
+      if (windowFull()) {
+        await waitSignal();
+        continue;
+      }
+      while (liveHead < live.length && live[liveHead].revision <= sent) liveHead += 1;
+      if (liveHead > 4096) {
+        live = live.slice(liveHead);
+        liveHead = 0;
+      }
+      let chunk: LogEntry[];
+      if (liveHead < live.length && live[liveHead].revision === sent + 1) {
+        const end = Math.min(live.length, liveHead + limits.batchEntries);
+        chunk = live.slice(liveHead, end);
+        liveHead = end;
+      } else if (deps.log.head() > sent) {
+        const limit = liveHead < live.length ? live[liveHead].revision - 1 : deps.log.head();
+        const to = Math.min(limit, sent + READ_CHUNK);
+        chunk = [];
+        for await (const e of deps.log.read(sent + 1, to)) chunk.push(e);
+        if (stopped) return;
+        if (chunk.length === 0) {
+          await waitSignal();
+          continue;
+        }
+      } else {
+        // Idle: move the receiver's cursor past entries it did not need, once things are quiet.
+        if (announced < sent && !progressTimer) {
+          progressTimer = setTimeout(() => {
+            progressTimer = undefined;
+            if (!stopped && announced < sent && !windowFull()) emit([], new Map(), sent, 'NONE');
+          }, PROGRESS_IDLE_MS);
+          progressTimer.unref();
+        }
+        await waitSignal();
+        continue;
+      }
+      sendEntries(chunk);
+    }
+  };
+
+  return {
+    start(plan) {
+      // Batches go out from the next microtask on, so the caller's Welcome precedes them.
+      if (plan.start === 'resume') {
+        sent = plan.from;
+        announced = plan.from;
+        Promise.resolve()
+          .then(() => tail())
+          .catch(deps.onError);
+        return { fromRevision: plan.from, snapshotResources: 0 };
+      }
+      const snap = deps.source.snapshot(deps.selectItem);
+      sent = snap.revision;
+      Promise.resolve()
+        .then(() => sendSnapshot(snap.items, snap.revision))
+        .then(() => tail())
+        .catch(deps.onError);
+      return { fromRevision: snap.revision, snapshotResources: snap.items.length };
+    },
+    onAck(ack) {
+      while (inflight.length > 0 && inflight[0].seq <= ack.seq) {
+        const b = inflight.shift() as { seq: number; kinds: Map<string, number> };
+        deps.events.acked(b.kinds, b.seq === ack.seq ? ack.rejected : [], ack.revision);
+      }
+      signal();
+    },
+    stop() {
+      stopped = true;
+      if (progressTimer) clearTimeout(progressTimer);
+      unsubscribe();
+      live = [];
+      signal();
+    },
+  };
+}

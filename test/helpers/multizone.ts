@@ -1,0 +1,103 @@
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { expect } from 'vitest';
+import type { ControlPlane } from '../../src/runtime/control-plane.js';
+import { startControlPlane } from '../../src/runtime/control-plane.js';
+import { createLogger } from '../../src/runtime/logger.js';
+
+/** `MZ_DEBUG=1` logs both sides at debug level (for a failing test). */
+const logger = process.env.MZ_DEBUG ? createLogger('debug') : undefined;
+import { testConfig } from './control-plane.js';
+
+/** Short sync timers for in-process tests. */
+export const FAST_SYNC = {
+  timers: { heartbeatMs: 200, idleTimeoutMs: 1500 },
+  backoff: { min: 50, max: 300 },
+};
+
+/** A Global on 127.0.0.1 port 0 (API over HTTP only) with a LevelDB store in `dir` (its sync certificate lands there). */
+export async function startGlobal(dir: string, env: Record<string, string> = {}): Promise<ControlPlane> {
+  const cp = await startControlPlane(
+    testConfig({
+      MESH_MODE: 'global',
+      MESH_STORE_TYPE: 'level',
+      MESH_STORE_LEVEL_PATH: dir,
+      MESH_API_SERVER_PORT: '0',
+      MESH_API_SERVER_HTTPS_ENABLED: 'false',
+      MESH_DIAGNOSTICS_PORT: '0',
+      MESH_MULTIZONE_GLOBAL_KDS_GRPC_PORT: '0',
+      ...env,
+    }),
+    { multizone: FAST_SYNC, logger },
+  );
+  await cp.defaultsReady;
+  return cp;
+}
+
+/** Issues a zone token on Global through `POST /tokens/zone` (as the loopback admin). */
+export async function zoneToken(global: ControlPlane, zone: string, scope?: string[]): Promise<string> {
+  const res = await global.app.inject({
+    method: 'POST',
+    url: '/tokens/zone',
+    payload: { zone, validFor: '1h', ...(scope ? { scope } : {}) },
+  });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.body;
+}
+
+/** A zone that dials `global`, verifying it with the certificate Global keeps in `globalDir`. */
+export async function startZone(
+  global: ControlPlane,
+  globalDir: string,
+  zone: string,
+  token: string,
+  env: Record<string, string> = {},
+  opts: { logger?: Logger } = {},
+): Promise<ControlPlane> {
+  return startControlPlane(
+    testConfig({
+      MESH_MODE: 'zone',
+      MESH_MULTIZONE_ZONE_NAME: zone,
+      MESH_MULTIZONE_ZONE_GLOBAL_ADDRESS: `grpcs://127.0.0.1:${global.ports.kds}`,
+      MESH_MULTIZONE_ZONE_KDS_TOKEN: token,
+      MESH_MULTIZONE_ZONE_KDS_ROOT_CA_FILE: join(globalDir, 'tls', 'cert.pem'),
+      MESH_API_SERVER_PORT: '0',
+      MESH_API_SERVER_HTTPS_ENABLED: 'false',
+      MESH_DIAGNOSTICS_PORT: '0',
+      ...env,
+    }),
+    { multizone: FAST_SYNC, logger: opts.logger ?? logger },
+  );
+}
+
+/** A logger that keeps its JSON lines in `lines`. */
+export function capturingLogger(): { logger: Logger; lines: Array<Record<string, unknown>> } {
+  const lines: Array<Record<string, unknown>> = [];
+  const logger = createLogger('info', {
+    write: (line: string) => {
+      lines.push(JSON.parse(line) as Record<string, unknown>);
+    },
+  });
+  return { logger, lines };
+}
+
+/** Polls `check` until it returns a value that is not undefined/false, or fails after `ms`. */
+export async function eventually<T>(
+  check: () => T | Promise<T>,
+  ms = 5000,
+  what = 'condition',
+): Promise<Exclude<T, undefined | null | false | '' | 0>> {
+  const until = Date.now() + ms;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v) return v as Exclude<T, undefined | null | false | '' | 0>;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > until)
+      throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
