@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { dataplane } from './fixtures.js';
 import { buildStore } from './fixtures.js';
 import { writeSnapshot } from './snapshot-fixture.js';
+import { zoneFigures } from './zones.js';
 import type { Started } from './lib/processes.js';
 import { load, ROOT, rssOf, runToEnd, startMeshCp, startProcess, startTsBaseline } from './lib/processes.js';
 import { cpuSample, median, percentile, stealPercent } from './lib/stats.js';
@@ -499,6 +500,7 @@ try {
   await putScenario();
   await insightLagScenario();
   await startupScenarios();
+  figures.push(...(await zoneFigures({ quick: QUICK, only: ONLY, log })));
   report();
   log(`done in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
 } finally {
