@@ -9,6 +9,7 @@ import { writeSnapshot } from './snapshot-fixture.js';
 import { zoneFigures } from './zones.js';
 import type { Started } from './lib/processes.js';
 import { load, ROOT, rssOf, runToEnd, startMeshCp, startProcess, startTsBaseline } from './lib/processes.js';
+import { fmt, formatTable } from './lib/report.js';
 import { cpuSample, median, percentile, stealPercent } from './lib/stats.js';
 
 const args = process.argv.slice(2);
@@ -54,14 +55,6 @@ const tempDir = (p: string): string => {
   tmp.push(d);
   return d;
 };
-const fmt = (x: number | null): string =>
-  x === null || Number.isNaN(x)
-    ? '—'
-    : Math.abs(x) >= 100
-      ? x.toFixed(0)
-      : Math.abs(x) >= 10
-        ? x.toFixed(1)
-        : x.toFixed(2);
 
 /**
  * Runs `measure` RUNS times (each run measures ours then the baseline, so runs interleave),
@@ -463,20 +456,7 @@ async function startupScenarios(): Promise<void> {
 // ---------------------------------------------------------------- report
 
 function report(): void {
-  const rows = figures.map((f) => [
-    f.name,
-    f.figure,
-    fmt(f.ours),
-    fmt(f.baseline),
-    fmt(f.ratio),
-    `${f.higherIsBetter ? '≥' : '≤'} ${f.target}`,
-    f.ok === true ? 'ok' : f.ok === false ? 'MISS' : f.ok,
-  ]);
-  const head = ['scenario', 'figure', 'ours', 'baseline', 'ratio', 'target', 'ok?'];
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
-  const out = [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)];
-  process.stdout.write(`${out.join('\n')}\n`);
+  process.stdout.write(`${formatTable(figures)}\n`);
   const machine = {
     cpu: cpus()[0]?.model ?? 'unknown',
     cores: cpus().length,

@@ -15,6 +15,7 @@ import type { BareSync } from './baselines/bare-sync.js';
 import { startBareSync } from './baselines/bare-sync.js';
 import type { Started } from './lib/processes.js';
 import { startMeshCp } from './lib/processes.js';
+import { formatTable } from './lib/report.js';
 import { cpuSample, median, percentile, stealPercent } from './lib/stats.js';
 
 /** One run of a figure (as in bench/run.ts). */
@@ -540,23 +541,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const args = process.argv.slice(2);
   const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
   const figures = await zoneFigures({ quick: args.includes('--quick'), only });
-  const fmt = (x: number | null): string =>
-    x === null ? '—' : Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(2);
-  const rows = figures.map((f) => [
-    f.name,
-    f.figure,
-    fmt(f.ours),
-    fmt(f.baseline),
-    fmt(f.ratio),
-    `${f.higherIsBetter ? '≥' : '≤'} ${f.target}`,
-    f.ok === true ? 'ok' : f.ok === false ? 'MISS' : f.ok,
-  ]);
-  const head = ['scenario', 'figure', 'ours', 'baseline', 'ratio', 'target', 'ok?'];
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
-  process.stdout.write(
-    `${[line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n')}\n`,
-  );
+  process.stdout.write(`${formatTable(figures)}\n`);
   for (const f of figures) if (f.note) process.stdout.write(`${f.name}: ${f.note}\n`);
   process.exit(0);
 }
