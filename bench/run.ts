@@ -9,6 +9,7 @@ import { writeSnapshot } from './snapshot-fixture.js';
 import { zoneFigures } from './zones.js';
 import type { Started } from './lib/processes.js';
 import { load, ROOT, rssOf, runToEnd, startMeshCp, startProcess, startTsBaseline } from './lib/processes.js';
+import type { Figure, Run } from './lib/report.js';
 import { fmt, formatTable } from './lib/report.js';
 import { cpuSample, median, percentile, stealPercent } from './lib/stats.js';
 
@@ -22,28 +23,6 @@ const CONNECTIONS = 50;
 const N = 100_000;
 const STARTUP_ENTRIES = QUICK ? 200_000 : 1_000_000;
 const STEAL_LIMIT = 10;
-
-/** One run of a figure: ours, the baseline, and the CPU steal while it ran. */
-interface Run {
-  ours: number;
-  baseline: number | null;
-  ratio: number | null;
-  steal: number;
-}
-
-/** A figure in the report (bench/results/latest.json). */
-interface Figure {
-  name: string;
-  figure: string;
-  ours: number | null;
-  baseline: number | null;
-  ratio: number | null;
-  target: number;
-  higherIsBetter: boolean;
-  ok: boolean | 'inconclusive' | 'n/a';
-  runs: Run[];
-  note?: string;
-}
 
 const figures: Figure[] = [];
 const tmp: string[] = [];

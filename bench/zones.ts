@@ -15,30 +15,11 @@ import type { BareSync } from './baselines/bare-sync.js';
 import { startBareSync } from './baselines/bare-sync.js';
 import type { Started } from './lib/processes.js';
 import { startMeshCp } from './lib/processes.js';
+import type { Figure, Run } from './lib/report.js';
 import { formatTable } from './lib/report.js';
 import { cpuSample, median, percentile, stealPercent } from './lib/stats.js';
 
-/** One run of a figure (as in bench/run.ts). */
-interface Run {
-  ours: number;
-  baseline: number | null;
-  ratio: number | null;
-  steal: number;
-}
-
-/** A figure in the report, in the shape of bench/run.ts's `figures` entries. */
-export interface Figure {
-  name: string;
-  figure: string;
-  ours: number | null;
-  baseline: number | null;
-  ratio: number | null;
-  target: number;
-  higherIsBetter: boolean;
-  ok: boolean | 'inconclusive' | 'n/a';
-  runs: Run[];
-  note?: string;
-}
+export type { Figure } from './lib/report.js';
 
 const STEAL_LIMIT = 10;
 const ACTOR = { name: 'bench', groups: ['mesh-system:admin'], address: 'local' };

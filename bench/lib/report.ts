@@ -1,5 +1,13 @@
-/** The fields of a figure that the table shows. */
-export interface TableRow {
+/** One run of a figure: ours, the baseline, and the CPU steal while it ran. */
+export interface Run {
+  ours: number;
+  baseline: number | null;
+  ratio: number | null;
+  steal: number;
+}
+
+/** A figure in the report (bench/results/latest.json), from bench/run.ts or bench/zones.ts. */
+export interface Figure {
   name: string;
   figure: string;
   ours: number | null;
@@ -8,6 +16,8 @@ export interface TableRow {
   target: number;
   higherIsBetter: boolean;
   ok: boolean | 'inconclusive' | 'n/a';
+  runs: Run[];
+  note?: string;
 }
 
 /** A number for the table: fewer decimals as it grows; `—` for none. */
@@ -17,7 +27,7 @@ export function fmt(x: number | null): string {
 }
 
 /** The markdown table of figures (scenario, figure, ours, baseline, ratio, target, ok?). */
-export function formatTable(figures: readonly TableRow[]): string {
+export function formatTable(figures: readonly Figure[]): string {
   const rows = figures.map((f) => [
     f.name,
     f.figure,
