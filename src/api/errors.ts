@@ -29,13 +29,13 @@ export interface ErrorBody {
 }
 
 /** Fastify's own errors, by code, as ours. */
-function fromFastify(err: FastifyError): AppError | undefined {
+function fromFastify(err: FastifyError, bodyLimit: number | undefined): AppError | undefined {
   switch (err.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new AppError(
         'PAYLOAD_TOO_LARGE',
         'Payload too large',
-        'request body is larger than the limit of 1 MiB',
+        `request body is larger than the limit of ${bodyLimit ?? 'the configured'} bytes (apiServer.bodyLimit)`,
       );
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
@@ -64,7 +64,7 @@ function fromFastify(err: FastifyError): AppError | undefined {
 
 /** Maps any error to status + body; unknown errors become 500 with the request id, logged. */
 export function errorHandler(err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply): void {
-  const known = err instanceof AppError ? err : fromFastify(err as FastifyError);
+  const known = err instanceof AppError ? err : fromFastify(err as FastifyError, req.routeOptions?.bodyLimit);
   if (!known) {
     req.log.error({ err, reqId: req.id }, 'internal error');
     void reply

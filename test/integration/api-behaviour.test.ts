@@ -39,6 +39,25 @@ describe('read-only flag and kubernetes environment (decisions §4: 405 with a r
   });
 });
 
+describe('body limit', () => {
+  it('413 names the configured limit', async () => {
+    const cp = await startTestPlane({ MESH_API_SERVER_BODY_LIMIT: '200' });
+    try {
+      const res = await cp.app.inject({
+        method: 'PUT',
+        url: '/zones/z',
+        payload: { type: 'Zone', name: 'z', enabled: true, pad: 'x'.repeat(300) },
+      });
+      expect(res.statusCode).toBe(413);
+      expect(res.json().details).toBe(
+        'request body is larger than the limit of 200 bytes (apiServer.bodyLimit)',
+      );
+    } finally {
+      await cp.close();
+    }
+  });
+});
+
 describe('HTTP behaviour', () => {
   let cp: ControlPlane;
   beforeAll(async () => {
