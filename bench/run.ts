@@ -9,9 +9,11 @@ import { writeSnapshot } from './snapshot-fixture.js';
 import { zoneFigures } from './zones.js';
 import type { Started } from './lib/processes.js';
 import { load, ROOT, rssOf, runToEnd, startMeshCp, startProcess, startTsBaseline } from './lib/processes.js';
-import type { Figure, Run } from './lib/report.js';
-import { fmt, formatTable } from './lib/report.js';
-import { cpuSample, median, percentile, stealPercent } from './lib/stats.js';
+import type { FigureSpec } from './lib/measure.js';
+import { measureFigure } from './lib/measure.js';
+import type { Figure } from './lib/report.js';
+import { formatTable } from './lib/report.js';
+import { percentile } from './lib/stats.js';
 
 const args = process.argv.slice(2);
 const QUICK = args.includes('--quick');
@@ -22,7 +24,6 @@ const DURATION = QUICK ? 1 : 4;
 const CONNECTIONS = 50;
 const N = 100_000;
 const STARTUP_ENTRIES = QUICK ? 200_000 : 1_000_000;
-const STEAL_LIMIT = 10;
 
 const figures: Figure[] = [];
 const tmp: string[] = [];
@@ -35,39 +36,12 @@ const tempDir = (p: string): string => {
   return d;
 };
 
-/**
- * Runs `measure` RUNS times (each run measures ours then the baseline, so runs interleave),
- * gates on the median of per-run ratios over runs with at most 10% steal.
- */
+/** Measures a figure with RUNS interleaved runs and adds it to the report. */
 async function figure(
-  spec: Omit<Figure, 'ours' | 'baseline' | 'ratio' | 'ok' | 'runs'> & {
-    /** How the ratio is formed from ours and baseline (default ours / baseline). */
-    ratioOf?: (ours: number, baseline: number) => number;
-    /** Run once untimed first so both sides are warm (JIT, caches); default true. */
-    warmUp?: boolean;
-  },
+  spec: FigureSpec,
   measure: () => Promise<{ ours: number; baseline: number | null }>,
 ): Promise<void> {
-  const runs: Run[] = [];
-  if (spec.warmUp !== false) await measure();
-  for (let i = 0; i < RUNS; i++) {
-    const a = cpuSample();
-    const m = await measure();
-    const steal = stealPercent(a, cpuSample());
-    const ratio = m.baseline === null ? null : (spec.ratioOf ?? ((o, b) => o / b))(m.ours, m.baseline);
-    runs.push({ ours: m.ours, baseline: m.baseline, ratio, steal });
-    log(
-      `  [${spec.name}] run ${i + 1}/${RUNS}: ours ${fmt(m.ours)}, baseline ${fmt(m.baseline)}, ratio ${fmt(ratio)}, steal ${steal.toFixed(1)}%${steal > STEAL_LIMIT ? ' (inconclusive)' : ''}`,
-    );
-  }
-  const good = runs.filter((r) => r.steal <= STEAL_LIMIT);
-  const ours = median(good.map((r) => r.ours));
-  const baseline = runs[0].baseline === null ? null : median(good.map((r) => r.baseline as number));
-  const gate = runs[0].ratio === null ? ours : median(good.map((r) => r.ratio as number));
-  const ok: Figure['ok'] =
-    good.length === 0 ? 'inconclusive' : spec.higherIsBetter ? gate >= spec.target : gate <= spec.target;
-  const { ratioOf: _r, warmUp: _w, ...rest } = spec;
-  figures.push({ ...rest, ours, baseline, ratio: runs[0].ratio === null ? null : gate, ok, runs });
+  figures.push(await measureFigure(spec, measure, { runs: RUNS, log }));
 }
 
 const want = (name: string): boolean => ONLY === undefined || name.startsWith(ONLY) || ONLY.startsWith(name);

@@ -15,13 +15,14 @@ import type { BareSync } from './baselines/bare-sync.js';
 import { startBareSync } from './baselines/bare-sync.js';
 import type { Started } from './lib/processes.js';
 import { startMeshCp } from './lib/processes.js';
-import type { Figure, Run } from './lib/report.js';
+import type { FigureSpec } from './lib/measure.js';
+import { measureFigure } from './lib/measure.js';
+import type { Figure } from './lib/report.js';
 import { formatTable } from './lib/report.js';
-import { cpuSample, median, percentile, stealPercent } from './lib/stats.js';
+import { median, percentile } from './lib/stats.js';
 
 export type { Figure } from './lib/report.js';
 
-const STEAL_LIMIT = 10;
 const ACTOR = { name: 'bench', groups: ['mesh-system:admin'], address: 'local' };
 
 const specOf = (r: Record<string, unknown>): Record<string, unknown> => {
@@ -61,43 +62,14 @@ export async function zoneFigures(opts: {
     dirs.push(d);
     return d;
   };
-  const fmt = (x: number | null): string => (x === null ? '—' : x >= 100 ? x.toFixed(0) : x.toFixed(2));
-
-  /** Interleaved runs with a warm-up, as bench/run.ts; `gate` decides ok from the medians. */
-  async function figure(
-    spec: Omit<Figure, 'ours' | 'baseline' | 'ratio' | 'ok' | 'runs'> & {
-      gate: 'ours' | 'ratio';
-      warmUp?: boolean;
-      extraOk?: () => boolean;
-    },
+  /** Interleaved runs with a warm-up, as bench/run.ts; ratios are "times better" both ways. */
+  const figure = async (
+    spec: FigureSpec & { gate: 'ours' | 'ratio' },
     measure: () => Promise<{ ours: number; baseline: number | null }>,
-  ): Promise<void> {
-    const runs: Run[] = [];
-    if (spec.warmUp !== false) await measure();
-    for (let i = 0; i < RUNS; i++) {
-      const a = cpuSample();
-      const m = await measure();
-      const steal = stealPercent(a, cpuSample());
-      const ratio =
-        m.baseline === null ? null : spec.higherIsBetter ? m.ours / m.baseline : m.baseline / m.ours;
-      runs.push({ ours: m.ours, baseline: m.baseline, ratio, steal });
-      log(
-        `  [${spec.name}] run ${i + 1}/${RUNS}: ours ${fmt(m.ours)}, baseline ${fmt(m.baseline)}, ratio ${fmt(ratio)}, steal ${steal.toFixed(1)}%`,
-      );
-    }
-    const good = runs.filter((r) => r.steal <= STEAL_LIMIT);
-    const ours = good.length ? median(good.map((r) => r.ours)) : null;
-    const baseline =
-      good.length && runs[0].baseline !== null ? median(good.map((r) => r.baseline as number)) : null;
-    const ratio = good.length && runs[0].ratio !== null ? median(good.map((r) => r.ratio as number)) : null;
-    const value = spec.gate === 'ratio' ? ratio : ours;
-    const ok: Figure['ok'] =
-      value === null
-        ? 'inconclusive'
-        : (spec.higherIsBetter ? value >= spec.target : value <= spec.target) && (spec.extraOk?.() ?? true);
-    const { gate: _g, warmUp: _w, extraOk: _e, ...rest } = spec;
-    figures.push({ ...rest, ours, baseline, ratio, ok, runs });
-  }
+  ): Promise<void> => {
+    const ratioOf = (o: number, b: number) => (spec.higherIsBetter ? o / b : b / o);
+    figures.push(await measureFigure({ ratioOf, ...spec }, measure, { runs: RUNS, log }));
+  };
 
   log('zones: starting Global in this process (LevelDB in a temp dir, TLS on the sync port)…');
   const gdir = tempDir('global');
