@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
 import cors from '@fastify/cors';
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyServerOptions } from 'fastify';
 import Fastify, { LogController } from 'fastify';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { createRequire } from 'node:module';
 import type * as Yaml from 'yaml';
 import type { Commands } from '../app/commands.js';
@@ -74,7 +76,7 @@ export interface ServerLimits {
   idleTimeout: string;
 }
 
-/** The TLS material of an HTTPS instance; `ca` set asks for client certificates verified against it. */
+/** The TLS material of the HTTPS listener; `ca` set asks for client certificates verified against it. */
 export interface HttpsOptions {
   key: string;
   cert: string;
@@ -83,12 +85,12 @@ export interface HttpsOptions {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Builds the API server without listening (style habit 6): tests call `app.inject()`. */
-export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
-  const headersMs = parseDuration(deps.limits.headersTimeout);
-  const requestMs = parseDuration(deps.limits.requestTimeout);
-  const nodeOptions = {
-    maxHeaderSize: deps.limits.maxHeaderSize,
+/** The node server settings both listeners share (header size and the two request deadlines). */
+function nodeOptionsOf(limits: ServerLimits) {
+  const headersMs = parseDuration(limits.headersTimeout);
+  const requestMs = parseDuration(limits.requestTimeout);
+  return {
+    maxHeaderSize: limits.maxHeaderSize,
     headersTimeout: headersMs,
     requestTimeout: requestMs,
     // node checks the two deadlines on this interval (default 30 s): check often enough to keep them.
@@ -97,21 +99,41 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       Math.min(1000, Math.floor(Math.min(...[headersMs, requestMs].filter((ms) => ms > 0), 4000) / 4)),
     ),
   };
-  const tls = deps.https
-    ? {
-        key: deps.https.key,
-        cert: deps.https.cert,
-        // Client certificates are optional: a verified one makes the caller admin (see identity.ts).
-        ...(deps.https.ca ? { ca: deps.https.ca, requestCert: true, rejectUnauthorized: false } : {}),
-      }
-    : undefined;
+}
+
+const fastifyRequire = createRequire(createRequire(import.meta.url).resolve('fastify'));
+
+/**
+ * Fastify's schema compilers, loaded on first use. Bodies are validated with zod in the registry, so
+ * no route has a fastify schema and ajv (~100 ms of start-up) is never loaded; a route that gains a
+ * schema still gets the default compilers.
+ */
+export const lazySchemaCompilers = {
+  compilersFactory: {
+    buildValidator: (...args: unknown[]) =>
+      (fastifyRequire('@fastify/ajv-compiler') as () => (...a: unknown[]) => unknown)()(...args),
+    buildSerializer: (...args: unknown[]) =>
+      (fastifyRequire('@fastify/fast-json-stringify-compiler') as () => (...a: unknown[]) => unknown)()(
+        ...args,
+      ),
+  },
+} as unknown as FastifyServerOptions['schemaController'];
+
+/**
+ * Builds the API server without listening (style habit 6): tests call `app.inject()`. One route
+ * table serves HTTP (`app.server`) and, when `deps.https` is set, HTTPS (`httpsServerOf(app)`):
+ * building the ~150 routes twice was a third of the start-up.
+ */
+export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
+  const nodeOptions = nodeOptionsOf(deps.limits);
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
-    ...(tls ? { https: { ...tls, ...nodeOptions } } : { http: nodeOptions }),
-    requestTimeout: requestMs,
+    http: nodeOptions,
+    requestTimeout: nodeOptions.requestTimeout,
     connectionTimeout: parseDuration(deps.limits.idleTimeout),
     clientErrorHandler: createClientErrorHandler(deps.limits),
     bodyLimit: deps.bodyLimit,
+    schemaController: lazySchemaCompilers,
     // Writes are logged by their handlers with kind, name and revision; reads are not logged.
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
@@ -123,6 +145,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     // No automatic HEAD twin for every GET: it doubles the routes, and route set-up dominates start-up.
     exposeHeadRoutes: false,
   }) as unknown as FastifyInstance;
+  if (deps.https) attachHttps(app, deps.https, deps.limits);
 
   app.setErrorHandler(errorHandler);
   // Decisions §9: only JSON and YAML bodies; text/plain is 415 like any other type.
@@ -205,4 +228,42 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   }
   registerTokenRoutes(app, deps.tokens);
   return app;
+}
+
+const HTTPS_SERVER = Symbol('httpsServer');
+
+/**
+ * The HTTPS server of `app`: a node server whose requests go through the same route table as
+ * `app.server`, with the same limits and client-error answers. It listens when the caller says
+ * (after `app.listen`), and `app.close()` closes it.
+ */
+export function httpsServerOf(app: FastifyInstance): HttpsServer | undefined {
+  return (app as unknown as Record<symbol, HttpsServer | undefined>)[HTTPS_SERVER];
+}
+
+function attachHttps(app: FastifyInstance, https: HttpsOptions, limits: ServerLimits): void {
+  const server = createHttpsServer(
+    {
+      key: https.key,
+      cert: https.cert,
+      // Client certificates are optional: a verified one makes the caller admin (see identity.ts).
+      ...(https.ca ? { ca: https.ca, requestCert: true, rejectUnauthorized: false } : {}),
+      ...nodeOptionsOf(limits),
+    },
+    (req, res) => app.routing(req, res),
+  );
+  // What fastify sets on its own server (lib/server.js), from the same options.
+  server.keepAliveTimeout = app.initialConfig.keepAliveTimeout ?? 72_000;
+  server.requestTimeout = nodeOptionsOf(limits).requestTimeout;
+  server.setTimeout(parseDuration(limits.idleTimeout));
+  const onClientError = createClientErrorHandler(limits);
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) =>
+    onClientError.call(app, err, socket),
+  );
+  (app as unknown as Record<symbol, HttpsServer>)[HTTPS_SERVER] = server;
+  app.addHook('onClose', (_app, done) => {
+    if (!server.listening) return done();
+    server.close(() => done());
+    server.closeIdleConnections();
+  });
 }

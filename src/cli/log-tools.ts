@@ -1,7 +1,6 @@
 import { createReadStream, existsSync, renameSync, rmSync, createWriteStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Writable } from 'node:stream';
-import type { Command } from 'commander';
 import { resourcesAt, writeSnapshotAt } from '../app/log-state.js';
 import { loadConfig } from '../config/load.js';
 import type { LevelStore } from '../events/level-tools.js';
@@ -207,32 +206,11 @@ async function snapshot(opts: DataOptions & { delete?: boolean }): Promise<void>
   }
 }
 
-/** Adds `mesh-cp log verify|replay|export|import|snapshot` (issue 6): offline tools on a data dir. */
-export function registerLogCommands(program: Command): void {
-  const log = program
-    .command('log')
-    .description('offline tools for the event log of a data dir (stop mesh-cp first, or copy the dir)');
-  const data = (cmd: Command): Command =>
-    cmd
-      .option('-d, --data <dir>', 'the data dir (default: store.level.path of the config)')
-      .option('-c, --config <file>', 'YAML config file (as for run; MESH_* env vars apply)');
-  data(log.command('verify'))
-    .description('check the hash chain, the revision sequence and the history index; exit 1 on damage')
-    .action(tool(verify));
-  data(log.command('replay'))
-    .description('print the state at a revision as YAML, one document per resource')
-    .option('-r, --to-revision <revision>', 'the revision (default: the head)')
-    .action(tool(replay));
-  data(log.command('export'))
-    .description('write every entry as NDJSON, verified; exit 1 on damage')
-    .option('-o, --out <file>', 'output file (default: stdout)')
-    .action(tool(exportLog));
-  data(log.command('import'))
-    .description('import an export into an empty data dir, verifying the chain; exit 1 on damage')
-    .argument('<file>', 'NDJSON file written by log export ("-": stdin)')
-    .action(tool(importLog));
-  data(log.command('snapshot'))
-    .description('write a snapshot of the state at the head now (or --delete every snapshot)')
-    .option('--delete', 'delete every snapshot (start-up then replays the whole log)')
-    .action(tool(snapshot));
-}
+/** The log tools, for `log-commands.ts` (which loads this module only when one of them runs). */
+export const logTools = {
+  verify: tool(verify),
+  replay: tool(replay),
+  exportLog: tool(exportLog),
+  importLog: tool(importLog),
+  snapshot: tool(snapshot),
+};

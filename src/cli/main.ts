@@ -2,10 +2,10 @@
 import { Command } from 'commander';
 import { MESH_CP_VERSION } from '../app/versions.js';
 import { listConfigKeys, loadConfig } from '../config/load.js';
-import { startControlPlane } from '../runtime/control-plane.js';
 import { createLogger } from '../runtime/logger.js';
+import { loadTlsMaterial } from '../runtime/tls.js';
 import { AppError } from '../util/errors.js';
-import { registerLogCommands } from './log-tools.js';
+import { registerLogCommands } from './log-commands.js';
 
 const SHUTDOWN_LIMIT_MS = 5000;
 
@@ -19,9 +19,14 @@ async function run(opts: { config?: string }): Promise<void> {
     process.exit(2);
   }
   const logger = createLogger(config.log.level);
+  // The control plane's modules load after the config is read, so that the HTTPS material is read
+  // (or, at a first start, made on a worker thread) meanwhile.
+  const tls = config.apiServer.https.enabled ? loadTlsMaterial(config) : undefined;
+  tls?.catch(() => undefined);
   let cp;
   try {
-    cp = await startControlPlane(config, { logger });
+    const { startControlPlane } = await import('../runtime/control-plane.js');
+    cp = await startControlPlane(config, { logger, tls });
   } catch (err) {
     logger.fatal(
       { err: err instanceof AppError ? undefined : err },

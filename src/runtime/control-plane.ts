@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import type { Server as HttpsServer } from 'node:https';
 import { hostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import Fastify from 'fastify';
 import type { Logger } from 'pino';
 import type { ServerDeps } from '../api/server.js';
-import { buildServer } from '../api/server.js';
+import { buildServer, httpsServerOf, lazySchemaCompilers } from '../api/server.js';
 import type { Commands } from '../app/commands.js';
 import { createCommands } from '../app/commands.js';
 import { createHistory } from '../app/history.js';
@@ -43,8 +44,8 @@ export interface ControlPlane {
   commands: Commands;
   /** Issues and verifies tokens (issue 4). */
   tokens: TokenService;
-  /** The HTTPS instance of the API, when it listens (issue 4). */
-  httpsApp?: FastifyInstance;
+  /** The HTTPS listener of the API (same routes as `app`), when it listens (issue 4). */
+  httpsServer?: HttpsServer;
   /** Where the HTTPS certificate came from (`files`, `kept`, `generated`, `memory`), when HTTPS listens. */
   tls?: Pick<TlsMaterial, 'source' | 'certFile'>;
   /** Bound ports; `https` is 0 when HTTPS is off, `kds` (Global's sync port, issue 5) 0 but on Global. */
@@ -68,6 +69,9 @@ export interface StartOptions {
   keygen?: () => Promise<string>;
   /** Sync timers and back-off (tests). */
   multizone?: MultizoneOptions;
+  /** The HTTPS material, when the caller started loading it early (`mesh-cp run` does, so that a
+   * first start makes its certificate while the modules load); else it is loaded here. */
+  tls?: Promise<TlsMaterial>;
 }
 
 const CLUSTER_ID = 'clusterId';
@@ -82,13 +86,25 @@ async function openLog(config: Config, now: () => Date): Promise<EventLog> {
   return log;
 }
 
+/** Listens on `port` (0: any free one); rejects with the listen error (EADDRINUSE…). */
+function listenOn(server: HttpsServer, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
 /** The composition root: builds the adapters for the config's mode and starts the listeners. */
 export async function startControlPlane(config: Config, opts: StartOptions = {}): Promise<ControlPlane> {
   const started = Date.now();
   const now = opts.now ?? (() => new Date());
   const listen = opts.listen !== false;
   // The HTTPS certificate is read or made while the log loads (a first start makes one).
-  const tlsLoading = listen && config.apiServer.https.enabled ? loadTlsMaterial(config) : undefined;
+  const tlsLoading =
+    listen && config.apiServer.https.enabled ? (opts.tls ?? loadTlsMaterial(config)) : undefined;
   tlsLoading?.catch(() => undefined);
   const log = await openLog(config, now);
   const views = createResourceViews(registry);
@@ -218,12 +234,12 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     },
   };
   exposeGlobalLink(serverDeps.info, () => multizone);
-  const app = await buildServer(serverDeps);
-  // HTTPS serves the same API from a second instance (issue 4); only built when it will listen.
+  // HTTPS (issue 4) serves the same route table from a second node server; only when it will listen.
   const tls = await tlsLoading;
-  const httpsApp = tls ? await buildServer({ ...serverDeps, https: tls }) : undefined;
+  const app = await buildServer(tls ? { ...serverDeps, https: tls } : serverDeps);
+  const httpsServer = httpsServerOf(app);
 
-  const diagnostics = Fastify({ logger: false });
+  const diagnostics = Fastify({ logger: false, schemaController: lazySchemaCompilers });
   diagnostics.get('/healthy', async () => ({ status: 'ok' }));
   diagnostics.get('/ready', async () => ({ status: 'ready', revision: views.revision() }));
 
@@ -241,10 +257,9 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
       await app.listen({ port: config.apiServer.port, host: '0.0.0.0' });
       listening.push(app);
       ports.api = (app.server.address() as { port: number }).port;
-      if (httpsApp) {
-        await httpsApp.listen({ port: config.apiServer.https.port, host: '0.0.0.0' });
-        listening.push(httpsApp);
-        ports.https = (httpsApp.server.address() as { port: number }).port;
+      if (httpsServer) {
+        await listenOn(httpsServer, config.apiServer.https.port, '0.0.0.0');
+        ports.https = (httpsServer.address() as { port: number }).port;
       }
       await diagnostics.listen({ port: config.diagnostics.port, host: '0.0.0.0' });
       listening.push(diagnostics);
@@ -283,7 +298,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     views,
     commands,
     tokens,
-    httpsApp,
+    httpsServer,
     tls: tls ? { source: tls.source, certFile: tls.certFile } : undefined,
     ports,
     status,

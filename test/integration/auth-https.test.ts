@@ -140,7 +140,7 @@ describe('HTTPS settings', () => {
     const cp = await startControlPlane(testConfig({ ...ports, MESH_API_SERVER_HTTPS_ENABLED: 'false' }));
     try {
       expect(cp.ports.https).toBe(0);
-      expect(cp.httpsApp).toBeUndefined();
+      expect(cp.httpsServer).toBeUndefined();
     } finally {
       await cp.close();
     }
