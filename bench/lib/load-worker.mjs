@@ -1,16 +1,47 @@
 // Runs one autocannon load in its own process and prints the result as one JSON line.
-// argv[2]: a file holding JSON {url, connections, duration, method?, paths?: string[], bodies?: string[], headers?}
+// argv[2]: a file holding JSON {url, connections, duration, method?, paths?: string[], bodies?: string[], vary?, headers?}
 // (a file, because thousands of request bodies do not fit in argv).
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
 const o = JSON.parse(readFileSync(process.argv[2], 'utf8'));
-const requests = (o.paths ?? [new URL(o.url).pathname + new URL(o.url).search]).map((path, i) => ({
-  method: o.method ?? 'GET',
-  path,
-  ...(o.bodies ? { body: o.bodies[i % o.bodies.length] } : {}),
-  headers: o.headers ?? {},
-}));
+// o.vary (a text each body holds, such as '"port":8080'): every request writes the next of paths[]
+// in turn with that text set to a new value on each pass over them, so that every PUT changes its
+// resource (a PUT of the stored body changes nothing) and no two requests in flight write the same
+// one (50 in flight, 2,000 resources). The first pass creates, the later ones update.
+function varying() {
+  const parts = o.bodies.map((body) => {
+    const at = body.indexOf(o.vary);
+    if (at < 0) throw new Error(`a body does not hold ${o.vary}`);
+    return [body.slice(0, at), body.slice(at + o.vary.length)];
+  });
+  const key = o.vary.slice(0, o.vary.indexOf(':') + 1);
+  let seq = 0;
+  return [
+    {
+      method: o.method ?? 'PUT',
+      headers: o.headers ?? {},
+      setupRequest: (req) => {
+        const i = seq % o.paths.length;
+        const pass = Math.floor(seq / o.paths.length);
+        seq += 1;
+        return {
+          ...req,
+          path: o.paths[i],
+          body: `${parts[i][0]}${key}${10000 + (pass % 50000)}${parts[i][1]}`,
+        };
+      },
+    },
+  ];
+}
+const requests = o.vary
+  ? varying()
+  : (o.paths ?? [new URL(o.url).pathname + new URL(o.url).search]).map((path, i) => ({
+      method: o.method ?? 'GET',
+      path,
+      ...(o.bodies ? { body: o.bodies[i % o.bodies.length] } : {}),
+      headers: o.headers ?? {},
+    }));
 const result = await autocannon({
   url: o.url,
   connections: o.connections,

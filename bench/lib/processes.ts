@@ -132,6 +132,8 @@ export async function load(opts: {
   method?: string;
   paths?: string[];
   bodies?: string[];
+  /** A text every body holds (`"port":8080`): each request sets it anew, so every PUT is a change. */
+  vary?: string;
   headers?: Record<string, string>;
 }): Promise<LoadResult> {
   const file = join(tmpdir(), `mesh-bench-load-${process.pid}-${Date.now()}.json`);
