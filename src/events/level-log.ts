@@ -47,19 +47,21 @@ export function createLevelLog(options: LevelLogOptions): EventLog {
   }
 
   async function write(batch: CommitBatch): Promise<void> {
-    const ops: { type: 'put'; key: string; value: string }[] = [];
-    batch.entries.forEach((entry, i) => {
-      ops.push({ type: 'put', key: entryKey(entry.revision), value: batch.json[i] });
-      ops.push({
-        type: 'put',
-        key: historyKey(entry.kind, entry.mesh, entry.name, entry.revision),
-        value: '',
+    // A chained batch: abstract-level's array form copies and normalises every operation object,
+    // which cost about a third more CPU per entry in a write burst (bench/tmp measurements).
+    const ops = currentDb().batch();
+    try {
+      batch.entries.forEach((entry, i) => {
+        ops.put(entryKey(entry.revision), batch.json[i]);
+        ops.put(historyKey(entry.kind, entry.mesh, entry.name, entry.revision), '');
       });
-    });
-    for (const [key, value] of Object.entries(batch.meta))
-      ops.push({ type: 'put', key: metaKey(key), value });
-    ops.push({ type: 'put', key: metaKey(HEAD_META_KEY), value: String(batch.head) });
-    await currentDb().batch(ops, { sync: true });
+      for (const [key, value] of Object.entries(batch.meta)) ops.put(metaKey(key), value);
+      ops.put(metaKey(HEAD_META_KEY), String(batch.head));
+    } catch (error) {
+      await ops.close();
+      throw error;
+    }
+    await ops.write({ sync: true });
   }
 
   const core = createGroupCommit({ write, now: options.now, onListenerError: options.onListenerError });
