@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TokenService } from '../app/token-service.js';
 import type { Registry } from '../resources/registry.js';
 import type { AuthzSettings } from './authz.js';
@@ -26,11 +26,11 @@ export function registerAuthHooks(app: FastifyInstance, registry: Registry, deps
   });
   const authorizer = createAuthorizer(registry, deps.authz);
   app.decorateRequest('identity', null as unknown as Identity);
-  app.addHook('onRequest', async (req) => {
-    req.identity = await authenticate(req);
+  const authorize = (req: FastifyRequest, identity: Identity): void => {
+    req.identity = identity;
     if (req.is404 || req.method === 'OPTIONS') return;
     const info = (req.routeOptions.config ?? {}) as Partial<RouteInfo>;
-    authorizer.check(req.identity, {
+    authorizer.check(identity, {
       method: req.method,
       path: req.url.split('?')[0],
       action: info.action ?? 'write',
@@ -38,5 +38,32 @@ export function registerAuthHooks(app: FastifyInstance, registry: Registry, deps
       mesh: meshOfRequest(info.kind, req.params as { mesh?: string; name?: string }),
       adminOnly: info.adminOnly === true || info.action === undefined,
     });
+  };
+  // A callback hook, not an async one: most requests carry no token and are decided synchronously.
+  app.addHook('onRequest', (req, _reply, done) => {
+    let identity: Identity | Promise<Identity>;
+    try {
+      identity = authenticate(req);
+      if (!(identity instanceof Promise)) {
+        authorize(req, identity);
+        done();
+        return;
+      }
+    } catch (err) {
+      done(err as Error);
+      return;
+    }
+    identity.then(
+      (id) => {
+        try {
+          authorize(req, id);
+        } catch (err) {
+          done(err as Error);
+          return;
+        }
+        done();
+      },
+      (err: unknown) => done(err as Error),
+    );
   });
 }

@@ -157,8 +157,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       reply,
     );
   });
-  app.addHook('onRequest', async (req, reply) => {
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    done();
   });
 
   // Decisions §3: application/yaml is accepted on PUT besides JSON.
