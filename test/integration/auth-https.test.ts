@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
-import { request } from 'node:https';
+import { Agent, request } from 'node:https';
+import { connect as tlsConnect } from 'node:tls';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +14,7 @@ interface TlsClient {
   key?: string;
   cert?: string;
   servername?: string;
+  rejectUnauthorized?: boolean;
 }
 
 /** One HTTPS request to 127.0.0.1 with real TLS; resolves with the status and body, rejects on a TLS error. */
@@ -46,7 +48,7 @@ function httpsRequest(
   });
 }
 
-/** A test CA and a client certificate it signed, made with the same library the server uses. */
+/** A test CA and a client certificate it signed, made with `selfsigned` (independent of the server's own certificate code). */
 async function clientPki(cn: string) {
   const ca = await generate([{ name: 'commonName', value: `${cn}-ca` }], {
     algorithm: 'sha256',
@@ -133,6 +135,73 @@ describe('HTTPS settings', () => {
     } finally {
       await cp.close();
       dir.cleanup();
+    }
+  });
+
+  it('answers on the HTTPS port with the limits and JSON errors of the HTTP port', async () => {
+    const cp = await startControlPlane(
+      testConfig({
+        ...ports,
+        MESH_API_SERVER_MAX_HEADER_SIZE: '4096',
+        MESH_API_SERVER_TIMEOUTS_HEADERS: '300ms',
+        MESH_API_SERVER_TIMEOUTS_REQUEST: '600ms',
+      }),
+    );
+    const tlsExchange = (parts: Array<string | number>): Promise<string> =>
+      new Promise((resolve, reject) => {
+        const socket = tlsConnect(
+          { host: '127.0.0.1', port: cp.ports.https, rejectUnauthorized: false },
+          async () => {
+            for (const part of parts) {
+              if (typeof part === 'number') await new Promise((r) => setTimeout(r, part));
+              else if (!socket.destroyed) socket.write(part);
+            }
+          },
+        );
+        let text = '';
+        socket.on('data', (c: Buffer) => (text += c.toString()));
+        socket.on('close', () => resolve(text));
+        socket.on('error', (err: NodeJS.ErrnoException) =>
+          err.code === 'ECONNRESET' ? resolve(text) : reject(err),
+        );
+      });
+    try {
+      const flood = await tlsExchange([`GET / HTTP/1.1\r\nHost: x\r\nX-Flood: ${'a'.repeat(8000)}\r\n\r\n`]);
+      expect(flood).toMatch(/^HTTP\/1\.1 431 /);
+      expect(JSON.parse(flood.slice(flood.indexOf('\r\n\r\n') + 4))).toEqual({
+        title: 'Request header fields too large',
+        details: 'the request headers are larger than 4096 bytes (apiServer.maxHeaderSize)',
+      });
+      const slow = await tlsExchange(['GET / HTTP/1.1\r\nHost: x\r\n', 2000, 'X-Late: 1\r\n\r\n']);
+      expect(slow).toMatch(/^HTTP\/1\.1 408 /);
+      // The same route table: request ids, CORS and auth behave as on HTTP.
+      const res = await httpsRequest(cp.ports.https, '/meshes/default', { rejectUnauthorized: false });
+      expect(res.status).toBe(200);
+    } finally {
+      await cp.close();
+    }
+  });
+
+  it('close() closes the HTTPS listener, a kept-alive connection included', async () => {
+    const cp = await startControlPlane(testConfig(ports));
+    const agent = new Agent({ keepAlive: true, rejectUnauthorized: false });
+    const get = () =>
+      new Promise<number>((resolve, reject) => {
+        request({ host: '127.0.0.1', port: cp.ports.https, path: '/', agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        })
+          .on('error', reject)
+          .end();
+      });
+    try {
+      expect(await get()).toBe(200);
+      const started = Date.now();
+      await cp.close();
+      expect(Date.now() - started).toBeLessThan(3000);
+      await expect(get()).rejects.toThrow(/ECONNREFUSED|socket hang up|ECONNRESET/);
+    } finally {
+      agent.destroy();
     }
   });
 
