@@ -40,30 +40,25 @@ export function registerAuthHooks(app: FastifyInstance, registry: Registry, deps
     });
   };
   // A callback hook, not an async one: most requests carry no token and are decided synchronously.
+  // `done` is called once, outside the try: it runs the rest of the request, whose errors are not ours.
   app.addHook('onRequest', (req, _reply, done) => {
+    const decide = (identity: Identity): void => {
+      let refused: Error | undefined;
+      try {
+        authorize(req, identity);
+      } catch (err) {
+        refused = err as Error;
+      }
+      done(refused);
+    };
     let identity: Identity | Promise<Identity>;
     try {
       identity = authenticate(req);
-      if (!(identity instanceof Promise)) {
-        authorize(req, identity);
-        done();
-        return;
-      }
     } catch (err) {
       done(err as Error);
       return;
     }
-    identity.then(
-      (id) => {
-        try {
-          authorize(req, id);
-        } catch (err) {
-          done(err as Error);
-          return;
-        }
-        done();
-      },
-      (err: unknown) => done(err as Error),
-    );
+    if (identity instanceof Promise) identity.then(decide, (err: unknown) => done(err as Error));
+    else decide(identity);
   });
 }
