@@ -101,6 +101,13 @@ function nodeOptionsOf(limits: ServerLimits) {
   };
 }
 
+/** What both listeners are built from: node's settings, the idle timeout, the client-error answers. */
+interface ListenerSettings {
+  node: ReturnType<typeof nodeOptionsOf>;
+  idleMs: number;
+  onClientError: ReturnType<typeof createClientErrorHandler>;
+}
+
 const fastifyRequire = createRequire(createRequire(import.meta.url).resolve('fastify'));
 
 /**
@@ -125,13 +132,18 @@ export const lazySchemaCompilers = {
  * building the ~150 routes twice cost ~100 ms of every start.
  */
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
-  const nodeOptions = nodeOptionsOf(deps.limits);
+  // One set of node settings for both listeners (HTTPS gets them in attachHttps).
+  const listener: ListenerSettings = {
+    node: nodeOptionsOf(deps.limits),
+    idleMs: parseDuration(deps.limits.idleTimeout),
+    onClientError: createClientErrorHandler(deps.limits),
+  };
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
-    http: nodeOptions,
-    requestTimeout: nodeOptions.requestTimeout,
-    connectionTimeout: parseDuration(deps.limits.idleTimeout),
-    clientErrorHandler: createClientErrorHandler(deps.limits),
+    http: listener.node,
+    requestTimeout: listener.node.requestTimeout,
+    connectionTimeout: listener.idleMs,
+    clientErrorHandler: listener.onClientError,
     bodyLimit: deps.bodyLimit,
     schemaController: lazySchemaCompilers,
     // Writes are logged by their handlers with kind, name and revision; reads are not logged.
@@ -145,7 +157,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     // No automatic HEAD twin for every GET: it doubles the routes, and route set-up dominates start-up.
     exposeHeadRoutes: false,
   }) as unknown as FastifyInstance;
-  if (deps.https) attachHttps(app, deps.https, deps.limits);
+  if (deps.https) attachHttps(app, deps.https, listener);
 
   app.setErrorHandler(errorHandler);
   // Decisions §9: only JSON and YAML bodies; text/plain is 415 like any other type.
@@ -242,24 +254,23 @@ export function httpsServerOf(app: FastifyInstance): HttpsServer | undefined {
   return (app as unknown as Record<symbol, HttpsServer | undefined>)[HTTPS_SERVER];
 }
 
-function attachHttps(app: FastifyInstance, https: HttpsOptions, limits: ServerLimits): void {
+function attachHttps(app: FastifyInstance, https: HttpsOptions, listener: ListenerSettings): void {
   const server = createHttpsServer(
     {
       key: https.key,
       cert: https.cert,
       // Client certificates are optional: a verified one makes the caller admin (see identity.ts).
       ...(https.ca ? { ca: https.ca, requestCert: true, rejectUnauthorized: false } : {}),
-      ...nodeOptionsOf(limits),
+      ...listener.node,
     },
     (req, res) => app.routing(req, res),
   );
   // What fastify sets on its own server (lib/server.js), from the same options.
   server.keepAliveTimeout = app.initialConfig.keepAliveTimeout ?? 72_000;
-  server.requestTimeout = nodeOptionsOf(limits).requestTimeout;
-  server.setTimeout(parseDuration(limits.idleTimeout));
-  const onClientError = createClientErrorHandler(limits);
+  server.requestTimeout = listener.node.requestTimeout;
+  server.setTimeout(listener.idleMs);
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) =>
-    onClientError.call(app, err, socket),
+    listener.onClientError.call(app, err, socket),
   );
   (app as unknown as Record<symbol, HttpsServer>)[HTTPS_SERVER] = server;
   app.addHook('onClose', (_app, done) => {
