@@ -1,11 +1,9 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/control-plane.js';
-import { eventually } from '../helpers/multizone.js';
+import { eventually, tp } from '../helpers/multizone.js';
 import type { CpProcess } from '../helpers/process.js';
 import { startNpm } from '../helpers/process.js';
-
-const all = [{ match: { 'mesh.io/service': '*' } }];
 
 async function call(port: number, method: string, path: string, body?: unknown): Promise<Response> {
   return fetch(`http://127.0.0.1:${port}${path}`, {
@@ -17,13 +15,6 @@ async function call(port: number, method: string, path: string, body?: unknown):
 async function json<T = Record<string, unknown>>(port: number, path: string): Promise<T> {
   return (await (await call(port, 'GET', path)).json()) as T;
 }
-const tp = (name: string) => ({
-  type: 'TrafficPermission',
-  mesh: 'default',
-  name,
-  sources: all,
-  destinations: all,
-});
 const exists = async (port: number, path: string) => (await call(port, 'GET', path)).status === 200;
 
 type Sub = {

@@ -9,6 +9,12 @@ import { createLogger } from '../../src/runtime/logger.js';
 const logger = process.env.MZ_DEBUG ? createLogger('debug') : undefined;
 import { testConfig } from './control-plane.js';
 
+/** A TrafficPermission of mesh `default` from every service to every service. */
+export const tp = (name: string) => {
+  const all = [{ match: { 'mesh.io/service': '*' } }];
+  return { type: 'TrafficPermission', mesh: 'default', name, sources: all, destinations: all };
+};
+
 /** Short sync timers for in-process tests. */
 export const FAST_SYNC = {
   timers: { heartbeatMs: 200, idleTimeoutMs: 1500 },

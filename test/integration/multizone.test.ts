@@ -2,18 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { createLevelLog } from '../../src/events/level-log.js';
 import { tempDir } from '../helpers/control-plane.js';
-import { capturingLogger, eventually, startGlobal, startZone, zoneToken } from '../helpers/multizone.js';
+import { capturingLogger, eventually, startGlobal, startZone, tp, zoneToken } from '../helpers/multizone.js';
 
 const ACTOR = { name: 'test', groups: [], address: '127.0.0.1' };
-const all = [{ match: { 'mesh.io/service': '*' } }];
 
-const tp = (name: string) => ({
-  type: 'TrafficPermission',
-  mesh: 'default',
-  name,
-  sources: all,
-  destinations: all,
-});
 const dp = (name: string, service: string, port = 8080) => ({
   type: 'Dataplane',
   mesh: 'default',
