@@ -5,6 +5,8 @@ import type { AuthzSettings } from './authz.js';
 import { createAuthorizer, meshOfRequest } from './authz.js';
 import type { Identity } from './identity.js';
 import { createAuthenticator } from './identity.js';
+import type { KindParams } from './kind-paths.js';
+import { noSuchEndpoint } from './kind-paths.js';
 import type { RouteInfo } from './resource-routes.js';
 
 /** What the auth hooks need: the token verifier, the loopback rule and the role model. */
@@ -17,7 +19,8 @@ export interface AuthDeps {
 /**
  * Registers authentication and authorization as one `onRequest` hook (issue 4), so a refused request
  * is answered before its body is read. Routes declare `config: {kind?, action, adminOnly?}`; a route
- * that declares nothing is admin only. Unknown paths (404) and CORS preflights are not authorized.
+ * that declares nothing is admin only. Unknown paths (404) and CORS preflights are not authorized;
+ * a parametric resource route whose `kindOf` names no kind is answered 404 here.
  */
 export function registerAuthHooks(app: FastifyInstance, registry: Registry, deps: AuthDeps): void {
   const authenticate = createAuthenticator({
@@ -30,12 +33,19 @@ export function registerAuthHooks(app: FastifyInstance, registry: Registry, deps
     req.identity = identity;
     if (req.is404 || req.method === 'OPTIONS') return;
     const info = (req.routeOptions.config ?? {}) as Partial<RouteInfo>;
+    let kind = info.kind;
+    if (info.kindOf) {
+      // A parametric resource route: a path naming no kind is a 404, as if no route matched.
+      const desc = info.kindOf(req.params as KindParams);
+      if (!desc) throw noSuchEndpoint(req.method, req.url);
+      kind = desc.kind;
+    }
     authorizer.check(identity, {
       method: req.method,
       path: req.url.split('?')[0],
       action: info.action ?? 'write',
-      kind: info.kind,
-      mesh: meshOfRequest(info.kind, req.params as { mesh?: string; name?: string }),
+      kind,
+      mesh: meshOfRequest(kind, req.params as { mesh?: string; name?: string }),
       adminOnly: info.adminOnly === true || info.action === undefined,
     });
   };

@@ -4,7 +4,6 @@ import { matchesFilter } from '../app/history.js';
 import type { WriteSettings } from '../app/write-policy.js';
 import { assertWritable } from '../app/write-policy.js';
 import type { LogEntry } from '../events/types.js';
-import type { ResourceDescriptor } from '../resources/descriptor.js';
 import type { Registry } from '../resources/registry.js';
 import type { ErrorCause } from '../util/errors.js';
 import { AppError } from '../util/errors.js';
@@ -13,12 +12,12 @@ import type { AuthzSettings } from './authz.js';
 import { createAuthorizer } from './authz.js';
 import type { Identity } from './identity.js';
 import { nextUrl, parsePage, parseRevision, rawQuery } from './list-query.js';
+import type { KindHandler, KindParams, PathScope } from './kind-paths.js';
+import { addKindRoute, createKindPaths } from './kind-paths.js';
 import type { RouteInfo } from './resource-routes.js';
 import { dryRunOf } from './resource-routes.js';
 import type { WatchOptions } from './watch.js';
 import { createWatchHub } from './watch.js';
-
-type Params = { mesh?: string; name: string };
 
 /** Dependencies of the history, audit, watch and revert routes (issue 6). */
 export interface HistoryRouteDeps {
@@ -55,59 +54,61 @@ export function registerHistoryRoutes(app: FastifyInstance, deps: HistoryRouteDe
   const hub = createWatchHub({ history, options: deps.watch, logger: deps.logger });
   app.addHook('preClose', async () => hub.closeAll());
 
-  const resourceHistory =
-    (desc: ResourceDescriptor) => async (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply) => {
-      const q = rawQuery(req);
-      const causes: ErrorCause[] = [];
-      const { size, offset } = parsePage(q, causes);
-      if (causes.length > 0) throw invalid(causes);
-      const head = history.head();
-      const page = await history.resourceHistory(desc, req.params.mesh, req.params.name, { offset, size });
-      const next = nextUrl(req, q, offset, size, page.total);
-      return json(reply, head, JSON.stringify({ total: page.total, items: page.items, next }));
-    };
+  const resourceHistory: KindHandler = async (desc, req, reply) => {
+    const q = rawQuery(req);
+    const causes: ErrorCause[] = [];
+    const { size, offset } = parsePage(q, causes);
+    if (causes.length > 0) throw invalid(causes);
+    const head = history.head();
+    const page = await history.resourceHistory(desc, req.params.mesh, req.params.name as string, {
+      offset,
+      size,
+    });
+    const next = nextUrl(req, q, offset, size, page.total);
+    return json(reply, head, JSON.stringify({ total: page.total, items: page.items, next }));
+  };
 
-  const revert =
-    (desc: ResourceDescriptor) => async (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply) => {
-      assertWritable(desc, writeSettings);
-      const q = rawQuery(req);
-      const dryRun = dryRunOf(q);
-      const toRevision = parseRevision(q, history.head(), 'toRevision');
-      if (toRevision === undefined) {
-        throw invalid([{ field: 'toRevision', message: 'cannot be empty' }]);
-      }
-      const { mesh, name } = req.params;
-      const result = await history.revert({
-        desc,
-        mesh,
-        name,
-        toRevision,
-        actor: actorOf(req),
-        ifMatch: header(req, 'if-match'),
-        dryRun,
-      });
-      if (result.operation === 'put') {
-        const { put } = result;
-        if (!dryRun) {
-          req.log.info(
-            { kind: desc.kind, mesh, name, revision: put.revision, toRevision, created: put.created },
-            'resource reverted',
-          );
-          reply.header('etag', `"${put.revision}"`);
-        }
-        reply.code(put.created ? 201 : 200);
-        return json(reply, put.revision, JSON.stringify(put.resource));
-      }
-      const { remove } = result;
+  const revert: KindHandler = async (desc, req, reply) => {
+    assertWritable(desc, writeSettings);
+    const q = rawQuery(req);
+    const dryRun = dryRunOf(q);
+    const toRevision = parseRevision(q, history.head(), 'toRevision');
+    if (toRevision === undefined) {
+      throw invalid([{ field: 'toRevision', message: 'cannot be empty' }]);
+    }
+    const { mesh } = req.params;
+    const name = req.params.name as string;
+    const result = await history.revert({
+      desc,
+      mesh,
+      name,
+      toRevision,
+      actor: actorOf(req),
+      ifMatch: header(req, 'if-match'),
+      dryRun,
+    });
+    if (result.operation === 'put') {
+      const { put } = result;
       if (!dryRun) {
         req.log.info(
-          { kind: desc.kind, mesh, name, revision: remove.revision, toRevision },
-          'resource reverted (deleted)',
+          { kind: desc.kind, mesh, name, revision: put.revision, toRevision, created: put.created },
+          'resource reverted',
         );
-        reply.header('etag', `"${remove.revision}"`);
+        reply.header('etag', `"${put.revision}"`);
       }
-      return json(reply, remove.revision, '{}');
-    };
+      reply.code(put.created ? 201 : 200);
+      return json(reply, put.revision, JSON.stringify(put.resource));
+    }
+    const { remove } = result;
+    if (!dryRun) {
+      req.log.info(
+        { kind: desc.kind, mesh, name, revision: remove.revision, toRevision },
+        'resource reverted (deleted)',
+      );
+      reply.header('etag', `"${remove.revision}"`);
+    }
+    return json(reply, remove.revision, '{}');
+  };
 
   /** Whether `identity` may read the resource of an entry (a Mesh is in itself, as for `/meshes/{name}`). */
   const visibility = (identity: Identity): ((e: LogEntry) => boolean) | undefined => {
@@ -201,16 +202,18 @@ export function registerHistoryRoutes(app: FastifyInstance, deps: HistoryRouteDe
     return json(reply, head, JSON.stringify({ total: result.total, items: result.items, next }));
   };
 
-  for (const desc of registry.stored) {
-    if (desc.singleton) continue;
-    // Route config for the auth hooks: history is a read of the kind, revert a write of it.
-    const read = { config: { kind: desc.kind, action: 'read' } satisfies RouteInfo };
-    const write = { config: { kind: desc.kind, action: 'write' } satisfies RouteInfo };
-    const prefix = desc.scope === 'mesh' ? '/meshes/:mesh/' : '/';
-    for (const seg of [desc.path, ...desc.aliases]) {
-      app.get(`${prefix}${seg}/:name/_history`, read, resourceHistory(desc));
-      app.post(`${prefix}${seg}/:name/_revert`, write, revert(desc));
-    }
+  // History is a read of the kind, revert a write of it (the auth hooks read that from the route).
+  const paths = createKindPaths(registry);
+  for (const scope of ['mesh', 'root'] as PathScope[]) {
+    const prefix = scope === 'mesh' ? '/meshes/:mesh/' : '/';
+    const kindOf = (p: KindParams) => paths.stored(scope, p.seg);
+    addKindRoute(app, 'GET', `${prefix}:seg/:name/_history`, kindOf, resourceHistory);
+    addKindRoute(app, 'POST', `${prefix}:seg/:name/_revert`, kindOf, revert);
   }
+  // `/meshes/default/_history` is routed as a list under that mesh (`/meshes/:mesh/:seg`): a mesh's
+  // own history and revert need routes of their own.
+  const meshKind = () => paths.stored('root', 'meshes');
+  addKindRoute(app, 'GET', '/meshes/:name/_history', meshKind, resourceHistory);
+  addKindRoute(app, 'POST', '/meshes/:name/_revert', meshKind, revert);
   app.get('/_events', { config: { action: 'read' } satisfies RouteInfo }, events);
 }

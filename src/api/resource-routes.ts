@@ -9,14 +9,19 @@ import type { Registry } from '../resources/registry.js';
 import { validateBody } from '../resources/validate.js';
 import { AppError } from '../util/errors.js';
 import { actorOf } from './actor.js';
+import type { KindHandler, KindParams, PathScope } from './kind-paths.js';
+import { addKindRoute, createKindPaths } from './kind-paths.js';
 import { nextUrl, parseListQuery, parseRevision, rawQuery } from './list-query.js';
-
-type Params = { mesh?: string; name?: string };
 
 /** What a route touches, kept in fastify's route config so hooks can authorize by kind and action. */
 export interface RouteInfo {
   /** Registry kind, absent for control-plane routes (`/config`, `/versions`, …). */
   kind?: string;
+  /**
+   * For the parametric resource routes: the kind the path names. Undefined means no such endpoint:
+   * the request is answered 404 before it is authorized or its body is read.
+   */
+  kindOf?: (params: KindParams) => ResourceDescriptor | undefined;
   action: 'read' | 'write';
   /** Only admins may call the route (token endpoints); issue 4. */
   adminOnly?: boolean;
@@ -63,7 +68,10 @@ const header = (req: FastifyRequest, name: string): string | undefined => {
   return Array.isArray(v) ? v.join(',') : v;
 };
 
-/** Registers GET/PUT/DELETE routes for every kind, generated from the registry (style habit 1). */
+/**
+ * Registers GET/PUT/DELETE of every kind, generated from the registry (style habit 1): eight
+ * parametric routes whose `:seg` names the kind (see kind-paths.ts).
+ */
 export function registerResourceRoutes(app: FastifyInstance, deps: ResourceRouteDeps): void {
   const { registry, queries, commands, writeSettings, history } = deps;
 
@@ -73,106 +81,91 @@ export function registerResourceRoutes(app: FastifyInstance, deps: ResourceRoute
   const queriesAt = async (at: number | undefined): Promise<Queries> =>
     at === undefined ? queries : (history as History).queriesAt(at);
 
-  const list =
-    (desc: ResourceDescriptor) => async (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply) => {
-      const q = rawQuery(req);
-      const lr = parseListQuery(desc, q, req.params.mesh);
-      const at = pastRevision(req);
-      const revision = at ?? queries.revision();
-      const page = (at === undefined ? queries : await queriesAt(at)).list(desc, lr);
-      const next = nextUrl(req, q, lr.offset, lr.size, page.total);
-      return json(reply, revision, listBody(page.total, page.items, next));
-    };
-
-  const getOne =
-    (desc: ResourceDescriptor) => async (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply) => {
-      const at = pastRevision(req);
-      const revision = at ?? queries.revision();
-      const item =
-        at === undefined
-          ? queries.get(desc, req.params.mesh, req.params.name as string)
-          : await (history as History).resourceAt(desc, req.params.mesh, req.params.name as string, at);
-      if (item.revision !== undefined) reply.header('etag', `"${item.revision}"`);
-      return json(reply, revision, item.body);
-    };
-
-  const put =
-    (desc: ResourceDescriptor) => async (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply) => {
-      assertWritable(desc, writeSettings);
-      const dryRun = dryRunOf(rawQuery(req));
-      const { mesh, name } = req.params as { mesh?: string; name: string };
-      const checked = validateBody(desc, req.body, { mesh, name });
-      if (!checked.ok)
-        throw new AppError(
-          'INVALID_BODY',
-          'Resource is not valid',
-          'the resource has invalid fields',
-          checked.causes,
-        );
-      const result = await commands.put({
-        kind: desc.kind,
-        mesh,
-        name,
-        spec: checked.spec,
-        actor: actorOf(req),
-        ifMatch: header(req, 'if-match'),
-        ifNoneMatch: header(req, 'if-none-match'),
-        dryRun,
-      });
-      if (!dryRun) {
-        req.log.info(
-          { kind: desc.kind, mesh, name, revision: result.revision, created: result.created },
-          result.created ? 'resource created' : 'resource updated',
-        );
-        reply.header('etag', `"${result.revision}"`);
-      }
-      reply.code(result.created ? 201 : 200);
-      return json(reply, result.revision, JSON.stringify(result.resource));
-    };
-
-  const del =
-    (desc: ResourceDescriptor) => async (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply) => {
-      assertWritable(desc, writeSettings);
-      const dryRun = dryRunOf(rawQuery(req));
-      const { mesh, name } = req.params as { mesh?: string; name: string };
-      const result = await commands.remove({
-        kind: desc.kind,
-        mesh,
-        name,
-        actor: actorOf(req),
-        ifMatch: header(req, 'if-match'),
-        dryRun,
-      });
-      if (!dryRun) {
-        req.log.info({ kind: desc.kind, mesh, name, revision: result.revision }, 'resource deleted');
-        reply.header('etag', `"${result.revision}"`);
-      }
-      return json(reply, result.revision, '{}');
-    };
-
-  const refuse = (desc: ResourceDescriptor) => async () => {
-    assertWritable(desc, writeSettings);
+  const list: KindHandler = async (desc, req, reply) => {
+    const at = pastRevision(req);
+    const revision = at ?? queries.revision();
+    if (desc.singleton) return json(reply, revision, (await queriesAt(at)).singleton(desc));
+    const q = rawQuery(req);
+    const lr = parseListQuery(desc, q, req.params.mesh);
+    const page = (at === undefined ? queries : await queriesAt(at)).list(desc, lr);
+    const next = nextUrl(req, q, lr.offset, lr.size, page.total);
+    return json(reply, revision, listBody(page.total, page.items, next));
   };
 
-  for (const desc of registry.all) {
-    // Route config for the auth hooks (issue 4): what kind a route touches and whether it writes.
-    const read = { config: { kind: desc.kind, action: 'read' } satisfies RouteInfo };
-    const write = { config: { kind: desc.kind, action: 'write' } satisfies RouteInfo };
-    if (desc.singleton) {
-      app.get(`/${desc.path}`, read, async (req, reply) => {
-        const at = pastRevision(req);
-        return json(reply, at ?? queries.revision(), (await queriesAt(at)).singleton(desc));
-      });
-      continue;
+  const getOne: KindHandler = async (desc, req, reply) => {
+    const at = pastRevision(req);
+    const revision = at ?? queries.revision();
+    const name = req.params.name as string;
+    const item =
+      at === undefined
+        ? queries.get(desc, req.params.mesh, name)
+        : await (history as History).resourceAt(desc, req.params.mesh, name, at);
+    if (item.revision !== undefined) reply.header('etag', `"${item.revision}"`);
+    return json(reply, revision, item.body);
+  };
+
+  // Derived kinds are read only: assertWritable refuses them with the reason (405).
+  const put: KindHandler = async (desc, req, reply) => {
+    assertWritable(desc, writeSettings);
+    const dryRun = dryRunOf(rawQuery(req));
+    const { mesh } = req.params;
+    const name = req.params.name as string;
+    const checked = validateBody(desc, req.body, { mesh, name });
+    if (!checked.ok)
+      throw new AppError(
+        'INVALID_BODY',
+        'Resource is not valid',
+        'the resource has invalid fields',
+        checked.causes,
+      );
+    const result = await commands.put({
+      kind: desc.kind,
+      mesh,
+      name,
+      spec: checked.spec,
+      actor: actorOf(req),
+      ifMatch: header(req, 'if-match'),
+      ifNoneMatch: header(req, 'if-none-match'),
+      dryRun,
+    });
+    if (!dryRun) {
+      req.log.info(
+        { kind: desc.kind, mesh, name, revision: result.revision, created: result.created },
+        result.created ? 'resource created' : 'resource updated',
+      );
+      reply.header('etag', `"${result.revision}"`);
     }
-    const prefix = desc.scope === 'mesh' ? '/meshes/:mesh/' : '/';
-    for (const seg of [desc.path, ...desc.aliases]) {
-      app.get(`${prefix}${seg}`, read, list(desc));
-      app.get(`${prefix}${seg}/:name`, read, getOne(desc));
-      app.put(`${prefix}${seg}/:name`, write, desc.derived ? refuse(desc) : put(desc));
-      app.delete(`${prefix}${seg}/:name`, write, desc.derived ? refuse(desc) : del(desc));
-      if (desc.scope === 'mesh' && desc.crossMeshList) app.get(`/${seg}`, read, list(desc));
+    reply.code(result.created ? 201 : 200);
+    return json(reply, result.revision, JSON.stringify(result.resource));
+  };
+
+  const del: KindHandler = async (desc, req, reply) => {
+    assertWritable(desc, writeSettings);
+    const dryRun = dryRunOf(rawQuery(req));
+    const { mesh } = req.params;
+    const name = req.params.name as string;
+    const result = await commands.remove({
+      kind: desc.kind,
+      mesh,
+      name,
+      actor: actorOf(req),
+      ifMatch: header(req, 'if-match'),
+      dryRun,
+    });
+    if (!dryRun) {
+      req.log.info({ kind: desc.kind, mesh, name, revision: result.revision }, 'resource deleted');
+      reply.header('etag', `"${result.revision}"`);
     }
-    for (const seg of desc.itemAliases) app.get(`${prefix}${seg}/:name`, read, getOne(desc));
+    return json(reply, result.revision, '{}');
+  };
+
+  const paths = createKindPaths(registry);
+  for (const scope of ['mesh', 'root'] as PathScope[]) {
+    const prefix = scope === 'mesh' ? '/meshes/:mesh/' : '/';
+    const on = addKindRoute.bind(null, app);
+    on('GET', `${prefix}:seg`, (p) => paths.list(scope, p.seg), list);
+    on('GET', `${prefix}:seg/:name`, (p) => paths.item(scope, p.seg, false), getOne);
+    on('PUT', `${prefix}:seg/:name`, (p) => paths.item(scope, p.seg, true), put);
+    on('DELETE', `${prefix}:seg/:name`, (p) => paths.item(scope, p.seg, true), del);
   }
 }

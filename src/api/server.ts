@@ -20,6 +20,7 @@ import type { AuthDeps } from './auth-hooks.js';
 import { registerAuthHooks } from './auth-hooks.js';
 import { createClientErrorHandler } from './client-errors.js';
 import { errorHandler } from './errors.js';
+import { noSuchEndpoint } from './kind-paths.js';
 import type { RouteInfo } from './resource-routes.js';
 import type { WatchOptions } from './watch.js';
 import { registerHistoryRoutes } from './history-routes.js';
@@ -163,11 +164,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   // Decisions §9: only JSON and YAML bodies; text/plain is 415 like any other type.
   app.removeContentTypeParser('text/plain');
   app.setNotFoundHandler((req, reply) => {
-    errorHandler(
-      new AppError('NOT_FOUND', 'Not found', `no such endpoint: ${req.method} ${req.url.split('?')[0]}`),
-      req,
-      reply,
-    );
+    errorHandler(noSuchEndpoint(req.method, req.url), req, reply);
   });
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);

@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { MESH_CP_VERSION } from '../app/versions.js';
 import { listConfigKeys, loadConfig } from '../config/load.js';
-import { createLogger } from '../runtime/logger.js';
+import { createLogger, stdoutDestination } from '../runtime/logger.js';
 import { loadTlsMaterial } from '../runtime/tls.js';
 import { AppError } from '../util/errors.js';
 import { registerLogCommands } from './log-commands.js';
@@ -18,9 +18,10 @@ async function run(opts: { config?: string }): Promise<void> {
     process.stderr.write(`mesh-cp: ${err instanceof AppError ? err.details : String(err)}\n`);
     process.exit(2);
   }
-  const logger = createLogger(config.log.level);
-  // The control plane's modules load after the config is read, so that the HTTPS material is read
-  // (or, at a first start, made on a worker thread) meanwhile.
+  const stdout = stdoutDestination();
+  const logger = createLogger(config.log.level, stdout);
+  // The control plane's modules load after the config is read, so that reading the HTTPS material
+  // (or, at a first start, making a self-signed certificate) is under way meanwhile.
   const tls = config.apiServer.https.enabled ? loadTlsMaterial(config) : undefined;
   tls?.catch(() => undefined);
   let cp;
@@ -35,22 +36,6 @@ async function run(opts: { config?: string }): Promise<void> {
     process.exit(1);
   }
   const plane = cp;
-  logger.info(
-    {
-      mode: config.mode,
-      apiPort: plane.ports.api,
-      httpsPort: plane.ports.https,
-      diagnosticsPort: plane.ports.diagnostics,
-      kdsPort: plane.ports.kds,
-      store: config.store.type === 'level' ? `level:${config.store.level.path}` : config.store.type,
-      revision: plane.log.head(),
-      replayed: plane.startup.replayed,
-      ...(plane.startup.snapshot === undefined ? {} : { snapshot: plane.startup.snapshot }),
-      startupMs: plane.startup.ms,
-      ...(plane.tls ? { tls: plane.tls.source, tlsCertFile: plane.tls.certFile } : {}),
-    },
-    'mesh-cp ready',
-  );
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
@@ -74,6 +59,25 @@ async function run(opts: { config?: string }): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // After the signal handlers: whoever reads this line may stop the process at once.
+  logger.info(
+    {
+      mode: config.mode,
+      apiPort: plane.ports.api,
+      httpsPort: plane.ports.https,
+      diagnosticsPort: plane.ports.diagnostics,
+      kdsPort: plane.ports.kds,
+      store: config.store.type === 'level' ? `level:${config.store.level.path}` : config.store.type,
+      revision: plane.log.head(),
+      replayed: plane.startup.replayed,
+      ...(plane.startup.snapshot === undefined ? {} : { snapshot: plane.startup.snapshot }),
+      startupMs: plane.startup.ms,
+      ...(plane.tls ? { tls: plane.tls.source, tlsCertFile: plane.tls.certFile } : {}),
+    },
+    'mesh-cp ready',
+  );
+  // Start-up lines are written at once; from here on, lines are buffered (up to 100 ms).
+  stdout.buffer();
 }
 
 const program = new Command('mesh-cp')

@@ -1,4 +1,5 @@
 import type { DestinationStream, Logger } from 'pino';
+import { writeSync } from 'node:fs';
 import { pino } from 'pino';
 
 /**
@@ -21,18 +22,41 @@ export const REDACTED_PATHS = [
   'spec.data',
 ];
 
+/** Standard output for the process logger: written line by line during start-up, then buffered. */
+export interface StdoutDestination extends DestinationStream {
+  /**
+   * From now on, lines are written in chunks of 4 KiB or every 100 ms, whichever comes first (a
+   * write of one line per resource change was ~6% of a write burst's CPU). Called after the ready
+   * line, so that start-up lines, and the line supervisors and scripts wait for, are never held back.
+   */
+  buffer(): void;
+  flush(cb?: (err?: Error) => void): void;
+}
+
 /**
- * Standard output, buffered: lines are written in chunks of 4 KiB or every 100 ms, whichever comes
- * first (a write of one line per resource change was ~6% of a write burst's CPU). pino flushes it
+ * Standard output (or the file descriptor `fd`), see StdoutDestination. pino flushes the buffer
  * synchronously on exit; a SIGKILL loses at most the last 100 ms of lines (never a change: the
  * event log is synced before a write is answered).
  */
-export function bufferedStdout(): DestinationStream {
-  return pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 100 });
+export function stdoutDestination(fd = 1, periodicFlush = 100): StdoutDestination {
+  let buffered: ReturnType<typeof pino.destination> | undefined;
+  return {
+    write(line: string) {
+      if (buffered) buffered.write(line);
+      else writeSync(fd, line);
+    },
+    buffer() {
+      buffered ??= pino.destination({ dest: fd, sync: false, minLength: 4096, periodicFlush });
+    },
+    flush(cb) {
+      if (buffered) buffered.flush(cb);
+      else cb?.();
+    },
+  };
 }
 
 /** The process logger: JSON lines at `level`, with credentials and bodies redacted. */
-export function createLogger(level: string, destination: DestinationStream = bufferedStdout()): Logger {
+export function createLogger(level: string, destination: DestinationStream = stdoutDestination()): Logger {
   const options = {
     level,
     base: { pid: process.pid },

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
+import { registry } from '../../src/resources/registry.js';
 import { startTestPlane } from '../helpers/control-plane.js';
 
 const zone = (name: string, enabled = true) => ({ type: 'Zone', name, enabled });
@@ -249,5 +250,72 @@ describe('HTTP behaviour', () => {
         .statusCode,
     ).toBe(201);
     expect((await cp.app.inject({ method: 'GET', url: '/meshes/tmp/timeouts' })).json().total).toBe(1);
+  });
+});
+
+describe('resource URLs (parametric routes over the registry)', () => {
+  let cp: ControlPlane;
+  beforeAll(async () => {
+    cp = await startTestPlane();
+  });
+  afterAll(async () => {
+    await cp.close();
+  });
+  const get = (url: string) => cp.app.inject({ method: 'GET', url });
+
+  it('serves a list at every collection segment and alias of every kind, and the singletons', async () => {
+    for (const d of registry.all) {
+      const segs = d.singleton ? [d.path] : [d.path, ...d.aliases];
+      for (const seg of segs) {
+        const url = d.singleton || d.scope !== 'mesh' ? `/${seg}` : `/meshes/default/${seg}`;
+        const res = await get(url);
+        expect(res.statusCode, `${d.kind} ${url}: ${res.body}`).toBe(200);
+        if (!d.singleton) expect(res.json()).toHaveProperty('items');
+        if (d.scope === 'mesh' && d.crossMeshList) expect((await get(`/${seg}`)).statusCode).toBe(200);
+      }
+    }
+  });
+
+  it('answers a segment that names no kind like any unknown path, before reading the body', async () => {
+    const cases: Array<[string, string]> = [
+      ['GET', '/meshes/default/no-such-kind'],
+      ['GET', '/no-such-kind/x'],
+      ['DELETE', '/meshes/default/no-such-kind/x'],
+      ['GET', '/meshes/default/no-such-kind/x/_history'],
+    ];
+    for (const [method, url] of cases) {
+      const res = await cp.app.inject({ method: method as 'GET', url: `${url}?size=2` });
+      expect(res.statusCode).toBe(404);
+      expect(res.json()).toEqual({ title: 'Not found', details: `no such endpoint: ${method} ${url}` });
+    }
+    // A malformed body on an unknown path is still a 404, as before the body was read.
+    const bad = await cp.app.inject({
+      method: 'PUT',
+      url: '/meshes/default/no-such-kind/x',
+      headers: { 'content-type': 'application/json' },
+      payload: '{not json',
+    });
+    expect(bad.statusCode).toBe(404);
+  });
+
+  it('reads item-only aliases but does not write through them; mesh-scoped kinds are not at the root', async () => {
+    const withItemAlias = registry.all.find((d) => d.itemAliases.length > 0);
+    expect(withItemAlias).toBeDefined();
+    const d = withItemAlias as (typeof registry.all)[number];
+    const prefix = d.scope === 'mesh' ? '/meshes/default/' : '/';
+    const read = await get(`${prefix}${d.itemAliases[0]}/x`);
+    expect(read.statusCode).toBe(404);
+    expect(read.json().details).toContain('"x" not found');
+    const write = await cp.app.inject({ method: 'DELETE', url: `${prefix}${d.itemAliases[0]}/x` });
+    expect(write.json().details).toBe(`no such endpoint: DELETE ${prefix}${d.itemAliases[0]}/x`);
+    // A mesh-scoped kind has no item URL at the root, and a global kind none under a mesh.
+    expect((await get('/traffic-permissions/x')).json().details).toMatch(/^no such endpoint/);
+    expect((await get('/meshes/default/zones/x')).json().details).toMatch(/^no such endpoint/);
+  });
+
+  it("serves a mesh's own history beside the lists under that mesh", async () => {
+    const res = await get('/meshes/default/_history');
+    expect(res.statusCode).toBe(200);
+    expect(res.json().items[0]).toMatchObject({ operation: 'create' });
   });
 });

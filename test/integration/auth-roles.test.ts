@@ -177,6 +177,32 @@ const TABLE: Row[] = [
     body: () => ({ name: 'web-1', mesh: 'default' }),
     expected: adminOnly(200),
   },
+  // Paths that name no kind are 404 for every caller, not 403 (nothing there to refuse).
+  {
+    what: 'list an unknown kind',
+    method: 'GET',
+    url: () => '/meshes/default/no-such-kind',
+    expected: everyone(404),
+  },
+  {
+    what: 'write an unknown kind',
+    method: 'PUT',
+    url: () => '/no-such-kind/x',
+    body: () => ({}),
+    expected: everyone(404),
+  },
+  {
+    what: 'delete an unknown kind',
+    method: 'DELETE',
+    url: () => '/meshes/default/nope/x',
+    expected: everyone(404),
+  },
+  {
+    what: 'revert an unknown kind',
+    method: 'POST',
+    url: () => '/nope/x/_revert?toRevision=1',
+    expected: everyone(404),
+  },
 ];
 
 describe('authorization: role × method × kind → status (issue 4)', () => {
