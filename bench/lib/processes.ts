@@ -71,7 +71,7 @@ export function startProcess(
 export function startMeshCp(dataDir: string, extraEnv: Record<string, string> = {}): Promise<Started> {
   return startProcess(
     'node',
-    ['dist/cli/main.js', 'run'],
+    ['dist/bin/mesh-cp.js', 'run'],
     {
       MESH_STORE_LEVEL_PATH: dataDir,
       MESH_API_SERVER_PORT: '0',

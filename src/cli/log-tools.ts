@@ -1,5 +1,6 @@
 import { createReadStream, existsSync, renameSync, rmSync, createWriteStream } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { stringify } from 'yaml';
 import type { Writable } from 'node:stream';
 import { resourcesAt, writeSnapshotAt } from '../app/log-state.js';
 import { loadConfig } from '../config/load.js';
@@ -124,8 +125,6 @@ async function replay(opts: DataOptions & { toRevision?: string }): Promise<void
       revision = Number(raw);
     }
     const resources = await resourcesAt(registry, reader, revision);
-    // yaml loads only for this tool, not for every mesh-cp start.
-    const { stringify } = await import('yaml');
     for (const [i, r] of resources.entries()) {
       await writeTo(process.stdout, `${i > 0 ? '---\n' : ''}${stringify(r)}`);
     }

@@ -30,6 +30,7 @@ export interface StdoutDestination extends DestinationStream {
    * line, so that start-up lines, and the line supervisors and scripts wait for, are never held back.
    */
   buffer(): void;
+  /** pino's flush: best effort (sonic-boom writes what is left after an in-flight write later). */
   flush(cb?: (err?: Error) => void): void;
 }
 

@@ -13,7 +13,7 @@ function meshCp(
   env: Record<string, string> = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const proc = spawn('node', ['dist/cli/main.js', ...args], {
+    const proc = spawn('node', ['dist/bin/mesh-cp.js', ...args], {
       cwd: REPO_ROOT,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -48,6 +48,14 @@ describe('mesh-cp log verify | replay | export | import as processes (issue 6)',
     const server = startNpm({ ...SERVER_ENV, MESH_STORE_LEVEL_PATH: data });
     const { apiPort, pid } = await server.ready;
     const base = `http://127.0.0.1:${apiPort}`;
+    // The signing keys of a first start are written just after ready; a token request waits for
+    // them, so that the head read below is the last write of this test's server.
+    const token = await fetch(`${base}/tokens/user`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'ops', validFor: '1h' }),
+    });
+    expect(token.status).toBe(200);
     const put = (service: string) =>
       fetch(`${base}/meshes/default/traffic-permissions/tp-1`, {
         method: 'PUT',
@@ -89,7 +97,7 @@ describe('mesh-cp log verify | replay | export | import as processes (issue 6)',
   it('replay prints the state at a revision as YAML, one document per resource', async () => {
     const { created, head } = shown as NonNullable<typeof shown>;
     const at = await meshCp(['log', 'replay', '--to-revision', String(created), '--data', data]);
-    expect(at.code).toBe(0);
+    expect(at.code, at.stderr).toBe(0);
     const docs = parseAllDocuments(at.stdout).map((d) => d.toJS() as Record<string, unknown>);
     const tp1 = docs.find((d) => d.name === 'tp-1');
     expect(tp1?.destinations).toEqual([{ match: { 'mesh.io/service': 'a' } }]);
