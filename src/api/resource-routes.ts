@@ -82,11 +82,14 @@ export function registerResourceRoutes(app: FastifyInstance, deps: ResourceRoute
     at === undefined ? queries : (history as History).queriesAt(at);
 
   const list: KindHandler = async (desc, req, reply) => {
-    const at = pastRevision(req);
-    const revision = at ?? queries.revision();
-    if (desc.singleton) return json(reply, revision, (await queriesAt(at)).singleton(desc));
+    if (desc.singleton) {
+      const at = pastRevision(req);
+      return json(reply, at ?? queries.revision(), (await queriesAt(at)).singleton(desc));
+    }
     const q = rawQuery(req);
     const lr = parseListQuery(desc, q, req.params.mesh);
+    const at = pastRevision(req);
+    const revision = at ?? queries.revision();
     const page = (at === undefined ? queries : await queriesAt(at)).list(desc, lr);
     const next = nextUrl(req, q, lr.offset, lr.size, page.total);
     return json(reply, revision, listBody(page.total, page.items, next));
