@@ -67,11 +67,16 @@ export function startProcess(
   });
 }
 
-/** Starts mesh-cp as users start it (`mesh-cp run`), on a data dir, free ports. */
+/**
+ * Starts mesh-cp as users start it (`mesh-cp run`), on a data dir, free ports. Node flags for the
+ * server alone (to profile it under a scenario) come from BENCH_SERVER_NODE_FLAGS, e.g.
+ * `--cpu-prof --cpu-prof-dir=/tmp/prof`.
+ */
 export function startMeshCp(dataDir: string, extraEnv: Record<string, string> = {}): Promise<Started> {
+  const flags = (process.env.BENCH_SERVER_NODE_FLAGS ?? '').split(' ').filter(Boolean);
   return startProcess(
     'node',
-    ['dist/bin/mesh-cp.js', 'run'],
+    [...flags, 'dist/bin/mesh-cp.js', 'run'],
     {
       MESH_STORE_LEVEL_PATH: dataDir,
       MESH_API_SERVER_PORT: '0',
