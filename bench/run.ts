@@ -19,10 +19,11 @@ const args = process.argv.slice(2);
 const QUICK = args.includes('--quick');
 const onlyIdx = args.indexOf('--only');
 const ONLY = onlyIdx >= 0 ? args[onlyIdx + 1] : undefined;
-const RUNS = 3;
+// --quick is a smoke check (under 2 minutes): one run of each figure after its warm-up, as bench/zones.ts.
+const RUNS = QUICK ? 1 : 3;
 // Request-rate figures: more, shorter runs. The machine's throughput drifts up to 2x within a
 // minute, and a median of five 3 s runs is steadier than one of three 4 s runs in the same time.
-const LOAD_RUNS = QUICK ? 3 : 5;
+const LOAD_RUNS = QUICK ? 1 : 5;
 const DURATION = QUICK ? 1 : 3;
 // Each put-durable run starts a fresh server (its first pass creates): 3 runs of 4 s as before, so
 // that the first second of cold code weighs no more than it did.
@@ -33,8 +34,10 @@ const STARTUP_ENTRIES = QUICK ? 200_000 : 1_000_000;
 
 const figures: Figure[] = [];
 const tmp: string[] = [];
+const t0 = performance.now();
+/** Progress on stderr, each line with the seconds since the bench started. */
 const log = (s: string): void => {
-  process.stderr.write(`${s}\n`);
+  process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(0).padStart(4)} s] ${s}\n`);
 };
 const tempDir = (p: string): string => {
   const d = mkdtempSync(join(tmpdir(), `mesh-bench-${p}-`));
@@ -406,7 +409,6 @@ function report(): void {
   log('wrote bench/results/latest.json');
 }
 
-const t0 = performance.now();
 try {
   await readScenarios();
   await growthScenario();
