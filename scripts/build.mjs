@@ -16,8 +16,8 @@ await build({
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  // Native code (classic-level) and packages that read files next to their own code stay in
-  // node_modules; they are needed only by multi-zone sync, which loads on demand.
+  // Native code (classic-level) stays in node_modules, and so do gRPC and its proto loader, which
+  // only multi-zone sync loads (on demand).
   external: [
     'classic-level',
     '@grpc/grpc-js',

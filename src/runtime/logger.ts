@@ -1,5 +1,4 @@
 import type { DestinationStream, Logger } from 'pino';
-import { writeSync } from 'node:fs';
 import { pino } from 'pino';
 
 /**
@@ -40,11 +39,12 @@ export interface StdoutDestination extends DestinationStream {
  * event log is synced before a write is answered).
  */
 export function stdoutDestination(fd = 1, periodicFlush = 100): StdoutDestination {
+  // Synchronous writes through sonic-boom, which retries EAGAIN on a non-blocking pipe.
+  const direct = pino.destination({ dest: fd, sync: true });
   let buffered: ReturnType<typeof pino.destination> | undefined;
   return {
     write(line: string) {
-      if (buffered) buffered.write(line);
-      else writeSync(fd, line);
+      (buffered ?? direct).write(line);
     },
     buffer() {
       buffered ??= pino.destination({ dest: fd, sync: false, minLength: 4096, periodicFlush });
