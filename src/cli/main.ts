@@ -80,6 +80,14 @@ async function run(opts: { config?: string }): Promise<void> {
   stdout.buffer();
 }
 
+// A reader that stops early (`mesh-cp log replay | head`) is not a failure: stop quietly, as other
+// command-line tools do, instead of an unhandled 'error' event and a stack trace. (`run` logs to
+// file descriptor 1 through pino, not through process.stdout.)
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
+
 const program = new Command('mesh-cp')
   .description('An event-sourced service-mesh control plane')
   .version(MESH_CP_VERSION);

@@ -117,6 +117,22 @@ describe('mesh-cp log verify | replay | export | import as processes (issue 6)',
     expect(bad.stderr).toContain(`--to-revision must be a revision between 1 and the head ${head}`);
   }, 30_000);
 
+  it('stops quietly when its reader goes away (`mesh-cp log replay | head`)', async () => {
+    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const proc = spawn('node', ['dist/bin/mesh-cp.js', 'log', 'replay', '--data', data], {
+        cwd: REPO_ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      // The read end is closed before the tool writes: its first write fails with EPIPE.
+      proc.stdout.destroy();
+      let stderr = '';
+      proc.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      proc.on('close', (code) => resolve({ code, stderr }));
+    });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+  }, 30_000);
+
   it('verify and export catch one changed byte in a copy of the data dir, naming the revision', async () => {
     const { created } = shown as NonNullable<typeof shown>;
     const copy = join(work, 'damaged');
