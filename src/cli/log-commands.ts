@@ -29,7 +29,7 @@ export function registerLogCommands(program: Command): void {
     .action(lazy('replay'));
   data(log.command('export'))
     .description('write every entry as NDJSON, verified; exit 1 on damage')
-    .option('-o, --out <file>', 'output file (default: stdout)')
+    .option('-o, --out <file>', 'output file ("-" or none: stdout)')
     .action(lazy('exportLog'));
   data(log.command('import'))
     .description('import an export into an empty data dir, verifying the chain; exit 1 on damage')

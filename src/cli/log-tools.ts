@@ -136,8 +136,10 @@ async function replay(opts: DataOptions & { toRevision?: string }): Promise<void
 
 async function exportLog(opts: DataOptions & { out?: string }): Promise<void> {
   const path = dataDir(opts);
+  // `--out -` is standard output, as `import -` is standard input.
+  const file = opts.out === '-' ? undefined : opts.out;
   const store = await open(path, true);
-  const partial = opts.out ? `${opts.out}.partial` : undefined;
+  const partial = file ? `${file}.partial` : undefined;
   const out: Writable = partial ? createWriteStream(partial) : process.stdout;
   try {
     const result = await exportLevelLog(store, (line) => writeTo(out, `${line}\n`));
@@ -152,9 +154,9 @@ async function exportLog(opts: DataOptions & { out?: string }): Promise<void> {
         `DAMAGED at revision ${result.revision}: ${result.reason}; export stopped${partial ? ', nothing written' : ''}`,
       );
     }
-    if (partial && opts.out) renameSync(partial, opts.out);
+    if (partial && file) renameSync(partial, file);
     process.stderr.write(
-      `exported ${result.head} entries (head ${result.head})${opts.out ? ` to ${opts.out}` : ''}\n`,
+      `exported ${result.head} entries (head ${result.head})${file ? ` to ${file}` : ''}\n`,
     );
   } finally {
     if (partial && existsSync(partial)) rmSync(partial, { force: true });

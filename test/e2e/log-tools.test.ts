@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Level } from 'level';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -160,6 +160,11 @@ describe('mesh-cp log verify | replay | export | import as processes (issue 6)',
     const exp = await meshCp(['log', 'export', '--data', data, '--out', file]);
     expect(exp.code).toBe(0);
     expect(exp.stderr).toContain(`exported ${head} entries`);
+    // `--out -` is standard output (as `import -` reads standard input), not a file named "-".
+    const toStdout = await meshCp(['log', 'export', '--data', data, '--out', '-']);
+    expect(toStdout.code).toBe(0);
+    expect(toStdout.stdout).toBe(readFileSync(file, 'utf8'));
+    expect(existsSync(join(REPO_ROOT, '-'))).toBe(false);
     const fresh = join(work, 'imported');
     const imp = await meshCp(['log', 'import', '--data', fresh, file]);
     expect(imp.code).toBe(0);
