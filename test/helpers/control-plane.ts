@@ -25,6 +25,20 @@ export async function startTestPlane(
   return cp;
 }
 
+/** A control plane listening on 127.0.0.1 (free ports, no HTTPS), memory store unless `env` says. */
+export async function startListeningPlane(env: Record<string, string> = {}): Promise<ControlPlane> {
+  const cp = await startControlPlane(
+    testConfig({
+      MESH_API_SERVER_PORT: '0',
+      MESH_API_SERVER_HTTPS_ENABLED: 'false',
+      MESH_DIAGNOSTICS_PORT: '0',
+      ...env,
+    }),
+  );
+  await cp.defaultsReady;
+  return cp;
+}
+
 /** A temp dir removed by the returned cleanup. */
 export function tempDir(prefix = 'mesh-cp-'): { path: string; cleanup: () => void } {
   const path = mkdtempSync(join(tmpdir(), prefix));

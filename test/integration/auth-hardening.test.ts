@@ -6,7 +6,7 @@ import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { startControlPlane } from '../../src/runtime/control-plane.js';
 import { createLogger } from '../../src/runtime/logger.js';
 import { REMOTE, b64, bearer, issueUserToken } from '../helpers/auth.js';
-import { testConfig } from '../helpers/control-plane.js';
+import { startListeningPlane, testConfig } from '../helpers/control-plane.js';
 
 /** Sends raw bytes (in steps, with pauses) over a plain socket and collects everything until the server closes. */
 function rawExchange(port: number, steps: Array<string | number>): Promise<string> {
@@ -37,16 +37,11 @@ describe('cut-offs before a request reaches a handler (issue 4: hardening)', () 
   let cp: ControlPlane;
 
   beforeAll(async () => {
-    cp = await startControlPlane(
-      testConfig({
-        MESH_API_SERVER_PORT: '0',
-        MESH_API_SERVER_HTTPS_ENABLED: 'false',
-        MESH_DIAGNOSTICS_PORT: '0',
-        MESH_API_SERVER_TIMEOUTS_HEADERS: '300ms',
-        MESH_API_SERVER_TIMEOUTS_REQUEST: '600ms',
-        MESH_API_SERVER_MAX_HEADER_SIZE: '4096',
-      }),
-    );
+    cp = await startListeningPlane({
+      MESH_API_SERVER_TIMEOUTS_HEADERS: '300ms',
+      MESH_API_SERVER_TIMEOUTS_REQUEST: '600ms',
+      MESH_API_SERVER_MAX_HEADER_SIZE: '4096',
+    });
   });
   afterAll(async () => {
     await cp.close();

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
-import { startControlPlane } from '../../src/runtime/control-plane.js';
-import { testConfig } from '../helpers/control-plane.js';
+import { startListeningPlane } from '../helpers/control-plane.js';
 
 // The diagnostics port (config `diagnostics.port`, 5680): liveness and readiness for probes.
 describe('diagnostics port', () => {
@@ -12,14 +11,7 @@ describe('diagnostics port', () => {
   };
 
   beforeAll(async () => {
-    cp = await startControlPlane(
-      testConfig({
-        MESH_API_SERVER_PORT: '0',
-        MESH_API_SERVER_HTTPS_ENABLED: 'false',
-        MESH_DIAGNOSTICS_PORT: '0',
-      }),
-    );
-    await cp.defaultsReady;
+    cp = await startListeningPlane();
   });
   afterAll(async () => {
     await cp.close();

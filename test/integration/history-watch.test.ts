@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
-import { startControlPlane } from '../../src/runtime/control-plane.js';
 import { b64, bearer, issueUserToken } from '../helpers/auth.js';
-import { testConfig } from '../helpers/control-plane.js';
+import { startListeningPlane } from '../helpers/control-plane.js';
 import type { SseClient, SseEvent } from '../helpers/sse.js';
 import { openSse } from '../helpers/sse.js';
 
@@ -14,20 +13,6 @@ const tp = (name: string, service: string) => ({
   sources: all,
   destinations: [{ match: { 'mesh.io/service': service } }],
 });
-
-/** A control plane listening on 127.0.0.1 (free ports, no HTTPS), memory store. */
-async function listening(env: Record<string, string> = {}): Promise<ControlPlane> {
-  const cp = await startControlPlane(
-    testConfig({
-      MESH_API_SERVER_PORT: '0',
-      MESH_API_SERVER_HTTPS_ENABLED: 'false',
-      MESH_DIAGNOSTICS_PORT: '0',
-      ...env,
-    }),
-  );
-  await cp.defaultsReady;
-  return cp;
-}
 
 const ids = (events: SseEvent[]): number[] =>
   events.filter((e) => e.id !== undefined).map((e) => Number(e.id));
@@ -51,7 +36,7 @@ describe('watch: GET /_events with Accept: text/event-stream (issue 6, decisions
     });
 
   beforeAll(async () => {
-    cp = await listening({ MESH_API_SERVER_WATCH_HEARTBEAT_INTERVAL: '100ms' });
+    cp = await startListeningPlane({ MESH_API_SERVER_WATCH_HEARTBEAT_INTERVAL: '100ms' });
     port = cp.ports.api;
   });
   afterAll(async () => {
@@ -170,7 +155,7 @@ describe('watch: a slow client is cut off with a final error event', () => {
   let closed = false;
   beforeAll(async () => {
     // Heartbeats every 100 ms: a client that reads nothing while catching up is cut after 1 s.
-    cp = await listening({
+    cp = await startListeningPlane({
       MESH_API_SERVER_WATCH_BUFFER_LIMIT: '65536',
       MESH_API_SERVER_WATCH_HEARTBEAT_INTERVAL: '100ms',
     });
