@@ -13,7 +13,7 @@ import { createAuthorizer } from './authz.js';
 import type { Identity } from './identity.js';
 import { nextUrl, parsePage, parseRevision, rawQuery } from './list-query.js';
 import type { KindHandler, KindParams, PathScope } from './kind-paths.js';
-import { addKindRoute, createKindPaths } from './kind-paths.js';
+import { SCOPE_PREFIX, addKindRoute, createKindPaths } from './kind-paths.js';
 import type { RouteInfo } from './resource-routes.js';
 import { dryRunOf } from './resource-routes.js';
 import type { WatchOptions } from './watch.js';
@@ -204,8 +204,7 @@ export function registerHistoryRoutes(app: FastifyInstance, deps: HistoryRouteDe
 
   // History is a read of the kind, revert a write of it (the auth hooks read that from the route).
   const paths = createKindPaths(registry);
-  for (const scope of ['mesh', 'root'] as PathScope[]) {
-    const prefix = scope === 'mesh' ? '/meshes/:mesh/' : '/';
+  for (const [scope, prefix] of Object.entries(SCOPE_PREFIX) as Array<[PathScope, string]>) {
     const kindOf = (p: KindParams) => paths.stored(scope, p.seg);
     addKindRoute(app, 'GET', `${prefix}:seg/:name/_history`, kindOf, resourceHistory);
     addKindRoute(app, 'POST', `${prefix}:seg/:name/_revert`, kindOf, revert);

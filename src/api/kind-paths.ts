@@ -7,6 +7,9 @@ import type { RouteInfo } from './resource-routes.js';
 /** Where a resource URL's collection segment sits: under `/meshes/:mesh/` or at the root. */
 export type PathScope = 'mesh' | 'root';
 
+/** The URL prefix of each scope, before the `:seg` of a parametric route. */
+export const SCOPE_PREFIX: Readonly<Record<PathScope, string>> = { mesh: '/meshes/:mesh/', root: '/' };
+
 /** Params of the parametric resource routes. */
 export interface KindParams {
   mesh?: string;

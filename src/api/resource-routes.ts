@@ -10,7 +10,7 @@ import { validateBody } from '../resources/validate.js';
 import { AppError } from '../util/errors.js';
 import { actorOf } from './actor.js';
 import type { KindHandler, KindParams, PathScope } from './kind-paths.js';
-import { addKindRoute, createKindPaths } from './kind-paths.js';
+import { SCOPE_PREFIX, addKindRoute, createKindPaths } from './kind-paths.js';
 import { nextUrl, parseListQuery, parseRevision, rawQuery } from './list-query.js';
 
 /** What a route touches, kept in fastify's route config so hooks can authorize by kind and action. */
@@ -163,9 +163,8 @@ export function registerResourceRoutes(app: FastifyInstance, deps: ResourceRoute
   };
 
   const paths = createKindPaths(registry);
-  for (const scope of ['mesh', 'root'] as PathScope[]) {
-    const prefix = scope === 'mesh' ? '/meshes/:mesh/' : '/';
-    const on = addKindRoute.bind(null, app);
+  const on = addKindRoute.bind(null, app);
+  for (const [scope, prefix] of Object.entries(SCOPE_PREFIX) as Array<[PathScope, string]>) {
     on('GET', `${prefix}:seg`, (p) => paths.list(scope, p.seg), list);
     on('GET', `${prefix}:seg/:name`, (p) => paths.item(scope, p.seg, false), getOne);
     on('PUT', `${prefix}:seg/:name`, (p) => paths.item(scope, p.seg, true), put);

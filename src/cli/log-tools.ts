@@ -1,7 +1,7 @@
 import { createReadStream, existsSync, renameSync, rmSync, createWriteStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { stringify } from 'yaml';
 import type { Writable } from 'node:stream';
+import { stringify } from 'yaml';
 import { resourcesAt, writeSnapshotAt } from '../app/log-state.js';
 import { loadConfig } from '../config/load.js';
 import type { LevelStore } from '../events/level-tools.js';
