@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 import { describe, expect, it } from 'vitest';
 
 import { GENESIS_HASH, hashEntry, sealEntry, verifyEntries } from '../../../src/events/hash.js';
@@ -85,5 +87,52 @@ describe('verifyEntries', () => {
       'prevHash',
       'hash',
     ]);
+  });
+});
+
+describe('sealEntry', () => {
+  const { mesh: _m, ...global } = input;
+  const deletion: EventInput = {
+    ...input,
+    operation: 'delete',
+    resource: undefined,
+    previous: input.resource,
+  };
+  it.each([
+    ['a mesh-scoped create', input],
+    ['a global resource (no mesh key)', { ...global, kind: 'Zone', name: 'zone-1' }],
+    ['a delete (previous, no resource key)', deletion],
+  ])('%s: the stored JSON is the entry, keys in hashed order, hashed without its hash', (_what, e) => {
+    const prevHash = 'a'.repeat(64);
+    const { entry, json } = sealEntry(e as EventInput, 7, '2024-01-02T00:00:00.000Z', prevHash);
+    expect(json).toBe(JSON.stringify(entry));
+    const { hash, ...unsealed } = entry;
+    expect(Object.keys(unsealed)).toEqual(
+      [
+        'revision',
+        'time',
+        'kind',
+        'mesh',
+        'name',
+        'operation',
+        'resource',
+        'previous',
+        'actor',
+        'origin',
+        'prevHash',
+      ].filter(
+        (k) =>
+          (e as unknown as Record<string, unknown>)[k] !== undefined ||
+          ['revision', 'time', 'prevHash'].includes(k),
+      ),
+    );
+    expect(hash).toBe(hashEntry(unsealed));
+    expect(hash).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('keeps the hash of a known entry (the stored format does not drift)', () => {
+    const { entry } = sealEntry(input, 1, '2024-01-01T00:00:00.000Z', GENESIS_HASH);
+    const text = JSON.stringify({ ...entry, hash: undefined });
+    expect(entry.hash).toBe(createHash('sha256').update(GENESIS_HASH).update(text).digest('hex'));
   });
 });
