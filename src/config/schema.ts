@@ -191,7 +191,8 @@ const baseSchema = z.strictObject({
   store: section({
     type: oneOf(['level', 'memory', 'postgres'], 'level'),
     level: section({ path: nonEmptyString('./data') }),
-    // Issue 6: a snapshot of the projections every N log entries (0: none written or read).
+    // Issue 6: a snapshot of the projections every N log entries, or every R when the last one held
+    // R > N resources (0: none written or read).
     snapshot: section({ every: integer(10000, 0) }),
     kubernetes: section({ systemNamespace: string('mesh-system') }),
     postgres: section({

@@ -132,6 +132,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
         source,
         every: config.store.snapshot.every,
         last: loaded.snapshot,
+        resources: registry.stored.reduce((n, d) => n + views.count(d.kind), 0),
         logger: opts.logger,
       })
     : undefined;

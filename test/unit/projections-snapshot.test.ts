@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { sealEntry, GENESIS_HASH } from '../../src/events/hash.js';
 import type { EventInput, LogEntry } from '../../src/events/types.js';
 import { createResourceViews } from '../../src/projections/resource-views.js';
-import { restoreSnapshot, trackSnapshotSource } from '../../src/projections/snapshot.js';
+import type { Snapshot, SnapshotItem } from '../../src/events/snapshot-store.js';
+import type { SnapshotSource } from '../../src/projections/snapshot.js';
+import { createSnapshotter, restoreSnapshot, trackSnapshotSource } from '../../src/projections/snapshot.js';
 import { registry } from '../../src/resources/registry.js';
 
 const actor = { name: 't', groups: [], address: 'local' };
@@ -82,5 +84,80 @@ describe('snapshot capture and restore', () => {
     restoreSnapshot(restored, c, snapshot);
     expect(restored.revision()).toBe(8);
     expect(c.capture()).toEqual(snapshot);
+  });
+});
+
+describe('snapshot cadence', () => {
+  /** A snapshotter over a fake store and source: `resources` items at head `head`. */
+  function rig(opts: { every: number; last?: number; resources?: number }) {
+    const written: Array<{ revision: number; resources: number }> = [];
+    const state = { head: 0, resources: 0 };
+    const store = {
+      list: async () => [],
+      read: async () => {
+        throw new Error('unused');
+      },
+      write: async (s: Snapshot) => {
+        written.push({ revision: s.revision, resources: s.items.length });
+        return true;
+      },
+      retain: async () => 0,
+    };
+    const source: SnapshotSource = {
+      head: () => ({ revision: state.head, hash: 'h', time: 't' }),
+      capture: () =>
+        ({
+          revision: state.head,
+          hash: 'h',
+          time: 't',
+          meshTimes: {},
+          resources: state.resources,
+          chunks: 0,
+          items: Array.from({ length: state.resources }, () => ({}) as SnapshotItem),
+        }) as Snapshot,
+      reset: () => undefined,
+    };
+    const snapshotter = createSnapshotter({ store, source, ...opts });
+    /** Commits up to `head` one entry at a time with `resources` stored, letting due snapshots finish. */
+    const commitTo = async (head: number, resources: (rev: number) => number) => {
+      while (state.head < head) {
+        state.head += 1;
+        state.resources = resources(state.head);
+        snapshotter.committed();
+        await new Promise((r) => setImmediate(r));
+        await new Promise((r) => setImmediate(r));
+      }
+    };
+    return { written, commitTo, snapshotter };
+  }
+
+  it('with fewer resources than `every`, writes one every `every` entries', async () => {
+    const { written, commitTo } = rig({ every: 10 });
+    await commitTo(35, () => 4);
+    expect(written.map((w) => w.revision)).toEqual([10, 20, 30]);
+  });
+
+  it('with more resources than `every`, waits for as many entries as the last snapshot held', async () => {
+    const { written, commitTo } = rig({ every: 10 });
+    // Every entry creates a resource: a fixed interval would snapshot at 10, 20, 30, ... 120.
+    await commitTo(120, (rev) => rev);
+    expect(written).toEqual([
+      { revision: 10, resources: 10 },
+      { revision: 20, resources: 20 },
+      { revision: 40, resources: 40 },
+      { revision: 80, resources: 80 },
+    ]);
+  });
+
+  it('counts the resources loaded at start-up toward the first interval', async () => {
+    const { written, commitTo } = rig({ every: 10, last: 0, resources: 50 });
+    await commitTo(60, () => 50);
+    expect(written.map((w) => w.revision)).toEqual([50]);
+  });
+
+  it('writes none when `every` is 0', async () => {
+    const { written, commitTo } = rig({ every: 0 });
+    await commitTo(30, () => 1);
+    expect(written).toEqual([]);
   });
 });
