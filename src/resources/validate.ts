@@ -150,8 +150,14 @@ export function validateBody(
   }
   const specInput: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(record)) if (!META_FIELDS.has(k)) specInput[k] = v;
-  const parsed = desc.spec.safeParse(specInput, { reportInput: true, error: messageMap });
-  if (!parsed.success) causes.push(...issuesToCauses(parsed.error.issues));
+  // Parse without per-call options first: the same parse given an error map and reportInput ran
+  // much slower here (TrafficPermission 5.0 vs 1.5 µs, Dataplane 7.9 vs 4.5 µs, warm). Only a body
+  // that fails is parsed again with them, to word its causes.
+  const parsed = desc.spec.safeParse(specInput);
+  if (!parsed.success) {
+    const worded = desc.spec.safeParse(specInput, { reportInput: true, error: messageMap });
+    causes.push(...issuesToCauses(worded.success ? parsed.error.issues : worded.error.issues));
+  }
   if (causes.length > 0) return { ok: false, causes };
   return { ok: true, spec: parsed.data as Record<string, unknown> };
 }
