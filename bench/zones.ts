@@ -91,6 +91,21 @@ export async function zoneFigures(opts: {
     { key: readFileSync(join(gdir, 'tls', 'key.pem'), 'utf8'), cert: readFileSync(caFile, 'utf8') },
     caFile,
   );
+  // The durable floor of a zone's apply: the same stream, its client writing each batch to
+  // classic-level (synced) before the ack. Shown beside zone-burst and zone-resume.
+  const durableBare: BareSync | undefined =
+    want('zone-burst') || want('zone-resume')
+      ? await startBareSync(
+          { key: readFileSync(join(gdir, 'tls', 'key.pem'), 'utf8'), cert: readFileSync(caFile, 'utf8') },
+          caFile,
+          tempDir('durable-floor'),
+        )
+      : undefined;
+  /** Per run: the durable floor's rate and the bare stream's, for the note of a figure. */
+  const floorNote = (runs: Array<{ floor: number; bare: number }>): string => {
+    const counted = runs.slice(-RUNS);
+    return `the durable floor (the same stream, each batch written to classic-level, synced, before its ack; bench/baselines/bare-sync-client.mjs): ${median(counted.map((r) => r.floor)).toFixed(0)} entries/s, ${median(counted.map((r) => r.floor / r.bare)).toFixed(2)}× the bare stream (median of the same runs)`;
+  };
   const gUrl = `http://127.0.0.1:${global.ports.api}`;
 
   const token = async (zone: string): Promise<string> =>
@@ -293,6 +308,7 @@ export async function zoneFigures(opts: {
         `zone-burst: ${N.toLocaleString()} writes on Global at once, applied on the zone (entries/s from durable on Global to applied on the zone)`,
       );
       const endToEnd: number[] = [];
+      const floors: Array<{ floor: number; bare: number }> = [];
       await figure(
         {
           name: 'zone-burst',
@@ -312,11 +328,16 @@ export async function zoneFigures(opts: {
           const t1 = performance.now();
           endToEnd.push((N / (t1 - tw)) * 1000);
           const ours = (N / (t1 - t0)) * 1000;
-          return { ours, baseline: (N / (await bare.sendDown(resources))) * 1000 };
+          const baseline = (N / (await bare.sendDown(resources))) * 1000;
+          floors.push({
+            floor: (N / (await (durableBare as BareSync).sendDown(resources))) * 1000,
+            bare: baseline,
+          });
+          return { ours, baseline };
         },
       );
       const f = figures[figures.length - 1];
-      const e2e = `from the first write on Global: median ${median(endToEnd).toFixed(0)} entries/s (Global's own write path included)`;
+      const e2e = `from the first write on Global: median ${median(endToEnd).toFixed(0)} entries/s (Global's own write path included); ${floorNote(floors)}`;
       if (f.ours !== null && f.ours < 20_000) {
         f.ok = false;
         f.note = `below the absolute floor of 20,000 entries/s; ${e2e}`;
@@ -329,6 +350,7 @@ export async function zoneFigures(opts: {
         `zone-resume: the zone is stopped, Global takes ${N.toLocaleString()} writes, the zone restarts and catches up`,
       );
       let resumed = true;
+      const floors: Array<{ floor: number; bare: number }> = [];
       await figure(
         {
           name: 'zone-resume',
@@ -361,12 +383,17 @@ export async function zoneFigures(opts: {
           const s = lastSub('zone-1');
           if (s?.sync.globalToZone.start !== 'resume' || s.sync.globalToZone.snapshotResources !== 0)
             resumed = false;
-          return { ours, baseline: (N / (await bare.sendDown(resources))) * 1000 };
+          const baseline = (N / (await bare.sendDown(resources))) * 1000;
+          floors.push({
+            floor: (N / (await (durableBare as BareSync).sendDown(resources))) * 1000,
+            bare: baseline,
+          });
+          return { ours, baseline };
         },
       );
-      figures[figures.length - 1].note = resumed
-        ? 'every run resumed: no snapshot (zones+insights counters)'
-        : 'a run started with a snapshot';
+      figures[figures.length - 1].note = `${
+        resumed ? 'every run resumed: no snapshot (zones+insights counters)' : 'a run started with a snapshot'
+      }; ${floorNote(floors)}`;
     }
 
     // ---------------------------------------------------------------- both directions
@@ -451,6 +478,7 @@ export async function zoneFigures(opts: {
   } finally {
     for (const p of procs) await p.stop().catch(() => undefined);
     await bare.close();
+    await durableBare?.close();
     await global.close();
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   }

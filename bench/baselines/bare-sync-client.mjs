@@ -2,13 +2,19 @@
 // messages as mesh-cp's sync, without the log or the write path. On GlobalToZone it decodes every
 // entry (JSON.parse of the resource, as a receiver must) and acks each batch. On ZoneToGlobal, when
 // the server's Welcome names a count, it sends that many entries in batches with the same window.
-// Usage: node bench/baselines/bare-sync-client.mjs <port> <ca.pem>
+// With a data dir as third argument it is the durable floor of a zone's apply instead: each
+// GlobalToZone batch is also written to classic-level (each entry and a history key, one synced
+// batch per received batch, in order) before its ack, as a receiver that keeps what it applied must.
+// Usage: node bench/baselines/bare-sync-client.mjs <port> <ca.pem> [<data dir>]
 import { Buffer } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
+import { ClassicLevel } from 'classic-level';
 
-const [port, caFile] = process.argv.slice(2);
+const [port, caFile, dataDir] = process.argv.slice(2);
+const db = dataDir ? new ClassicLevel(dataDir, { valueEncoding: 'utf8' }) : undefined;
+await db?.open();
 const def = loadSync('proto/sync.proto', {
   keepCase: false,
   longs: Number,
@@ -24,10 +30,30 @@ const options = {
 const client = new Client(`127.0.0.1:${port}`, grpc.credentials.createSsl(readFileSync(caFile)), options);
 
 const down = client.GlobalToZone(new grpc.Metadata());
+/** Writes one batch durably after the one before (acks go in order). */
+let written = Promise.resolve();
+const persist = (entries) => {
+  written = written.then(() => {
+    const ops = db.batch();
+    for (const e of entries) {
+      const key = String(e.revision).padStart(16, '0');
+      ops.put(`e!${key}`, e.json);
+      ops.put(`r!${e.kind}!${e.mesh}!${e.name}!${key}`, '');
+    }
+    return ops.write({ sync: true });
+  });
+  return written;
+};
 down.on('data', (m) => {
   if (m.body !== 'batch') return;
-  for (const e of m.batch.entries) JSON.parse(e.resource.toString('utf8'));
-  down.write({ ack: { seq: m.batch.seq, revision: m.batch.toRevision, rejected: [] } });
+  const ack = () => down.write({ ack: { seq: m.batch.seq, revision: m.batch.toRevision, rejected: [] } });
+  const entries = m.batch.entries.map((e) => {
+    const json = e.resource.toString('utf8');
+    JSON.parse(json);
+    return { revision: e.revision, kind: e.kind, mesh: e.mesh, name: e.name, json };
+  });
+  if (db) void persist(entries).then(ack);
+  else ack();
 });
 down.on('error', () => process.exit(0));
 down.write({ hello: { zone: 'bare' } });

@@ -24,8 +24,15 @@ export interface BareSync {
   close(): Promise<void>;
 }
 
-/** Starts the bare server on port 0 with `tls`, and its client process verifying with `caFile`. */
-export async function startBareSync(tls: { key: string; cert: string }, caFile: string): Promise<BareSync> {
+/**
+ * Starts the bare server on port 0 with `tls`, and its client process verifying with `caFile`; with
+ * `durableDir`, the client also writes each received batch to classic-level (synced) before its ack.
+ */
+export async function startBareSync(
+  tls: { key: string; cert: string },
+  caFile: string,
+  durableDir?: string,
+): Promise<BareSync> {
   const server = new grpc.Server({
     'grpc.max_receive_message_length': 64 * 1024 * 1024,
     'grpc.max_send_message_length': 64 * 1024 * 1024,
@@ -76,7 +83,7 @@ export async function startBareSync(tls: { key: string; cert: string }, caFile: 
   );
   const client: Started = await startProcess(
     'node',
-    ['bench/baselines/bare-sync-client.mjs', String(port), caFile],
+    ['bench/baselines/bare-sync-client.mjs', String(port), caFile, ...(durableDir ? [durableDir] : [])],
     {},
     ['ready'],
   );
