@@ -9,6 +9,8 @@ import type { Registry } from '../resources/registry.js';
 import { validateBody } from '../resources/validate.js';
 import { AppError } from '../util/errors.js';
 import { actorOf } from './actor.js';
+import type { BodyBuffers } from './body-buffers.js';
+import { createBodyBuffers } from './body-buffers.js';
 import type { KindHandler, KindParams, PathScope } from './kind-paths.js';
 import { SCOPE_PREFIX, addKindRoute, createKindPaths } from './kind-paths.js';
 import { nextUrl, parseListQuery, parseRevision, rawQuery } from './list-query.js';
@@ -40,17 +42,33 @@ export interface ResourceRouteDeps {
 const json = (reply: FastifyReply, revision: number, body: string | Buffer): FastifyReply =>
   reply.type('application/json; charset=utf-8').header('x-mesh-revision', String(revision)).send(body);
 
-const COMMA = Buffer.from(',');
+const COMMA = 0x2c;
 
-/** `{"total":N,"items":[...],"next":...}` assembled from ready item bytes, without re-serialising. */
-function listBody(total: number, items: Buffer[], next: string | null): Buffer {
-  const parts: Buffer[] = [Buffer.from(`{"total":${total},"items":[`)];
-  items.forEach((b, i) => {
-    if (i > 0) parts.push(COMMA);
-    parts.push(b);
-  });
-  parts.push(Buffer.from(`],"next":${JSON.stringify(next)}}`));
-  return Buffer.concat(parts);
+/**
+ * `{"total":N,"items":[...],"next":...}` assembled from ready item bytes, without re-serialising,
+ * into one buffer from `buffers` (give it back once the response has finished).
+ */
+function listBody(
+  buffers: BodyBuffers,
+  total: number,
+  items: readonly Buffer[],
+  next: string | null,
+): Buffer {
+  const head = `{"total":${total},"items":[`;
+  const tail = `],"next":${JSON.stringify(next)}}`;
+  const headBytes = Buffer.byteLength(head);
+  let size = headBytes + Buffer.byteLength(tail) + Math.max(0, items.length - 1);
+  for (const item of items) size += item.length;
+  const out = buffers.take(size);
+  out.write(head, 0);
+  let pos = headBytes;
+  for (let i = 0; i < items.length; i++) {
+    if (i > 0) out[pos++] = COMMA;
+    out.set(items[i], pos);
+    pos += items[i].length;
+  }
+  out.write(tail, pos);
+  return out;
 }
 
 /** `dryRun=true|false` (decisions §8); anything else is 400. */
@@ -74,6 +92,7 @@ const header = (req: FastifyRequest, name: string): string | undefined => {
  */
 export function registerResourceRoutes(app: FastifyInstance, deps: ResourceRouteDeps): void {
   const { registry, queries, commands, writeSettings, history } = deps;
+  const bodyBuffers = createBodyBuffers();
 
   /** `?revision=R` of a GET (issue 6), checked against the head; undefined when absent. */
   const pastRevision = (req: FastifyRequest): number | undefined =>
@@ -92,7 +111,9 @@ export function registerResourceRoutes(app: FastifyInstance, deps: ResourceRoute
     const revision = at ?? queries.revision();
     const page = (at === undefined ? queries : await queriesAt(at)).list(desc, lr);
     const next = nextUrl(req, q, lr.offset, lr.size, page.total);
-    return json(reply, revision, listBody(page.total, page.items, next));
+    const body = listBody(bodyBuffers, page.total, page.items, next);
+    reply.raw.once('finish', () => bodyBuffers.give(body));
+    return json(reply, revision, body);
   };
 
   const getOne: KindHandler = async (desc, req, reply) => {
