@@ -94,10 +94,13 @@ export function createLevelLog(options: LevelLogOptions): EventLog {
       } catch (error) {
         await store.close().catch(() => undefined);
         const code = (error as { cause?: { code?: string } }).cause?.code;
+        const fsCode = (error as { code?: string }).code;
         throw logUnavailable(
           code === 'LEVEL_LOCKED'
             ? `the data dir ${options.path} is in use by another mesh-cp process (LevelDB lock held)`
-            : `cannot open the event log at ${options.path}: ${(error as Error).message}`,
+            : fsCode === 'EEXIST' || fsCode === 'ENOTDIR'
+              ? `cannot open the event log at ${options.path}: it (or a parent) is a file, not a directory`
+              : `cannot open the event log at ${options.path}: ${(error as Error).message}`,
           error,
         );
       }

@@ -1,3 +1,6 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/control-plane.js';
 import { startNpm } from '../helpers/process.js';
@@ -75,5 +78,18 @@ describe('npm start as a process: crash with SIGKILL loses no answered write', (
     const r = await p.ready;
     process.kill(r.pid, 'SIGINT');
     expect((await p.exited).code).toBe(0);
+  }, 60_000);
+
+  it('a data dir that is a file stops start-up saying so', async () => {
+    const file = join(dir.path, 'not-a-dir');
+    writeFileSync(file, 'x');
+    for (const path of [file, join(file, 'data')]) {
+      const p = startNpm({ MESH_STORE_LEVEL_PATH: path });
+      const exit = await p.exited;
+      expect(exit.code).not.toBe(0);
+      expect(JSON.stringify(p.lines)).toContain(
+        `cannot open the event log at ${path}: it (or a parent) is a file`,
+      );
+    }
   }, 60_000);
 });
