@@ -48,9 +48,9 @@ export function sealEntry(
   entry.prevHash = prevHash;
   entry.hash = '';
   const withEmptyHash = JSON.stringify(entry);
-  const body = `${withEmptyHash.slice(0, -EMPTY_HASH_TAIL.length)}}`;
-  entry.hash = hashJson(prevHash, body);
-  return { entry, json: `${body.slice(0, -1)},"hash":"${entry.hash}"}` };
+  entry.hash = hashJson(prevHash, `${withEmptyHash.slice(0, -EMPTY_HASH_TAIL.length)}}`);
+  // The stored JSON is the same text with the hash between the empty hash's quotes.
+  return { entry, json: `${withEmptyHash.slice(0, -2)}${entry.hash}"}` };
 }
 
 /**
