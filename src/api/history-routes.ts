@@ -214,5 +214,10 @@ export function registerHistoryRoutes(app: FastifyInstance, deps: HistoryRouteDe
   const meshKind = () => paths.stored('root', 'meshes');
   addKindRoute(app, 'GET', '/meshes/:name/_history', meshKind, resourceHistory);
   addKindRoute(app, 'POST', '/meshes/:name/_revert', meshKind, revert);
-  app.get('/_events', { config: { action: 'read' } satisfies RouteInfo }, events);
+  // No HEAD twin: with `Accept: text/event-stream` the handler takes over the socket and streams.
+  app.get('/_events', { exposeHeadRoute: false, config: { action: 'read' } satisfies RouteInfo }, events);
+  app.head('/_events', { config: { action: 'read' } satisfies RouteInfo }, async (_req, reply) => {
+    reply.header('allow', 'GET');
+    throw new AppError('METHOD_NOT_ALLOWED', 'Method not allowed', 'HEAD /_events is not served: GET it');
+  });
 }

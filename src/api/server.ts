@@ -156,8 +156,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
     routerOptions: { ignoreTrailingSlash: true },
-    // No automatic HEAD twin for every GET: it doubles the routes, and route set-up dominates start-up.
-    exposeHeadRoutes: false,
+    // HEAD answers every GET route with its headers (RFC 9110 9.3.2); the resource routes are a few
+    // parametric ones, so the twins cost little at start-up.
+    exposeHeadRoutes: true,
   }) as unknown as FastifyInstance;
   if (deps.https) attachHttps(app, deps.https, listener);
 

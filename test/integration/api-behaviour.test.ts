@@ -319,3 +319,47 @@ describe('resource URLs (parametric routes over the registry)', () => {
     expect(res.json().items[0]).toMatchObject({ operation: 'create' });
   });
 });
+
+describe('HEAD (RFC 9110: the headers GET would send, no body)', () => {
+  let cp: ControlPlane;
+  beforeAll(async () => {
+    cp = await startTestPlane();
+  });
+  afterAll(() => cp.close());
+
+  it.each([
+    '/',
+    '/config',
+    '/meshes',
+    '/meshes/default',
+    '/meshes/default/traffic-permissions',
+    '/meshes/default/traffic-permissions?size=1',
+    '/meshes/default/dataplanes+insights',
+    '/meshes/default/_history',
+    '/global-insights',
+  ])('HEAD %s: status and headers of the GET, empty body', async (url) => {
+    const get = await cp.app.inject({ method: 'GET', url });
+    const head = await cp.app.inject({ method: 'HEAD', url });
+    expect(get.statusCode).toBe(200);
+    expect(head.statusCode).toBe(200);
+    expect(head.body).toBe('');
+    expect(head.headers['content-length']).toBe(get.headers['content-length']);
+    expect(head.headers['content-type']).toBe(get.headers['content-type']);
+    expect(head.headers.etag).toBe(get.headers.etag);
+  });
+
+  it('HEAD of what GET does not find is the same 404', async () => {
+    for (const url of ['/meshes/default/traffic-permissions/nope', '/meshes/default/no-such-kind', '/nope']) {
+      const get = await cp.app.inject({ method: 'GET', url });
+      const head = await cp.app.inject({ method: 'HEAD', url });
+      expect([get.statusCode, head.statusCode]).toEqual([404, 404]);
+      expect(head.body).toBe('');
+    }
+  });
+
+  it('HEAD /_events is 405 with Allow: GET (GET may stream)', async () => {
+    const head = await cp.app.inject({ method: 'HEAD', url: '/_events' });
+    expect(head.statusCode).toBe(405);
+    expect(head.headers.allow).toBe('GET');
+  });
+});

@@ -10,7 +10,7 @@ const all = [{ match: { 'mesh.io/service': '*' } }];
 /** One request of the table, per role: the URL and body are built from the role so writes do not collide. */
 interface Row {
   what: string;
-  method: 'GET' | 'PUT' | 'DELETE' | 'POST';
+  method: 'GET' | 'HEAD' | 'PUT' | 'DELETE' | 'POST';
   url: (role: Role) => string;
   body?: (role: Role) => Record<string, unknown>;
   expected: Record<Role, number>;
@@ -104,6 +104,12 @@ const TABLE: Row[] = [
   {
     what: 'get a secret',
     method: 'GET',
+    url: () => '/meshes/default/secrets/dataplane-token-signing-key-default-1',
+    expected: adminOnly(200),
+  },
+  {
+    what: 'head a secret (a read: same rights as GET)',
+    method: 'HEAD',
     url: () => '/meshes/default/secrets/dataplane-token-signing-key-default-1',
     expected: adminOnly(200),
   },
@@ -246,7 +252,8 @@ describe('authorization: role × method × kind → status (issue 4)', () => {
         ...(row.body ? { payload: row.body(role) } : {}),
       });
       expect(res.statusCode, res.body).toBe(row.expected[role]);
-      if (res.statusCode === 403) {
+      if (row.method === 'HEAD') expect(res.body).toBe('');
+      else if (res.statusCode === 403) {
         const who =
           role === 'anonymous'
             ? 'anonymous caller (no credentials)'
