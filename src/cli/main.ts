@@ -8,6 +8,8 @@ import { AppError } from '../util/errors.js';
 import { registerLogCommands } from './log-commands.js';
 
 const SHUTDOWN_LIMIT_MS = 5000;
+/** How long an exit waits for the last log lines to be written. */
+const FLUSH_LIMIT_MS = 1000;
 
 /** `mesh-cp run`: loads the config, starts the control plane, stops cleanly on SIGTERM/SIGINT. */
 async function run(opts: { config?: string }): Promise<void> {
@@ -37,23 +39,28 @@ async function run(opts: { config?: string }): Promise<void> {
   }
   const plane = cp;
   let stopping = false;
+  /** Exits once the buffered log lines are written (or could not be: the reader may be gone). */
+  const exit = (code: number): void => {
+    setTimeout(() => process.exit(code), FLUSH_LIMIT_MS);
+    stdout.flush(() => process.exit(code));
+  };
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
     const timer = setTimeout(() => {
       logger.error('shutdown took longer than 5 s; exiting');
-      process.exit(1);
+      exit(1);
     }, SHUTDOWN_LIMIT_MS);
     timer.unref();
     plane.close().then(
       () => {
         logger.info({ revision: plane.log.head() }, 'stopped');
-        process.exit(0);
+        exit(0);
       },
       (err: unknown) => {
         logger.error({ err }, 'shutdown failed');
-        process.exit(1);
+        exit(1);
       },
     );
   };

@@ -29,7 +29,11 @@ export interface StdoutDestination extends DestinationStream {
    * line, so that start-up lines, and the line supervisors and scripts wait for, are never held back.
    */
   buffer(): void;
-  /** pino's flush: best effort (sonic-boom writes what is left after an in-flight write later). */
+  /**
+   * pino's flush: best effort (sonic-boom writes what is left after an in-flight write later).
+   * Call it, and exit in its callback, before `process.exit`: a write that finds the reader gone
+   * then fails here, and the exit no longer tries to write (see `buffer`).
+   */
   flush(cb?: (err?: Error) => void): void;
 }
 
@@ -42,11 +46,19 @@ export function stdoutDestination(fd = 1, periodicFlush = 100): StdoutDestinatio
   // Synchronous writes through sonic-boom, which retries EAGAIN on a non-blocking pipe.
   const direct = pino.destination({ dest: fd, sync: true });
   let buffered: ReturnType<typeof pino.destination> | undefined;
+  // The reader of standard output went away (EPIPE): pino then drops the lines of that stream.
+  let gone = false;
+  direct.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') gone = true;
+  });
   return {
     write(line: string) {
       (buffered ?? direct).write(line);
     },
     buffer() {
+      // No buffered stream once the reader is gone: its exit flush would retry the write forever
+      // (sonic-boom 4 sleeps and retries any failed synchronous write but EAGAIN), hanging the exit.
+      if (gone) return;
       buffered ??= pino.destination({ dest: fd, sync: false, minLength: 4096, periodicFlush });
     },
     flush(cb) {

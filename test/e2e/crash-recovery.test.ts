@@ -1,9 +1,10 @@
+import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/control-plane.js';
-import { startNpm } from '../helpers/process.js';
+import { REPO_ROOT, startNpm } from '../helpers/process.js';
 
 const N = 100;
 
@@ -92,4 +93,85 @@ describe('npm start as a process: crash with SIGKILL loses no answered write', (
       );
     }
   }, 60_000);
+
+  it.each([
+    // `sed` quits after the ready line; `head` after the first line, while start-up still logs.
+    ['after the ready line, with a log line waiting in the buffer', "sed -u '/mesh-cp ready/q'"],
+    ['during start-up, after its first line', 'head -1'],
+  ])(
+    'stops on SIGTERM when the reader of its output went away %s',
+    async (what, reader) => {
+      const data = join(dir.path, `gone-${reader.length}`);
+      const bin = join(REPO_ROOT, 'dist', 'bin', 'mesh-cp.js');
+      const proc = spawn('sh', ['-c', `"${process.execPath}" "${bin}" run | ${reader}`], {
+        cwd: REPO_ROOT,
+        env: {
+          ...process.env,
+          MESH_STORE_LEVEL_PATH: data,
+          MESH_API_SERVER_PORT: '0',
+          MESH_API_SERVER_HTTPS_ENABLED: 'false',
+          MESH_DIAGNOSTICS_PORT: '0',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      // What the reader passed on before it quit (the pipeline runs on until the server stops).
+      const lines = await new Promise<Array<Record<string, unknown>>>((resolve) => {
+        let out = '';
+        proc.stdout.on('data', (c: Buffer) => {
+          out += c.toString();
+          const got = out
+            .split('\n')
+            .filter((l) => l.startsWith('{') && l.endsWith('}'))
+            .map((l) => JSON.parse(l) as Record<string, unknown>);
+          if (what.startsWith('after') ? got.some((l) => l.msg === 'mesh-cp ready') : got.length > 0)
+            resolve(got);
+        });
+      });
+      const pid = lines[0].pid as number;
+      const port = Number(
+        /:(\d+)$/.exec(String(lines.find((l) => /listening/.test(String(l.msg)))?.msg))?.[1],
+      );
+      const alive = (): boolean => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      // Ready (the reader of the first line saw only that line): the API answers.
+      for (
+        let i = 0;
+        i < 100 && (await fetch(`http://127.0.0.1:${port}/`).catch(() => undefined))?.status !== 200;
+        i++
+      )
+        await new Promise((r) => setTimeout(r, 50));
+      if (what.startsWith('after')) {
+        // A write logs a line, held in the buffer (up to 100 ms) when the signal comes.
+        const res = await fetch(`http://127.0.0.1:${port}/meshes/default/traffic-permissions/tp-gone`, {
+          method: 'PUT',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            type: 'TrafficPermission',
+            mesh: 'default',
+            name: 'tp-gone',
+            sources: [{ match: { 'mesh.io/service': '*' } }],
+            destinations: [{ match: { 'mesh.io/service': '*' } }],
+          }),
+        });
+        expect(res.status).toBe(201);
+      }
+      // Idle for a moment (start-up work done), so the stop is quick: it ends before the buffer's next
+      // periodic write would have found the reader gone.
+      await new Promise((r) => setTimeout(r, what.startsWith('after') ? 50 : 2000));
+      const t0 = Date.now();
+      process.kill(pid, 'SIGTERM');
+      while (alive() && Date.now() - t0 < 8000) await new Promise((r) => setTimeout(r, 50));
+      const stillAlive = alive();
+      if (stillAlive) process.kill(pid, 'SIGKILL');
+      expect(stillAlive).toBe(false);
+      expect(Date.now() - t0).toBeLessThan(5000);
+    },
+    30_000,
+  );
 });
