@@ -57,7 +57,8 @@ export function stdoutDestination(fd = 1, periodicFlush = 100): StdoutDestinatio
     },
     buffer() {
       // No buffered stream once the reader is gone: its exit flush would retry the write forever
-      // (sonic-boom 4 sleeps and retries any failed synchronous write but EAGAIN), hanging the exit.
+      // (sonic-boom 4's flushSync sleeps and retries a failed write forever, whatever the error),
+      // hanging the exit.
       if (gone) return;
       buffered ??= pino.destination({ dest: fd, sync: false, minLength: 4096, periodicFlush });
     },
