@@ -13,7 +13,8 @@ import type { FigureSpec } from './lib/measure.js';
 import { measureFigure } from './lib/measure.js';
 import type { Figure } from './lib/report.js';
 import { formatTable } from './lib/report.js';
-import { median, percentile } from './lib/stats.js';
+import type { FloorRun } from './lib/stats.js';
+import { floorMedians, percentile } from './lib/stats.js';
 
 const args = process.argv.slice(2);
 const QUICK = args.includes('--quick');
@@ -257,7 +258,7 @@ async function putScenario(): Promise<void> {
     });
   // The durable floor of the stack (bench/baselines/durable-floor.ts), measured in each run after
   // the other two: shown beside the figure so a reader sees how much of the gap the log itself costs.
-  const floors: Array<{ floor: number; baseline: number }> = [];
+  const floors: FloorRun[] = [];
   try {
     await figure({ name: 'put-durable', figure: 'req/s', target: 0.75, higherIsBetter: true }, async () => {
       const ours = await startMeshCp(tempDir('put'));
@@ -275,12 +276,9 @@ async function putScenario(): Promise<void> {
         await floorServer.stop();
       }
     });
-    // The warm-up run is not counted, as for the figure.
-    const counted = floors.slice(-RUNS);
-    const f = figures[figures.length - 1];
-    const floorRps = median(counted.map((x) => x.floor));
-    const floorRatio = median(counted.map((x) => x.floor / x.baseline));
-    f.note = `the stack's durable floor (bare fastify + the same schema + a sha256-chained log in classic-level, one synced batch per group commit, no auth/hooks/projections; bench/baselines/durable-floor.ts): ${floorRps.toFixed(0)} req/s, ${floorRatio.toFixed(2)}× the baseline (median of the same runs)`;
+    const floor = floorMedians(floors, RUNS);
+    figures[figures.length - 1].note =
+      `the stack's durable floor (bare fastify + the same schema + a sha256-chained log in classic-level, one synced batch per group commit, no auth/hooks/projections; bench/baselines/durable-floor.ts): ${floor.rate.toFixed(0)} req/s, ${floor.ratio.toFixed(2)}× the baseline (median of the same runs)`;
   } finally {
     await base.stop();
   }

@@ -19,7 +19,8 @@ import type { FigureSpec } from './lib/measure.js';
 import { measureFigure } from './lib/measure.js';
 import type { Figure } from './lib/report.js';
 import { formatTable } from './lib/report.js';
-import { median, percentile } from './lib/stats.js';
+import type { FloorRun } from './lib/stats.js';
+import { floorMedians, median, percentile } from './lib/stats.js';
 
 export type { Figure } from './lib/report.js';
 
@@ -101,10 +102,10 @@ export async function zoneFigures(opts: {
           tempDir('durable-floor'),
         )
       : undefined;
-  /** Per run: the durable floor's rate and the bare stream's, for the note of a figure. */
-  const floorNote = (runs: Array<{ floor: number; bare: number }>): string => {
-    const counted = runs.slice(-RUNS);
-    return `the durable floor (the same stream, each batch written to classic-level, synced, before its ack; bench/baselines/bare-sync-client.mjs): ${median(counted.map((r) => r.floor)).toFixed(0)} entries/s, ${median(counted.map((r) => r.floor / r.bare)).toFixed(2)}× the bare stream (median of the same runs)`;
+  /** The note of a figure: the durable floor's medians over the counted runs. */
+  const floorNote = (floors: FloorRun[]): string => {
+    const floor = floorMedians(floors, RUNS);
+    return `the durable floor (the same stream, each batch written to classic-level, synced, before its ack; bench/baselines/bare-sync-client.mjs): ${floor.rate.toFixed(0)} entries/s, ${floor.ratio.toFixed(2)}× the bare stream (median of the same runs)`;
   };
   const gUrl = `http://127.0.0.1:${global.ports.api}`;
 
@@ -169,6 +170,12 @@ export async function zoneFigures(opts: {
     );
   };
   const resources = Array.from({ length: N }, (_, i) => Buffer.from(JSON.stringify(policy(i))));
+  /** The entries/s of the bare stream sending `resources`, after recording its durable floor's in `floors`. */
+  const bareThenFloor = async (floors: FloorRun[]): Promise<number> => {
+    const baseline = (N / (await bare.sendDown(resources))) * 1000;
+    floors.push({ floor: (N / (await (durableBare as BareSync).sendDown(resources))) * 1000, baseline });
+    return baseline;
+  };
 
   try {
     // ---------------------------------------------------------------- initial sync
@@ -308,7 +315,7 @@ export async function zoneFigures(opts: {
         `zone-burst: ${N.toLocaleString()} writes on Global at once, applied on the zone (entries/s from durable on Global to applied on the zone)`,
       );
       const endToEnd: number[] = [];
-      const floors: Array<{ floor: number; bare: number }> = [];
+      const floors: FloorRun[] = [];
       await figure(
         {
           name: 'zone-burst',
@@ -328,12 +335,7 @@ export async function zoneFigures(opts: {
           const t1 = performance.now();
           endToEnd.push((N / (t1 - tw)) * 1000);
           const ours = (N / (t1 - t0)) * 1000;
-          const baseline = (N / (await bare.sendDown(resources))) * 1000;
-          floors.push({
-            floor: (N / (await (durableBare as BareSync).sendDown(resources))) * 1000,
-            bare: baseline,
-          });
-          return { ours, baseline };
+          return { ours, baseline: await bareThenFloor(floors) };
         },
       );
       const f = figures[figures.length - 1];
@@ -350,7 +352,7 @@ export async function zoneFigures(opts: {
         `zone-resume: the zone is stopped, Global takes ${N.toLocaleString()} writes, the zone restarts and catches up`,
       );
       let resumed = true;
-      const floors: Array<{ floor: number; bare: number }> = [];
+      const floors: FloorRun[] = [];
       await figure(
         {
           name: 'zone-resume',
@@ -383,12 +385,7 @@ export async function zoneFigures(opts: {
           const s = lastSub('zone-1');
           if (s?.sync.globalToZone.start !== 'resume' || s.sync.globalToZone.snapshotResources !== 0)
             resumed = false;
-          const baseline = (N / (await bare.sendDown(resources))) * 1000;
-          floors.push({
-            floor: (N / (await (durableBare as BareSync).sendDown(resources))) * 1000,
-            bare: baseline,
-          });
-          return { ours, baseline };
+          return { ours, baseline: await bareThenFloor(floors) };
         },
       );
       figures[figures.length - 1].note = `${

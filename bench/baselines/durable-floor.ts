@@ -1,7 +1,7 @@
 // The floor of a durable PUT on this stack (issue 3: "raw classic-level group-committed puts"):
-// bare fastify parsing and validating the body with the same schema, as the Map baseline does,
-// then appending it to a sha256-chained log in classic-level with one synced batch per group
-// commit (entry and history index key, as mesh-cp stores them) before it answers. No auth, no
+// bare fastify parsing and validating the body with the same schema as the Map baseline
+// (bench/baselines/dataplane-put.ts), then appending it to a sha256-chained log in classic-level
+// with one synced batch per group commit (entry and history index key, as mesh-cp stores them) before it answers. No auth, no
 // hooks, no projections, no audit line: what is left of mesh-cp's gap to the Map baseline after
 // this one is mesh-cp's own request path, not the durable log.
 // Usage: node --import tsx bench/baselines/durable-floor.ts <data dir>
@@ -10,15 +10,14 @@ import { hash } from 'node:crypto';
 import { ClassicLevel } from 'classic-level';
 import Fastify from 'fastify';
 
-import { registry } from '../../src/resources/registry.js';
+import { createDataplaneMap } from './dataplane-put.js';
 
 const dir = process.argv[2];
 if (!dir) throw new Error('usage: durable-floor.ts <data dir>');
-const spec = registry.get('Dataplane').spec;
 const db = new ClassicLevel<string, string>(dir, { valueEncoding: 'utf8' });
 await db.open();
 
-const stored = new Map<string, unknown>();
+const dataplanes = createDataplaneMap();
 let revision = 0;
 let prevHash = '0'.repeat(64);
 let queue: Array<{ revision: number; name: string; json: string; done: () => void }> = [];
@@ -45,12 +44,9 @@ async function flush(): Promise<void> {
 
 const app = Fastify();
 app.put('/dp/:name', async (req, reply) => {
-  const { type: _t, mesh: _m, name: _n, ...rest } = req.body as Record<string, unknown>;
-  const parsed = spec.safeParse(rest);
-  if (!parsed.success) return reply.code(400).send({ error: 'invalid' });
   const name = (req.params as { name: string }).name;
-  const created = !stored.has(name);
-  stored.set(name, parsed.data);
+  const put = dataplanes.put(name, req.body);
+  if (!put) return reply.code(400).send({ error: 'invalid' });
   revision += 1;
   const body = JSON.stringify({
     revision,
@@ -58,8 +54,8 @@ app.put('/dp/:name', async (req, reply) => {
     kind: 'Dataplane',
     mesh: 'default',
     name,
-    operation: created ? 'create' : 'update',
-    resource: parsed.data,
+    operation: put.created ? 'create' : 'update',
+    resource: put.spec,
     prevHash,
   });
   prevHash = hash('sha256', prevHash + body, 'hex');
@@ -68,7 +64,7 @@ app.put('/dp/:name', async (req, reply) => {
     queue.push({ revision, name, json, done });
     if (!writing) queueMicrotask(() => void flush());
   });
-  return reply.code(created ? 201 : 200).send(req.body);
+  return reply.code(put.created ? 201 : 200).send(req.body);
 });
 
 await app.listen({ port: 0, host: '127.0.0.1' });

@@ -1,7 +1,7 @@
 // Baseline servers for request figures: bare fastify over plain Maps, same objects as ours.
 import Fastify from 'fastify';
-import { registry } from '../../src/resources/registry.js';
 import { dataplane } from '../fixtures.js';
+import { createDataplaneMap } from './dataplane-put.js';
 
 const n = Number(process.argv[2] ?? 100000);
 const byName = new Map<string, Record<string, unknown>>();
@@ -26,8 +26,7 @@ const team5 = names.filter(
     (byName.get(x) as { networking: { inbound: Array<{ tags: Record<string, string> }> } }).networking
       .inbound[0].tags.team === 't5',
 );
-const spec = registry.get('Dataplane').spec;
-const stored = new Map<string, unknown>();
+const dataplanes = createDataplaneMap();
 
 const app = Fastify();
 // GET one: the same object from a Map.
@@ -49,13 +48,9 @@ app.get('/overviews', async () => {
 });
 // PUT: parse, validate with the same schema, store in a Map.
 app.put('/dp/:name', async (req, reply) => {
-  const { type: _t, mesh: _m, name: _n, ...rest } = req.body as Record<string, unknown>;
-  const parsed = spec.safeParse(rest);
-  if (!parsed.success) return reply.code(400).send({ error: 'invalid' });
-  const name = (req.params as { name: string }).name;
-  const created = !stored.has(name);
-  stored.set(name, parsed.data);
-  return reply.code(created ? 201 : 200).send(req.body);
+  const put = dataplanes.put((req.params as { name: string }).name, req.body);
+  if (!put) return reply.code(400).send({ error: 'invalid' });
+  return reply.code(put.created ? 201 : 200).send(req.body);
 });
 await app.listen({ port: 0, host: '127.0.0.1' });
 process.stdout.write(

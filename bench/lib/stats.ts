@@ -30,3 +30,18 @@ export function percentile(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
 }
+
+/** One run of a figure's durable floor: its rate and the baseline's, measured in the same run. */
+export interface FloorRun {
+  floor: number;
+  baseline: number;
+}
+
+/**
+ * Medians of a durable floor over the counted runs (the last `counted`: a warm-up run comes first):
+ * its rate, and its ratio to the baseline run by run.
+ */
+export function floorMedians(runs: readonly FloorRun[], counted: number): { rate: number; ratio: number } {
+  const c = runs.slice(-counted);
+  return { rate: median(c.map((r) => r.floor)), ratio: median(c.map((r) => r.floor / r.baseline)) };
+}
