@@ -70,24 +70,6 @@ describe('verifyEntries', () => {
     expect(result).toMatchObject({ ok: false, revision: 3 });
     expect(result.ok === false && result.reason).toContain('prevHash');
   });
-
-  it('seals the same JSON it hashes', () => {
-    const { entry, json } = sealEntry(input, 1, '2024-01-01T00:00:00.000Z', GENESIS_HASH);
-    expect(json).toBe(JSON.stringify(entry));
-    expect(Object.keys(entry)).toEqual([
-      'revision',
-      'time',
-      'kind',
-      'mesh',
-      'name',
-      'operation',
-      'resource',
-      'actor',
-      'origin',
-      'prevHash',
-      'hash',
-    ]);
-  });
 });
 
 describe('sealEntry', () => {
@@ -98,34 +80,21 @@ describe('sealEntry', () => {
     resource: undefined,
     previous: input.resource,
   };
+  const base = ['revision', 'time', 'kind'];
   it.each([
-    ['a mesh-scoped create', input],
-    ['a global resource (no mesh key)', { ...global, kind: 'Zone', name: 'zone-1' }],
-    ['a delete (previous, no resource key)', deletion],
-  ])('%s: the stored JSON is the entry, keys in hashed order, hashed without its hash', (_what, e) => {
+    ['a mesh-scoped create', input, [...base, 'mesh', 'name', 'operation', 'resource']],
+    [
+      'a global resource (no mesh key)',
+      { ...global, kind: 'Zone', name: 'zone-1' },
+      [...base, 'name', 'operation', 'resource'],
+    ],
+    ['a delete (previous, no resource key)', deletion, [...base, 'mesh', 'name', 'operation', 'previous']],
+  ])('%s: the stored JSON is the entry, keys in hashed order, hashed without its hash', (_what, e, keys) => {
     const prevHash = 'a'.repeat(64);
     const { entry, json } = sealEntry(e as EventInput, 7, '2024-01-02T00:00:00.000Z', prevHash);
     expect(json).toBe(JSON.stringify(entry));
+    expect(Object.keys(entry)).toEqual([...keys, 'actor', 'origin', 'prevHash', 'hash']);
     const { hash, ...unsealed } = entry;
-    expect(Object.keys(unsealed)).toEqual(
-      [
-        'revision',
-        'time',
-        'kind',
-        'mesh',
-        'name',
-        'operation',
-        'resource',
-        'previous',
-        'actor',
-        'origin',
-        'prevHash',
-      ].filter(
-        (k) =>
-          (e as unknown as Record<string, unknown>)[k] !== undefined ||
-          ['revision', 'time', 'prevHash'].includes(k),
-      ),
-    );
     expect(hash).toBe(hashEntry(unsealed));
     expect(hash).toMatch(/^[0-9a-f]{64}$/);
   });
