@@ -47,9 +47,15 @@ export interface Commands {
   remove(req: DeleteRequest): Promise<DeleteResult>;
   /**
    * Creates the `default` mesh (unless skipped) at once, and returns `keys`: the global signing
-   * keys and the default mesh's key, generated off the start-up path (RSA takes ~150 ms each).
+   * keys and the default mesh's key, generated off the start-up path (RSA takes ~150 ms each) once
+   * `after` resolves (start-up passes its end: on two cores, four key generations running during
+   * start-up took both and held the ready line back by up to ~100 ms).
    */
-  ensureDefaults(opts: { createDefaultMesh: boolean; globalKeys: boolean }): Promise<{ keys: Promise<void> }>;
+  ensureDefaults(opts: {
+    createDefaultMesh: boolean;
+    globalKeys: boolean;
+    after?: Promise<void>;
+  }): Promise<{ keys: Promise<void> }>;
   /** What decisions read: the views overlaid with writes not yet durable (zone sync decides on it). */
   readonly state: DecideState;
   /**
@@ -200,8 +206,10 @@ export function createCommands(deps: {
         wanted.push({ kind: 'Secret', mesh: 'default', name: dataplaneSigningKeyName('default') });
       }
       const missing = wanted.filter((k) => !state.get(k.kind, k.mesh, k.name));
+      const after = opts.after ?? Promise.resolve();
       const keys = Promise.all(
         missing.map(async (k) => {
+          await after;
           const data = await keygen();
           // If-None-Match: a key written meanwhile (by a user) is kept, not replaced.
           await put({ ...k, spec: { data }, actor: SYSTEM_ACTOR, ifNoneMatch: '*' }).catch((err: unknown) => {

@@ -158,10 +158,14 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     zoneConnected: (name) => multizone?.isConnected(name) ?? false,
   });
   let defaultsReady = Promise.resolve();
+  // The signing keys are generated once start-up is over (or the plane closes before that).
+  let startupOver!: () => void;
+  const after = new Promise<void>((resolve) => (startupOver = resolve));
   if (config.mode !== 'zone') {
     const { keys } = await commands.ensureDefaults({
       createDefaultMesh: !config.defaults.skipMeshCreation,
       globalKeys: true,
+      after,
     });
     defaultsReady = keys.then(
       () => opts.logger?.debug('signing keys ready'),
@@ -247,6 +251,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   const ports = { api: 0, diagnostics: 0, https: 0, kds: 0 };
   const listening: FastifyInstance[] = [];
   const closeAll = async (): Promise<void> => {
+    startupOver();
     await multizone?.close();
     await Promise.allSettled(listening.map((s) => s.close()));
     await defaultsReady;
@@ -293,6 +298,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     }
   }
 
+  startupOver();
   return {
     app,
     log,

@@ -1,6 +1,9 @@
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { startControlPlane } from '../../src/runtime/control-plane.js';
+import { createLogger } from '../../src/runtime/logger.js';
+import { generateSigningKey } from '../../src/tokens/signing-key.js';
 import { REMOTE, b64, bearer, decodeJwt, issueUserToken } from '../helpers/auth.js';
 import { testConfig } from '../helpers/control-plane.js';
 
@@ -316,6 +319,47 @@ describe('token endpoints (issue 4, spec 4.8)', () => {
         remoteAddress: REMOTE,
       });
       expect(meshKeys.statusCode).toBe(403);
+    }
+  });
+});
+
+describe('signing keys at first start', () => {
+  it('are generated once start-up is over (the HTTP port listens first), and then exist', async () => {
+    const events: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        for (const line of chunk.toString().split('\n').filter(Boolean))
+          events.push((JSON.parse(line) as { msg: string }).msg);
+        done();
+      },
+    });
+    const keygen = async (): Promise<string> => {
+      events.push('keygen');
+      return generateSigningKey();
+    };
+    const cp = await startControlPlane(
+      testConfig({
+        MESH_API_SERVER_PORT: '0',
+        MESH_API_SERVER_HTTPS_ENABLED: 'false',
+        MESH_DIAGNOSTICS_PORT: '0',
+      }),
+      { logger: createLogger('info', sink), keygen },
+    );
+    try {
+      await cp.defaultsReady;
+      const listening = events.findIndex((m) => m.startsWith('Server listening at'));
+      expect(listening).toBeGreaterThanOrEqual(0);
+      expect(events.indexOf('keygen')).toBeGreaterThan(listening);
+      expect(events.filter((m) => m === 'keygen')).toHaveLength(4);
+      for (const url of [
+        '/global-secrets/user-token-signing-key-1',
+        '/global-secrets/zone-token-signing-key-1',
+        '/global-secrets/zone-ingress-token-signing-key-1',
+        '/meshes/default/secrets/dataplane-token-signing-key-default-1',
+      ])
+        expect((await cp.app.inject({ url })).statusCode, url).toBe(200);
+    } finally {
+      await cp.close();
     }
   });
 });
