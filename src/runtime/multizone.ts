@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { Commands } from '../app/commands.js';
@@ -79,10 +80,35 @@ export async function loadSyncTls(config: Config, https?: TlsMaterial): Promise<
 }
 
 /**
+ * Credentials that send no TLS server name (SNI) when Global's address is an IP. grpc-js sets the
+ * target host as `servername` whatever it is, and Node then prints DEP0123 ("Setting the TLS
+ * ServerName to an IP address is not permitted by RFC 6066") on every zone pointed at
+ * `grpcs://<ip>:…`. The certificate is still checked against the IP (`host`). The connector's
+ * options are grpc-js internals: if they change shape this does nothing (and the e2e test that
+ * reads a zone's stderr for the warning fails).
+ */
+function withoutIpServername(creds: grpc.ChannelCredentials): grpc.ChannelCredentials {
+  const create = creds._createSecureConnector.bind(creds);
+  creds._createSecureConnector = (target, options, callCredentials) => {
+    const connector = create(target, options, callCredentials);
+    const tlsOptions = (connector as { connectionOptions?: { servername?: unknown } }).connectionOptions;
+    if (typeof tlsOptions?.servername === 'string' && isIP(tlsOptions.servername) !== 0) {
+      delete tlsOptions.servername;
+    }
+    return connector;
+  };
+  return creds;
+}
+
+/**
  * How a zone verifies Global (issue 5): with `rootCaFile`; not at all only with `tlsSkipVerify`
  * (and a warning); otherwise with the system's CAs.
  */
 export function zoneCredentials(config: Config, logger?: Logger): grpc.ChannelCredentials {
+  return withoutIpServername(verifiedCredentials(config, logger));
+}
+
+function verifiedCredentials(config: Config, logger?: Logger): grpc.ChannelCredentials {
   const zone = config.multizone.zone;
   if (!zone.globalAddress.startsWith('grpcs://')) {
     throw new AppError(

@@ -396,6 +396,17 @@ describe('zones that must not connect', () => {
     expect(link.connected).toBe(false);
     await unverified.close();
     zones.pop();
+    // The trusted certificate names 127.0.0.1, not 127.0.0.2 (also loopback): with no TLS server
+    // name sent for an IP address, the certificate is still checked against the address dialled.
+    const misnamed = await startZone(global, gdir.path, 'zone-tls', token, {
+      MESH_MULTIZONE_ZONE_GLOBAL_ADDRESS: `grpcs://127.0.0.2:${global.ports.kds}`,
+    });
+    zones.push(misnamed);
+    const refused = await eventually(() => misnamed.multizone?.link?.().lastError, 5000, 'altname failure');
+    expect(refused).toContain('127.0.0.2 is not in the cert');
+    expect(misnamed.multizone?.link?.().connected).toBe(false);
+    await misnamed.close();
+    zones.pop();
     const { logger, lines } = capturingLogger();
     const skip = await startZone(
       global,
