@@ -58,8 +58,9 @@ down.on('data', (m) => {
 down.on('error', () => process.exit(0));
 down.write({ hello: { zone: 'bare' } });
 
-const BATCH = 1000;
-const WINDOW = 4;
+// mesh-cp's batch size and window, from bench/baselines/bare-sync.ts.
+const BATCH = Number(process.env.BARE_SYNC_BATCH ?? 250);
+const WINDOW = Number(process.env.BARE_SYNC_WINDOW ?? 16);
 const up = client.ZoneToGlobal(new grpc.Metadata());
 let acked = 0;
 let wake;

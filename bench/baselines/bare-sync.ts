@@ -1,15 +1,16 @@
 // The server half of the bare @grpc/grpc-js baseline of bench/zones.ts: the Sync service of
-// proto/sync.proto over TLS, sending the same Batch messages (1000 entries, 4 batches in flight)
-// as mesh-cp's sync does, to bench/baselines/bare-sync-client.mjs in its own process. No log, no
+// proto/sync.proto over TLS, sending the same Batch messages (mesh-cp's batch size and window,
+// DEFAULT_LIMITS of src/zones/entry-sender.ts) as mesh-cp's sync does, to bench/baselines/bare-sync-client.mjs in its own process. No log, no
 // write path: what a stream of the same messages costs by itself.
 import * as grpc from '@grpc/grpc-js';
 import type { Started } from '../lib/processes.js';
 import { startProcess } from '../lib/processes.js';
 import type { ReceivedMessage, SyncMessage, WireEntry } from '../../src/zones/sync-protocol.js';
 import { syncService } from '../../src/zones/sync-protocol.js';
+import { DEFAULT_LIMITS } from '../../src/zones/entry-sender.js';
 
-const BATCH = 1000;
-const WINDOW = 4;
+const BATCH = DEFAULT_LIMITS.batchEntries;
+const WINDOW = DEFAULT_LIMITS.window;
 
 type Call = grpc.ServerDuplexStream<ReceivedMessage, SyncMessage>;
 
@@ -84,7 +85,7 @@ export async function startBareSync(
   const client: Started = await startProcess(
     'node',
     ['bench/baselines/bare-sync-client.mjs', String(port), caFile, ...(durableDir ? [durableDir] : [])],
-    {},
+    { BARE_SYNC_BATCH: String(BATCH), BARE_SYNC_WINDOW: String(WINDOW) },
     ['ready'],
   );
   await bothConnected;

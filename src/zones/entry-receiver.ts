@@ -30,8 +30,8 @@ export interface EntryReceiver {
   stop(): void;
 }
 
-/** Above this many queued batches the stream is paused (the sender's window normally keeps it lower). */
-const HIGH_WATER = 8;
+/** Above this many queued batches the stream is paused (the sender's window, 16, keeps it lower). */
+const HIGH_WATER = 32;
 
 /**
  * Creates a receiver. Each batch is applied through the write path with the new cursor in the same

@@ -38,11 +38,17 @@ export interface SenderLimits {
   liveBuffer: number;
 }
 
-/** The default limits. */
+/**
+ * The default limits. Batches of 250 entries, 16 in flight: as many entries in flight as 4 batches
+ * of 1,000 (for a link with a long round trip), but a receiver decides at most 4 batches ahead of
+ * its disk, and 1,000 entries held until durable instead of 4,000 leave far less for each scavenge
+ * to copy. In the zone-burst benchmark (12 runs each, alternating): median 24.4k entries/s against
+ * 21.3k with 1,000 × 4.
+ */
 export const DEFAULT_LIMITS: SenderLimits = {
-  batchEntries: 1000,
+  batchEntries: 250,
   batchBytes: 4 * 1024 * 1024,
-  window: 4,
+  window: 16,
   liveBuffer: 50_000,
 };
 
@@ -125,24 +131,22 @@ export function createEntrySender(deps: {
 
   const windowFull = (): boolean => inflight.length >= limits.window;
 
-  /** Sends the selected entries of a contiguous run of log entries, in batches. */
-  const sendEntries = (chunk: readonly LogEntry[]): void => {
-    let batch: WireEntry[] = [];
-    let kinds = new Map<string, number>();
+  /**
+   * Sends one batch of the selected entries of a contiguous run of log entries, from `start`;
+   * returns where the next batch starts (the window is checked before each batch, so a run read
+   * from the log in one chunk never puts more than `window` batches in flight).
+   */
+  const sendBatch = (chunk: readonly LogEntry[], start: number): number => {
+    const batch: WireEntry[] = [];
+    const kinds = new Map<string, number>();
     let bytes = 0;
-    for (let i = 0; i < chunk.length; i++) {
+    let i = start;
+    for (; i < chunk.length; i++) {
       const e = chunk[i];
       if (!deps.selectEntry(e)) continue;
+      if (batch.length >= limits.batchEntries) break;
       const resource = e.resource ? Buffer.from(JSON.stringify(e.resource)) : Buffer.alloc(0);
-      if (
-        batch.length > 0 &&
-        (batch.length >= limits.batchEntries || bytes + resource.length > limits.batchBytes)
-      ) {
-        emit(batch, kinds, chunk[i - 1].revision, 'NONE');
-        batch = [];
-        kinds = new Map();
-        bytes = 0;
-      }
+      if (batch.length > 0 && bytes + resource.length > limits.batchBytes) break;
       batch.push({
         revision: e.revision,
         kind: e.kind,
@@ -154,9 +158,11 @@ export function createEntrySender(deps: {
       kinds.set(e.kind, (kinds.get(e.kind) ?? 0) + 1);
       bytes += resource.length;
     }
-    const last = chunk[chunk.length - 1].revision;
+    // The batch covers the entries before `i`, the skipped ones included (the receiver's cursor moves past them).
+    const last = chunk[i - 1].revision;
     if (batch.length > 0 || last - announced >= PROGRESS_EVERY) emit(batch, kinds, last, 'NONE');
     sent = last;
+    return i;
   };
 
   const sendSnapshot = async (items: readonly SnapshotItem[], revision: number): Promise<void> => {
@@ -187,9 +193,16 @@ export function createEntrySender(deps: {
   };
 
   const tail = async (): Promise<void> => {
+    /** The run of entries being sent, and where its next batch starts. */
+    let chunk: readonly LogEntry[] = [];
+    let at = 0;
     while (!stopped) {
       if (windowFull()) {
         await waitSignal();
+        continue;
+      }
+      if (at < chunk.length) {
+        at = sendBatch(chunk, at);
         continue;
       }
       while (liveHead < live.length && live[liveHead].revision <= sent) liveHead += 1;
@@ -197,21 +210,23 @@ export function createEntrySender(deps: {
         live = live.slice(liveHead);
         liveHead = 0;
       }
-      let chunk: LogEntry[];
       if (liveHead < live.length && live[liveHead].revision === sent + 1) {
         const end = Math.min(live.length, liveHead + limits.batchEntries);
         chunk = live.slice(liveHead, end);
+        at = 0;
         liveHead = end;
       } else if (deps.log.head() > sent) {
         const limit = liveHead < live.length ? live[liveHead].revision - 1 : deps.log.head();
         const to = Math.min(limit, sent + READ_CHUNK);
-        chunk = [];
-        for await (const e of deps.log.read(sent + 1, to)) chunk.push(e);
+        const read: LogEntry[] = [];
+        for await (const e of deps.log.read(sent + 1, to)) read.push(e);
         if (stopped) return;
-        if (chunk.length === 0) {
+        if (read.length === 0) {
           await waitSignal();
           continue;
         }
+        chunk = read;
+        at = 0;
       } else {
         // Idle: move the receiver's cursor past entries it did not need, once things are quiet.
         if (announced < sent && !progressTimer) {
@@ -224,7 +239,6 @@ export function createEntrySender(deps: {
         await waitSignal();
         continue;
       }
-      sendEntries(chunk);
     }
   };
 

@@ -1,0 +1,87 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSyncSource } from '../../../src/app/sync-source.js';
+import { createMemoryLog } from '../../../src/events/memory-log.js';
+import type { EventLog } from '../../../src/events/types.js';
+import { createResourceViews } from '../../../src/projections/resource-views.js';
+import { registry } from '../../../src/resources/registry.js';
+import type { EntrySender } from '../../../src/zones/entry-sender.js';
+import { DEFAULT_LIMITS, createEntrySender } from '../../../src/zones/entry-sender.js';
+import type { Batch, SyncMessage } from '../../../src/zones/sync-protocol.js';
+
+const actor = { name: 'test', groups: [], address: 'local' };
+
+/** A log holding `n` traffic permissions of the default mesh (after the mesh itself). */
+async function logOf(n: number): Promise<EventLog> {
+  const log = createMemoryLog();
+  await log.open();
+  await log.append([
+    {
+      kind: 'Mesh',
+      name: 'default',
+      operation: 'create',
+      resource: { type: 'Mesh', name: 'default', creationTime: 't', modificationTime: 't' },
+      actor,
+      origin: 'local',
+    },
+  ]).durable;
+  const inputs = Array.from({ length: n }, (_, i) => ({
+    kind: 'TrafficPermission',
+    mesh: 'default',
+    name: `tp-${i}`,
+    operation: 'create' as const,
+    resource: {
+      type: 'TrafficPermission',
+      mesh: 'default',
+      name: `tp-${i}`,
+      creationTime: 't',
+      modificationTime: 't',
+    },
+    actor,
+    origin: 'local',
+  }));
+  await log.append(inputs).durable;
+  return log;
+}
+
+describe('entry sender limits (issue 5: batches and the window)', () => {
+  let sender: EntrySender | undefined;
+  afterEach(() => sender?.stop());
+
+  it('sends batches of 250 entries, at most 16 unacknowledged, and one more per ack', async () => {
+    expect(DEFAULT_LIMITS).toMatchObject({ batchEntries: 250, window: 16 });
+    const log = await logOf(5000);
+    const sent: Batch[] = [];
+    let wake: (() => void) | undefined;
+    sender = createEntrySender({
+      log,
+      source: createSyncSource({ registry, views: createResourceViews(registry) }),
+      selectEntry: (e) => e.kind === 'TrafficPermission',
+      selectItem: () => false,
+      send: (msg: SyncMessage) => {
+        if ('batch' in msg && msg.batch) sent.push(msg.batch);
+        wake?.();
+      },
+      events: { sent: () => undefined, acked: () => undefined },
+      onError: (err) => {
+        throw err;
+      },
+    });
+    sender.start({ start: 'resume', from: 1 });
+    const until = async (count: number): Promise<void> => {
+      const end = Date.now() + 5000;
+      while (sent.length < count && Date.now() < end) await new Promise<void>((r) => (wake = r));
+    };
+    await until(16);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(sent).toHaveLength(16);
+    expect(sent.map((b) => b.entries.length)).toEqual(Array.from({ length: 16 }, () => 250));
+    expect(sent[0].entries[0].revision).toBe(2);
+    expect(sent[15].toRevision).toBe(1 + 16 * 250);
+
+    sender.onAck({ seq: sent[0].seq, revision: sent[0].toRevision, rejected: [] });
+    await until(17);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(sent).toHaveLength(17);
+    expect(sent[16].entries[0].revision).toBe(2 + 16 * 250);
+  });
+});
