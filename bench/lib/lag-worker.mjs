@@ -10,70 +10,75 @@ import { readFileSync } from 'node:fs';
 
 const o = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const count = Math.min(o.paths.length, o.rate * o.seconds);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const insight = async () => (await (await fetch(`${o.url}/mesh-insights/default`)).json()).dataplanes.total;
+
+/** Polls MeshInsight every 5 ms, giving `record` each poll's start time and total; returns its stop. */
+function polling(record) {
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      const t = performance.now();
+      record(t, await insight());
+      await sleep(5);
+    }
+  })();
+  return async () => {
+    stopped = true;
+    await loop;
+  };
+}
+
+/** PUTs `n` data planes at `o.rate` (the i-th: `path(i)`, `body(i)`); calls `acked(i)` on each answer. */
+async function putAtRate(n, path, body, acked) {
+  const start = performance.now();
+  const writes = [];
+  for (let i = 0; i < n; i++) {
+    const wait = start + (i * 1000) / o.rate - performance.now();
+    if (wait > 0) await sleep(wait);
+    writes.push(
+      fetch(`${o.url}${path(i)}`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: body(i),
+      }).then(async (res) => {
+        await res.arrayBuffer();
+        if (res.status >= 300) throw new Error(`PUT ${path(i)}: ${res.status}`);
+        acked(i);
+      }),
+    );
+  }
+  await Promise.all(writes);
+}
+
 // Untimed warm-up of this client (a new process per run): the same rate of writes of other data
 // planes and the same polling, for `warmupSeconds`, so its own cold start is not counted as lag.
 if (o.warmupSeconds > 0) {
-  let stop = false;
-  const polls = (async () => {
-    while (!stop) {
-      await insight();
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  })();
-  const n = Math.min(o.paths.length, Math.round(o.rate * o.warmupSeconds));
-  const t0 = performance.now();
-  const puts = [];
-  for (let i = 0; i < n; i++) {
-    const wait = t0 + (i * 1000) / o.rate - performance.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    const body = JSON.parse(o.bodies[i]);
-    body.name = `${body.name}-w`;
-    puts.push(
-      fetch(`${o.url}${o.paths[i]}-w`, {
-        method: 'PUT',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      }).then((res) => res.arrayBuffer()),
-    );
-  }
-  await Promise.all(puts);
-  stop = true;
-  await polls;
+  const stop = polling(() => undefined);
+  await putAtRate(
+    Math.min(o.paths.length, Math.round(o.rate * o.warmupSeconds)),
+    (i) => `${o.paths[i]}-w`,
+    (i) => {
+      const dp = JSON.parse(o.bodies[i]);
+      return JSON.stringify({ ...dp, name: `${dp.name}-w` });
+    },
+    () => undefined,
+  );
+  await stop();
 }
 // The data planes already there (earlier runs on the same server).
 const base = await insight();
 const acks = new Array(count);
 const seen = [];
-let done = false;
-const poller = (async () => {
-  while (!done) {
-    const t = performance.now();
-    seen.push({ t, total: (await insight()) - base });
-    await new Promise((r) => setTimeout(r, 5));
-  }
-})();
-const start = performance.now();
-const writes = [];
-for (let i = 0; i < count; i++) {
-  const wait = start + (i * 1000) / o.rate - performance.now();
-  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-  writes.push(
-    fetch(`${o.url}${o.paths[i]}`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body: o.bodies[i],
-    }).then(async (res) => {
-      await res.arrayBuffer();
-      if (res.status >= 300) throw new Error(`PUT ${o.paths[i]}: ${res.status}`);
-      acks[i] = performance.now();
-    }),
-  );
-}
-await Promise.all(writes);
-await new Promise((r) => setTimeout(r, 100));
-done = true;
-await poller;
+const stop = polling((t, total) => seen.push({ t, total: total - base }));
+await putAtRate(
+  count,
+  (i) => o.paths[i],
+  (i) => o.bodies[i],
+  (i) => (acks[i] = performance.now()),
+);
+await sleep(100);
+await stop();
 const lags = acks.map((t, i) => {
   const first = seen.find((s) => s.t >= t && s.total >= i + 1);
   return first ? first.t - t : null;
