@@ -5,7 +5,7 @@
 // With a data dir as third argument it is the durable floor of a zone's apply instead: each
 // GlobalToZone batch is also written to classic-level (each entry and a history key, one synced
 // batch per received batch, in order) before its ack, as a receiver that keeps what it applied must.
-// Usage: node bench/baselines/bare-sync-client.mjs <port> <ca.pem> [<data dir>]
+// Usage: BARE_SYNC_BATCH=n BARE_SYNC_WINDOW=n node bench/baselines/bare-sync-client.mjs <port> <ca.pem> [<data dir>]
 import { Buffer } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
@@ -58,9 +58,10 @@ down.on('data', (m) => {
 down.on('error', () => process.exit(0));
 down.write({ hello: { zone: 'bare' } });
 
-// mesh-cp's batch size and window, from bench/baselines/bare-sync.ts.
-const BATCH = Number(process.env.BARE_SYNC_BATCH ?? 250);
-const WINDOW = Number(process.env.BARE_SYNC_WINDOW ?? 16);
+// mesh-cp's batch size and window, passed by bench/baselines/bare-sync.ts (its DEFAULT_LIMITS).
+const BATCH = Number(process.env.BARE_SYNC_BATCH);
+const WINDOW = Number(process.env.BARE_SYNC_WINDOW);
+if (!(BATCH > 0 && WINDOW > 0)) throw new Error('BARE_SYNC_BATCH and BARE_SYNC_WINDOW must be set');
 const up = client.ZoneToGlobal(new grpc.Metadata());
 let acked = 0;
 let wake;

@@ -2,6 +2,7 @@ import type { SyncedChange, SyncRules } from '../app/decide-sync.js';
 import type { SyncApplier, SyncBatchResult, SyncRejection } from '../app/sync-apply.js';
 import type { Actor, WireResource } from '../events/types.js';
 import type { Batch, Rejection, SyncMessage } from './sync-protocol.js';
+import { DEFAULT_LIMITS } from './entry-sender.js';
 import { logOperation } from './sync-protocol.js';
 
 /** A receiver's cursor as kept in the log's meta: which log, which revision (and extras). */
@@ -30,8 +31,8 @@ export interface EntryReceiver {
   stop(): void;
 }
 
-/** Above this many queued batches the stream is paused (the sender's window, 16, keeps it lower). */
-const HIGH_WATER = 32;
+/** Above this many queued batches the stream is paused (the sender's window keeps it lower). */
+const HIGH_WATER = 2 * DEFAULT_LIMITS.window;
 
 /**
  * Creates a receiver. Each batch is applied through the write path with the new cursor in the same
