@@ -69,6 +69,23 @@ export interface EntrySender {
 }
 
 const READ_CHUNK = 1000;
+
+/**
+ * The wire bytes of each live entry's resource, made once however many streams send it: every
+ * sender is handed the same entry objects by the log's commit listener, so with N zones a
+ * resource is serialised once instead of N times. Keyed weakly by the entry (immutable once
+ * sealed): the bytes go when the last stream has sent the entry and dropped it.
+ */
+const resourceBytes = new WeakMap<LogEntry, Buffer>();
+const bytesOf = (e: LogEntry): Buffer => {
+  if (!e.resource) return Buffer.alloc(0);
+  let bytes = resourceBytes.get(e);
+  if (bytes === undefined) {
+    bytes = Buffer.from(JSON.stringify(e.resource));
+    resourceBytes.set(e, bytes);
+  }
+  return bytes;
+};
 /** A receiver's cursor is moved on after this many revisions with nothing for it… */
 const PROGRESS_EVERY = 10_000;
 /** …or after this long idle (not at every idle moment: each move costs the receiver a synced write). */
@@ -145,7 +162,7 @@ export function createEntrySender(deps: {
       const e = chunk[i];
       if (!deps.selectEntry(e)) continue;
       if (batch.length >= limits.batchEntries) break;
-      const resource = e.resource ? Buffer.from(JSON.stringify(e.resource)) : Buffer.alloc(0);
+      const resource = bytesOf(e);
       if (batch.length > 0 && bytes + resource.length > limits.batchBytes) break;
       batch.push({
         revision: e.revision,

@@ -84,4 +84,56 @@ describe('entry sender limits (issue 5: batches and the window)', () => {
     expect(sent).toHaveLength(17);
     expect(sent[16].entries[0].revision).toBe(2 + 16 * 250);
   });
+
+  it('serialises a live entry once for every stream that sends it (one resource buffer shared)', async () => {
+    const log = await logOf(0);
+    const views = createResourceViews(registry);
+    const streams = [0, 1, 2].map(() => {
+      const sent: Batch[] = [];
+      const s = createEntrySender({
+        log,
+        source: createSyncSource({ registry, views }),
+        selectEntry: (e) => e.kind === 'TrafficPermission',
+        selectItem: () => false,
+        send: (msg: SyncMessage) => {
+          if ('batch' in msg && msg.batch) sent.push(msg.batch);
+        },
+        events: { sent: () => undefined, acked: () => undefined },
+        onError: (err) => {
+          throw err;
+        },
+      });
+      s.start({ start: 'resume', from: 1 });
+      return { s, sent };
+    });
+    try {
+      const resource = {
+        type: 'TrafficPermission',
+        mesh: 'default',
+        name: 'tp',
+        creationTime: 't',
+        modificationTime: 't',
+      };
+      await log.append([
+        {
+          kind: 'TrafficPermission',
+          mesh: 'default',
+          name: 'tp',
+          operation: 'create',
+          resource,
+          actor,
+          origin: 'local',
+        },
+      ]).durable;
+      const end = Date.now() + 5000;
+      while (streams.some((x) => x.sent.length === 0) && Date.now() < end)
+        await new Promise((r) => setTimeout(r, 5));
+      const buffers = streams.map((x) => x.sent[0]?.entries[0]?.resource);
+      expect(JSON.parse(String(buffers[0]))).toEqual(resource);
+      expect(buffers[1]).toBe(buffers[0]);
+      expect(buffers[2]).toBe(buffers[0]);
+    } finally {
+      for (const x of streams) x.s.stop();
+    }
+  });
 });
