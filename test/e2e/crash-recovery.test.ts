@@ -81,6 +81,27 @@ describe('npm start as a process: crash with SIGKILL loses no answered write', (
     expect((await p.exited).code).toBe(0);
   }, 60_000);
 
+  it('a SIGTERM to the npm process reaches the control plane, which stops cleanly', async () => {
+    // What a supervisor or a container runtime does with `npm start` as its command.
+    const p = startNpm({ MESH_STORE_LEVEL_PATH: dir.path });
+    const r = await p.ready;
+    expect(r.pid).not.toBe(p.proc.pid);
+    p.proc.kill('SIGTERM');
+    await p.exited;
+    const alive = (): boolean => {
+      try {
+        process.kill(r.pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const end = Date.now() + 5000;
+    while (alive() && Date.now() < end) await new Promise((res) => setTimeout(res, 50));
+    expect(alive()).toBe(false);
+    expect(p.lines.map((l) => l.msg)).toEqual(expect.arrayContaining(['shutting down', 'stopped']));
+  }, 60_000);
+
   it('a data dir that is a file stops start-up saying so', async () => {
     const file = join(dir.path, 'not-a-dir');
     writeFileSync(file, 'x');
