@@ -1,8 +1,11 @@
 import type { WireResource } from '../events/types.js';
 import type { ResourceViews } from '../projections/resource-views.js';
+import type { AvailableService, ServiceCounts } from '../projections/service-counts.js';
+import { trackServiceCounts } from '../projections/service-counts.js';
 import type { ResourceDescriptor } from '../resources/descriptor.js';
-import { SERVICE_TAG } from '../resources/fragments.js';
 import type { Registry } from '../resources/registry.js';
+
+export type { AvailableService } from '../projections/service-counts.js';
 
 /** One resource of a snapshot, ready for the wire. */
 export interface SnapshotItem {
@@ -25,13 +28,6 @@ export interface SourceItem {
   origin: string;
 }
 
-/** One entry of a zone ingress's `availableServices` (spec 2.13). */
-export interface AvailableService {
-  tags: Record<string, string>;
-  instances: number;
-  mesh: string;
-}
-
 /** Read access the sync sender needs: consistent snapshots and single resources (no views leak out). */
 export interface SyncSource {
   /**
@@ -52,14 +48,10 @@ export interface SyncSource {
   availableServices(zone: string): AvailableService[];
 }
 
-/** The zone tag of available services (spec intro: `mesh.io/zone`). */
-export const ZONE_TAG = 'mesh.io/zone';
-
-const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
 /** Creates the sync source over the resource views. */
 export function createSyncSource(deps: { registry: Registry; views: ResourceViews }): SyncSource {
   const { registry, views } = deps;
+  let counts: ServiceCounts | undefined;
   const asItem = (i: {
     kind: string;
     mesh: string | undefined;
@@ -100,26 +92,9 @@ export function createSyncSource(deps: { registry: Registry; views: ResourceView
       views.each(kind, undefined, (item) => fn(asItem(item)));
     },
     availableServices(zone) {
-      const counts = new Map<string, AvailableService>();
-      views.each('Dataplane', undefined, (item) => {
-        if (item.origin !== zone || item.mesh === undefined) return;
-        const inbound = ((item.resource.networking as Record<string, unknown> | undefined)?.inbound ??
-          []) as Array<{ tags?: Record<string, string>; health?: { ready?: boolean } }>;
-        const seen = new Set<string>();
-        for (const ib of inbound) {
-          if (!ib.tags?.[SERVICE_TAG] || ib.health?.ready === false) continue;
-          const tags: Record<string, string> = { ...ib.tags, [ZONE_TAG]: ib.tags[ZONE_TAG] ?? zone };
-          const sorted = Object.fromEntries(Object.entries(tags).sort((a, b) => cmp(a[0], b[0])));
-          const key = `${item.mesh}\u0000${JSON.stringify(sorted)}`;
-          // A proxy with two inbounds of the same tags is one instance.
-          if (seen.has(key)) continue;
-          seen.add(key);
-          const found = counts.get(key);
-          if (found) found.instances += 1;
-          else counts.set(key, { tags: sorted, instances: 1, mesh: item.mesh });
-        }
-      });
-      return [...counts.entries()].sort((a, b) => cmp(a[0], b[0])).map(([, v]) => v);
+      // Built on first use (Global, once a zone sends data planes or ingresses), then kept current.
+      counts ??= trackServiceCounts(views);
+      return counts.of(zone);
     },
   };
 }

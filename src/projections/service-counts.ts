@@ -1,0 +1,135 @@
+import type { WireResource } from '../events/types.js';
+import { SERVICE_TAG } from '../resources/fragments.js';
+import { viewKey } from './keys.js';
+import type { ResourceViews } from './resource-views.js';
+
+/** One entry of a zone ingress's `availableServices` (spec 2.13). */
+export interface AvailableService {
+  tags: Record<string, string>;
+  instances: number;
+  mesh: string;
+}
+
+/** The zone tag of available services (spec intro: `mesh.io/zone`). */
+export const ZONE_TAG = 'mesh.io/zone';
+
+const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** What one data plane adds to its zone's services: one key per distinct ready inbound tag set. */
+interface Contribution {
+  zone: string;
+  mesh: string;
+  /** The inbound tags and readiness it was computed from: most updates leave them as they were. */
+  inbounds: string;
+  services: Array<{ key: string; tags: Record<string, string>; mesh: string }>;
+}
+
+type Inbound = { tags?: Record<string, string>; health?: { ready?: boolean } };
+
+/** A data plane's inbounds. */
+function inboundsOf(resource: WireResource): Inbound[] {
+  return ((resource.networking as Record<string, unknown> | undefined)?.inbound ?? []) as Inbound[];
+}
+
+/** The part of the inbounds the services depend on, as one string to compare. */
+const inboundsKey = (inbound: Inbound[]): string =>
+  JSON.stringify(inbound.map((ib) => [ib.tags, ib.health?.ready === false]));
+
+/**
+ * The services a data plane offers in `zone`: per ready inbound with a service tag, its tags with
+ * `mesh.io/zone` (the zone unless the inbound names one) in key order; a proxy with two inbounds of
+ * the same tags is one instance.
+ */
+function contributionOf(zone: string, mesh: string, inbound: Inbound[], inbounds: string): Contribution {
+  const services: Contribution['services'] = [];
+  const seen = new Set<string>();
+  for (const ib of inbound) {
+    if (!ib.tags?.[SERVICE_TAG] || ib.health?.ready === false) continue;
+    const all: Record<string, string> = { ...ib.tags, [ZONE_TAG]: ib.tags[ZONE_TAG] ?? zone };
+    const tags = Object.fromEntries(Object.entries(all).sort((a, b) => cmp(a[0], b[0])));
+    const key = `${mesh}\u0000${JSON.stringify(tags)}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    services.push({ key, tags, mesh });
+  }
+  return { zone, mesh, inbounds, services };
+}
+
+/** Counts of the services of each zone's data planes, kept as the views change. */
+export interface ServiceCounts {
+  /** The services of `zone`'s data planes, in (mesh, tags) order; fresh objects the caller may keep. */
+  of(zone: string): AvailableService[];
+}
+
+/**
+ * Follows the data planes of `views` and keeps, per zone (the origin of a data plane's last change),
+ * the instance count of each (mesh, inbound tag set). A change costs the data plane's inbounds, and
+ * a read the zone's distinct services, instead of a pass over every data plane (Global recomputes a
+ * zone's ingress services after every batch of that zone's data plane changes).
+ */
+export function trackServiceCounts(views: ResourceViews): ServiceCounts {
+  const byDataplane = new Map<string, Contribution>();
+  const byZone = new Map<string, Map<string, AvailableService>>();
+
+  const remove = (key: string): void => {
+    const old = byDataplane.get(key);
+    if (!old) return;
+    byDataplane.delete(key);
+    const counts = byZone.get(old.zone);
+    if (!counts) return;
+    for (const s of old.services) {
+      const found = counts.get(s.key);
+      if (!found) continue;
+      found.instances -= 1;
+      if (found.instances === 0) counts.delete(s.key);
+    }
+    if (counts.size === 0) byZone.delete(old.zone);
+  };
+
+  const add = (key: string, c: Contribution): void => {
+    byDataplane.set(key, c);
+    let counts = byZone.get(c.zone);
+    if (!counts) byZone.set(c.zone, (counts = new Map()));
+    for (const s of c.services) {
+      const found = counts.get(s.key);
+      if (found) found.instances += 1;
+      else counts.set(s.key, { tags: s.tags, instances: 1, mesh: s.mesh });
+    }
+  };
+
+  const set = (
+    mesh: string | undefined,
+    name: string,
+    origin: string,
+    resource: WireResource | undefined,
+  ): void => {
+    const key = viewKey(mesh, name);
+    if (!resource || mesh === undefined) {
+      remove(key);
+      return;
+    }
+    const inbound = inboundsOf(resource);
+    const inbounds = inboundsKey(inbound);
+    const old = byDataplane.get(key);
+    if (old && old.zone === origin && old.mesh === mesh && old.inbounds === inbounds) return;
+    remove(key);
+    add(key, contributionOf(origin, mesh, inbound, inbounds));
+  };
+
+  // Registered before the pass over what the views hold, in the same turn: nothing is missed.
+  views.onChange((e) => {
+    if (e.kind !== 'Dataplane') return;
+    set(e.mesh, e.name, e.origin, e.operation === 'delete' ? undefined : e.resource);
+  });
+  views.each('Dataplane', undefined, (item) => set(item.mesh, item.name, item.origin, item.resource));
+
+  return {
+    of(zone) {
+      const counts = byZone.get(zone);
+      if (!counts) return [];
+      return [...counts.entries()]
+        .sort((a, b) => cmp(a[0], b[0]))
+        .map(([, s]) => ({ tags: { ...s.tags }, instances: s.instances, mesh: s.mesh }));
+    },
+  };
+}
