@@ -15,33 +15,60 @@ export const ZONE_TAG = 'mesh.io/zone';
 
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-/** What one data plane adds to its zone's services: one key per distinct ready inbound tag set. */
+type Inbound = { tags?: Record<string, string>; health?: { ready?: boolean } };
+
+/** One service of a zone: its count, and its key (mesh and tags), the one string every data plane shares. */
+interface Counted extends AvailableService {
+  key: string;
+}
+
+/**
+ * What one data plane adds to its zone's services (the keys of its distinct ready inbound tag
+ * sets), and the inbounds of its stored resource it was computed from, to see that an update left
+ * them as they were (held by the views anyway: no copy is kept).
+ */
 interface Contribution {
   zone: string;
   mesh: string;
-  /** The inbound tags and readiness it was computed from: most updates leave them as they were. */
-  inbounds: string;
-  services: Array<{ key: string; tags: Record<string, string>; mesh: string }>;
+  inbound: readonly Inbound[];
+  keys: string[];
 }
 
-type Inbound = { tags?: Record<string, string>; health?: { ready?: boolean } };
-
 /** A data plane's inbounds. */
-function inboundsOf(resource: WireResource): Inbound[] {
+function inboundsOf(resource: WireResource): readonly Inbound[] {
   return ((resource.networking as Record<string, unknown> | undefined)?.inbound ?? []) as Inbound[];
 }
 
-/** The part of the inbounds the services depend on, as one string to compare. */
-const inboundsKey = (inbound: Inbound[]): string =>
-  JSON.stringify(inbound.map((ib) => [ib.tags, ib.health?.ready === false]));
+const sameTags = (a: Record<string, string> | undefined, b: Record<string, string> | undefined): boolean => {
+  if (a === b) return true;
+  if (!a || !b) return false;
+  let n = 0;
+  for (const k in a) {
+    if (a[k] !== b[k]) return false;
+    n++;
+  }
+  return n === Object.keys(b).length;
+};
+
+/** True when the services of two inbound lists are the same: same tags and readiness, in order. */
+const sameInbounds = (a: readonly Inbound[], b: readonly Inbound[]): boolean =>
+  a.length === b.length &&
+  a.every(
+    (ib, i) =>
+      (ib.health?.ready === false) === (b[i].health?.ready === false) && sameTags(ib.tags, b[i].tags),
+  );
 
 /**
  * The services a data plane offers in `zone`: per ready inbound with a service tag, its tags with
  * `mesh.io/zone` (the zone unless the inbound names one) in key order; a proxy with two inbounds of
  * the same tags is one instance.
  */
-function contributionOf(zone: string, mesh: string, inbound: Inbound[], inbounds: string): Contribution {
-  const services: Contribution['services'] = [];
+function servicesOf(
+  zone: string,
+  mesh: string,
+  inbound: readonly Inbound[],
+): Array<{ key: string; tags: Record<string, string> }> {
+  const out: Array<{ key: string; tags: Record<string, string> }> = [];
   const seen = new Set<string>();
   for (const ib of inbound) {
     if (!ib.tags?.[SERVICE_TAG] || ib.health?.ready === false) continue;
@@ -50,9 +77,9 @@ function contributionOf(zone: string, mesh: string, inbound: Inbound[], inbounds
     const key = `${mesh}\u0000${JSON.stringify(tags)}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    services.push({ key, tags, mesh });
+    out.push({ key, tags });
   }
-  return { zone, mesh, inbounds, services };
+  return out;
 }
 
 /** Counts of the services of each zone's data planes, kept as the views change. */
@@ -69,7 +96,7 @@ export interface ServiceCounts {
  */
 export function trackServiceCounts(views: ResourceViews): ServiceCounts {
   const byDataplane = new Map<string, Contribution>();
-  const byZone = new Map<string, Map<string, AvailableService>>();
+  const byZone = new Map<string, Map<string, Counted>>();
 
   const remove = (key: string): void => {
     const old = byDataplane.get(key);
@@ -77,24 +104,27 @@ export function trackServiceCounts(views: ResourceViews): ServiceCounts {
     byDataplane.delete(key);
     const counts = byZone.get(old.zone);
     if (!counts) return;
-    for (const s of old.services) {
-      const found = counts.get(s.key);
+    for (const k of old.keys) {
+      const found = counts.get(k);
       if (!found) continue;
       found.instances -= 1;
-      if (found.instances === 0) counts.delete(s.key);
+      if (found.instances === 0) counts.delete(k);
     }
     if (counts.size === 0) byZone.delete(old.zone);
   };
 
-  const add = (key: string, c: Contribution): void => {
-    byDataplane.set(key, c);
-    let counts = byZone.get(c.zone);
-    if (!counts) byZone.set(c.zone, (counts = new Map()));
-    for (const s of c.services) {
-      const found = counts.get(s.key);
+  const add = (key: string, zone: string, mesh: string, inbound: readonly Inbound[]): void => {
+    let counts = byZone.get(zone);
+    if (!counts) byZone.set(zone, (counts = new Map()));
+    const keys: string[] = [];
+    for (const s of servicesOf(zone, mesh, inbound)) {
+      let found = counts.get(s.key);
       if (found) found.instances += 1;
-      else counts.set(s.key, { tags: s.tags, instances: 1, mesh: s.mesh });
+      else counts.set(s.key, (found = { key: s.key, tags: s.tags, instances: 1, mesh }));
+      keys.push(found.key);
     }
+    if (counts.size === 0) byZone.delete(zone);
+    byDataplane.set(key, { zone, mesh, inbound, keys });
   };
 
   const set = (
@@ -109,11 +139,13 @@ export function trackServiceCounts(views: ResourceViews): ServiceCounts {
       return;
     }
     const inbound = inboundsOf(resource);
-    const inbounds = inboundsKey(inbound);
     const old = byDataplane.get(key);
-    if (old && old.zone === origin && old.mesh === mesh && old.inbounds === inbounds) return;
+    if (old && old.zone === origin && old.mesh === mesh && sameInbounds(old.inbound, inbound)) {
+      old.inbound = inbound;
+      return;
+    }
     remove(key);
-    add(key, contributionOf(origin, mesh, inbound, inbounds));
+    add(key, origin, mesh, inbound);
   };
 
   // Registered before the pass over what the views hold, in the same turn: nothing is missed.

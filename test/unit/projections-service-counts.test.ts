@@ -132,4 +132,20 @@ describe('service counts of the zones (issue 5, point 6: ingress availableServic
       { tags: { [SERVICE]: 'web', [ZONE]: 'west' }, instances: 1, mesh: 'default' },
     ]);
   });
+
+  it('re-counts an update that changes only tag values, or only readiness, in the same zone', () => {
+    const views = createResourceViews(registry);
+    const counts = trackServiceCounts(views);
+    const web = (version: string, ready = true) => [
+      { port: 1, tags: { [SERVICE]: 'web', version }, ...(ready ? {} : { health: { ready: false } }) },
+    ];
+    views.apply([entry('create', 'default', 'a', 'east', web('v1'))]);
+    views.apply([entry('update', 'default', 'a', 'east', web('v2'))]);
+    expect(counts.of('east')).toEqual([
+      { tags: { [SERVICE]: 'web', [ZONE]: 'east', version: 'v2' }, instances: 1, mesh: 'default' },
+    ]);
+    views.apply([entry('update', 'default', 'a', 'east', web('v2', false))]);
+    expect(counts.of('east')).toEqual([]);
+    expect(counts.of('east')).toEqual(fullPass(views, 'east'));
+  });
 });
