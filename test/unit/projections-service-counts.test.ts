@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { LogEntry, WireResource } from '../../src/events/types.js';
+import type { LogEntry } from '../../src/events/types.js';
 import { createResourceViews } from '../../src/projections/resource-views.js';
 import type { AvailableService } from '../../src/projections/service-counts.js';
 import { trackServiceCounts } from '../../src/projections/service-counts.js';
 import { registry } from '../../src/resources/registry.js';
+import { dataplaneEntry } from '../helpers/entries.js';
 
 const SERVICE = 'mesh.io/service';
 const ZONE = 'mesh.io/zone';
@@ -33,36 +34,13 @@ function fullPass(views: ReturnType<typeof createResourceViews>, zone: string): 
   return [...counts.entries()].sort((a, b) => cmp(a[0], b[0])).map(([, v]) => v);
 }
 
-let rev = 0;
-function entry(
+const entry = (
   op: 'create' | 'update' | 'delete',
   mesh: string,
   name: string,
   origin: string,
   inbound: Array<Record<string, unknown>>,
-): LogEntry {
-  const resource: WireResource = {
-    type: 'Dataplane',
-    mesh,
-    name,
-    creationTime: 't',
-    modificationTime: 't',
-    networking: { address: '10.0.0.1', inbound },
-  };
-  return {
-    revision: ++rev,
-    time: 't',
-    kind: 'Dataplane',
-    mesh,
-    name,
-    operation: op,
-    ...(op === 'delete' ? { previous: resource } : { resource }),
-    actor: { name: 'x', groups: [], address: 'x' },
-    origin,
-    prevHash: '',
-    hash: '',
-  };
-}
+): LogEntry => dataplaneEntry(op, mesh, name, inbound, origin);
 
 describe('service counts of the zones (issue 5, point 6: ingress availableServices)', () => {
   it('equal a full pass over the data planes through creates, updates, moves between zones and deletes', () => {

@@ -2,36 +2,20 @@ import { describe, expect, it } from 'vitest';
 import type { LogEntry } from '../../src/events/types.js';
 import { createResourceViews, tagSetsMatch } from '../../src/projections/resource-views.js';
 import { registry } from '../../src/resources/registry.js';
+import { dataplaneEntry } from '../helpers/entries.js';
 
-let rev = 0;
 const entry = (
   op: 'create' | 'update' | 'delete',
   mesh: string,
   name: string,
   tags: Array<Record<string, string>>,
-): LogEntry => {
-  const resource = {
-    type: 'Dataplane',
+): LogEntry =>
+  dataplaneEntry(
+    op,
     mesh,
     name,
-    creationTime: 't',
-    modificationTime: 't',
-    networking: { address: '10.0.0.1', inbound: tags.map((t, i) => ({ port: 1000 + i, tags: t })) },
-  };
-  return {
-    revision: ++rev,
-    time: 't',
-    kind: 'Dataplane',
-    mesh,
-    name,
-    operation: op,
-    ...(op === 'delete' ? { previous: resource } : { resource }),
-    actor: { name: 'x', groups: [], address: 'x' },
-    origin: 'local',
-    prevHash: '',
-    hash: '',
-  };
-};
+    tags.map((t, i) => ({ port: 1000 + i, tags: t })),
+  );
 
 describe('tag index of the views', () => {
   it('pages tag filters exactly like a full scan, through creates, updates and deletes', () => {
