@@ -86,6 +86,7 @@ const bytesOf = (e: LogEntry): Buffer => {
   }
   return bytes;
 };
+
 /** A receiver's cursor is moved on after this many revisions with nothing for it… */
 const PROGRESS_EVERY = 10_000;
 /** …or after this long idle (not at every idle moment: each move costs the receiver a synced write). */
