@@ -1,5 +1,6 @@
 import type { WireResource } from '../events/types.js';
 import { SERVICE_TAG } from '../resources/fragments.js';
+import { deepEqual } from '../util/deep-equal.js';
 import { viewKey } from './keys.js';
 import type { ResourceViews } from './resource-views.js';
 
@@ -11,7 +12,7 @@ export interface AvailableService {
 }
 
 /** The zone tag of available services (spec intro: `mesh.io/zone`). */
-export const ZONE_TAG = 'mesh.io/zone';
+const ZONE_TAG = 'mesh.io/zone';
 
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -39,23 +40,12 @@ function inboundsOf(resource: WireResource): readonly Inbound[] {
   return ((resource.networking as Record<string, unknown> | undefined)?.inbound ?? []) as Inbound[];
 }
 
-const sameTags = (a: Record<string, string> | undefined, b: Record<string, string> | undefined): boolean => {
-  if (a === b) return true;
-  if (!a || !b) return false;
-  let n = 0;
-  for (const k in a) {
-    if (a[k] !== b[k]) return false;
-    n++;
-  }
-  return n === Object.keys(b).length;
-};
-
 /** True when the services of two inbound lists are the same: same tags and readiness, in order. */
 const sameInbounds = (a: readonly Inbound[], b: readonly Inbound[]): boolean =>
   a.length === b.length &&
   a.every(
     (ib, i) =>
-      (ib.health?.ready === false) === (b[i].health?.ready === false) && sameTags(ib.tags, b[i].tags),
+      (ib.health?.ready === false) === (b[i].health?.ready === false) && deepEqual(ib.tags, b[i].tags),
   );
 
 /**
