@@ -1,3 +1,5 @@
+import { performance } from 'node:perf_hooks';
+
 import type { Snapshot, SnapshotItem, SnapshotStore } from '../events/snapshot-store.js';
 import { SnapshotDamaged } from '../events/snapshot-store.js';
 import type { Actor, EventLog, LogEntry } from '../events/types.js';
@@ -213,6 +215,12 @@ export async function loadViews(deps: {
  * cost O(resources) per `every` entries (back-to-back snapshots under sustained writes at 100k
  * resources); this keeps the cost O(1) per entry, and start-up at one snapshot plus at most as many
  * entries as it holds.
+ *
+ * A due snapshot waits for a quiet moment: `quietMs` with no commit and the event loop less than
+ * half busy. Writing one is a pass over every resource on the event loop, and written in the middle
+ * of a burst of writes (a CI pipeline, a zone catching up) or while Global streams a burst to its
+ * zones, it slowed that burst by a third. Under a load that never pauses, it is written anyway once
+ * the entries since the last reach twice the interval, so a replay stays bounded.
  */
 export interface Snapshotter {
   /** Call after each durable batch is applied: schedules a snapshot when one is due. */
@@ -221,6 +229,20 @@ export interface Snapshotter {
   snapshotNow(): Promise<number | undefined>;
   /** Stops: a snapshot being written is abandoned (it has no meta record, so it is never read). */
   close(): Promise<void>;
+}
+
+/** How long a due snapshot waits for the log to be quiet (no commit) before it is written. */
+export const QUIET_MS = 250;
+
+/** The event loop's utilisation between calls (Node's ELU, as `performance` measures it). */
+function eventLoopBusy(): () => number {
+  let prev = performance.eventLoopUtilization();
+  return () => {
+    const now = performance.eventLoopUtilization();
+    const delta = performance.eventLoopUtilization(now, prev);
+    prev = now;
+    return delta.utilization;
+  };
 }
 
 /** Creates the snapshotter; `last` is the revision of the snapshot the views were loaded from. */
@@ -233,13 +255,22 @@ export function createSnapshotter(deps: {
   /** Resources the views hold at start: the interval until the first snapshot written is at least this. */
   resources?: number;
   logger?: SnapshotLogger;
+  /** Milliseconds without a commit that a due snapshot waits for (default {@link QUIET_MS}). */
+  quietMs?: number;
+  /** The event loop's utilisation (0..1) since the previous call; default: `performance`'s. */
+  loopBusy?: () => number;
 }): Snapshotter {
   const { store, source, every, logger } = deps;
+  const quietMs = deps.quietMs ?? QUIET_MS;
+  const loopBusy = deps.loopBusy ?? eventLoopBusy();
   let last = deps.last ?? 0;
   let interval = Math.max(every, deps.resources ?? 0);
   let kept = deps.last === undefined ? [] : [deps.last];
   let running: Promise<number | undefined> | undefined;
   let closed = false;
+  /** When the last commit was seen, and the timer of a due snapshot waiting for quiet. */
+  let lastCommit = 0;
+  let waiting: NodeJS.Timeout | undefined;
 
   const write = async (): Promise<number | undefined> => {
     const started = Date.now();
@@ -274,17 +305,41 @@ export function createSnapshotter(deps: {
     return running;
   };
 
+  const stopWaiting = (): void => {
+    clearTimeout(waiting);
+    waiting = undefined;
+  };
+  /** Starts the due snapshot once the log has been quiet for `quietMs`, or at once when overdue. */
+  const whenQuiet = (): void => {
+    waiting = undefined;
+    if (closed || running) return;
+    const quietFor = Date.now() - lastCommit;
+    const busy = loopBusy();
+    if ((quietFor >= quietMs && busy < 0.5) || source.head().revision - last >= 2 * interval) void start();
+    else waiting = setTimeout(whenQuiet, Math.max(quietMs - quietFor, quietMs / 5)).unref();
+  };
+
   return {
     committed() {
       if (closed || running || every <= 0) return;
-      if (source.head().revision - last >= interval) void start();
+      lastCommit = Date.now();
+      const since = source.head().revision - last;
+      if (since >= 2 * interval) {
+        stopWaiting();
+        void start();
+      } else if (since >= interval && waiting === undefined) {
+        loopBusy();
+        waiting = setTimeout(whenQuiet, quietMs).unref();
+      }
     },
     snapshotNow: async () => {
+      stopWaiting();
       if (running) await running;
       return start();
     },
     async close() {
       closed = true;
+      stopWaiting();
       await running;
     },
   };

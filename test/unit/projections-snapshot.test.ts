@@ -1,10 +1,15 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { sealEntry, GENESIS_HASH } from '../../src/events/hash.js';
 import type { EventInput, LogEntry } from '../../src/events/types.js';
 import { createResourceViews } from '../../src/projections/resource-views.js';
 import type { Snapshot, SnapshotItem } from '../../src/events/snapshot-store.js';
 import type { SnapshotSource } from '../../src/projections/snapshot.js';
-import { createSnapshotter, restoreSnapshot, trackSnapshotSource } from '../../src/projections/snapshot.js';
+import {
+  createSnapshotter,
+  QUIET_MS,
+  restoreSnapshot,
+  trackSnapshotSource,
+} from '../../src/projections/snapshot.js';
 import { registry } from '../../src/resources/registry.js';
 
 const actor = { name: 't', groups: [], address: 'local' };
@@ -88,10 +93,21 @@ describe('snapshot capture and restore', () => {
 });
 
 describe('snapshot cadence', () => {
+  // The clock alone is faked (a due snapshot waits for a quiet moment); promises run for real.
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+  const turns = async () => {
+    for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+  };
+
   /** A snapshotter over a fake store and source: `resources` items at head `head`. */
   function rig(opts: { every: number; last?: number; resources?: number }) {
     const written: Array<{ revision: number; resources: number }> = [];
-    const state = { head: 0, resources: 0 };
+    const state = { head: 0, resources: 0, busy: 0 };
     const store = {
       list: async () => [],
       read: async () => {
@@ -117,18 +133,22 @@ describe('snapshot cadence', () => {
         }) as Snapshot,
       reset: () => undefined,
     };
-    const snapshotter = createSnapshotter({ store, source, ...opts });
-    /** Commits up to `head` one entry at a time with `resources` stored, letting due snapshots finish. */
-    const commitTo = async (head: number, resources: (rev: number) => number) => {
+    const snapshotter = createSnapshotter({ store, source, ...opts, loopBusy: () => state.busy });
+    /**
+     * Commits up to `head` one entry at a time with `resources` stored, `gapMs` apart on the clock
+     * (by default long enough for the log to be quiet after each), letting due snapshots finish.
+     */
+    const commitTo = async (head: number, resources: (rev: number) => number, gapMs = QUIET_MS) => {
       while (state.head < head) {
         state.head += 1;
         state.resources = resources(state.head);
         snapshotter.committed();
-        await new Promise((r) => setImmediate(r));
-        await new Promise((r) => setImmediate(r));
+        await turns();
+        vi.advanceTimersByTime(gapMs);
+        await turns();
       }
     };
-    return { written, commitTo, snapshotter };
+    return { written, commitTo, snapshotter, state };
   }
 
   it('with fewer resources than `every`, writes one every `every` entries', async () => {
@@ -159,5 +179,49 @@ describe('snapshot cadence', () => {
     const { written, commitTo } = rig({ every: 0 });
     await commitTo(30, () => 1);
     expect(written).toEqual([]);
+  });
+
+  it('a due snapshot waits until no commit came for the quiet time', async () => {
+    const { written, commitTo } = rig({ every: 10 });
+    // A burst: a commit every 10 ms from revision 1 to 15; the snapshot due at 10 waits.
+    await commitTo(15, () => 4, 10);
+    expect(written).toEqual([]);
+    vi.advanceTimersByTime(QUIET_MS - 20);
+    await turns();
+    expect(written).toEqual([]);
+    vi.advanceTimersByTime(20);
+    await turns();
+    // Written once the log was quiet, with the state at that moment.
+    expect(written.map((w) => w.revision)).toEqual([15]);
+  });
+
+  it('nor while the event loop is busy (a burst being streamed), until it is not', async () => {
+    const { written, commitTo, state } = rig({ every: 10 });
+    state.busy = 0.9;
+    await commitTo(12, () => 4, 10);
+    vi.advanceTimersByTime(4 * QUIET_MS);
+    await turns();
+    expect(written).toEqual([]);
+    state.busy = 0.1;
+    vi.advanceTimersByTime(QUIET_MS);
+    await turns();
+    expect(written.map((w) => w.revision)).toEqual([12]);
+  });
+
+  it('under commits that never pause, writes one anyway at twice the interval', async () => {
+    const { written, commitTo } = rig({ every: 10 });
+    await commitTo(45, () => 4, 10);
+    expect(written.map((w) => w.revision)).toEqual([20, 40]);
+  });
+
+  it('snapshotNow does not wait for quiet, and a closed snapshotter writes nothing', async () => {
+    const { written, commitTo, snapshotter } = rig({ every: 10 });
+    await commitTo(12, () => 4, 10);
+    expect(await snapshotter.snapshotNow()).toBe(12);
+    await commitTo(25, () => 4, 10);
+    await snapshotter.close();
+    vi.advanceTimersByTime(10 * QUIET_MS);
+    await turns();
+    expect(written.map((w) => w.revision)).toEqual([12]);
   });
 });
