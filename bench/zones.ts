@@ -14,13 +14,13 @@ import { dataplane, policy } from './fixtures.js';
 import type { BareSync } from './baselines/bare-sync.js';
 import { startBareSync } from './baselines/bare-sync.js';
 import type { Started } from './lib/processes.js';
-import { startMeshCp } from './lib/processes.js';
+import { settle, startMeshCp } from './lib/processes.js';
 import type { FigureSpec } from './lib/measure.js';
 import { measureFigure } from './lib/measure.js';
 import type { Figure } from './lib/report.js';
 import { formatTable } from './lib/report.js';
 import type { FloorRun } from './lib/stats.js';
-import { floorMedians, median, percentile } from './lib/stats.js';
+import { floorMedians, median, percentile, workFloorMedians } from './lib/stats.js';
 
 export type { Figure } from './lib/report.js';
 
@@ -93,19 +93,26 @@ export async function zoneFigures(opts: {
     caFile,
   );
   // The durable floor of a zone's apply: the same stream, its client writing each batch to
-  // classic-level (synced) before the ack. Shown beside zone-burst and zone-resume.
-  const durableBare: BareSync | undefined =
-    want('zone-burst') || want('zone-resume')
-      ? await startBareSync(
-          { key: readFileSync(join(gdir, 'tls', 'key.pem'), 'utf8'), cert: readFileSync(caFile, 'utf8') },
-          caFile,
-          tempDir('durable-floor'),
-        )
-      : undefined;
-  /** The note of a figure: the durable floor's medians over the counted runs. */
+  // classic-level (synced) before the ack; and its work floor, which also validates, seals (hash
+  // chain) and keeps each entry as a zone must. Shown beside zone-burst and zone-resume.
+  const floorsWanted = want('zone-burst') || want('zone-resume');
+  const tlsFiles = (): { key: string; cert: string } => ({
+    key: readFileSync(join(gdir, 'tls', 'key.pem'), 'utf8'),
+    cert: readFileSync(caFile, 'utf8'),
+  });
+  const durableBare: BareSync | undefined = floorsWanted
+    ? await startBareSync(tlsFiles(), caFile, tempDir('durable-floor'))
+    : undefined;
+  const workBare: BareSync | undefined = floorsWanted
+    ? await startBareSync(tlsFiles(), caFile, tempDir('work-floor'), true)
+    : undefined;
+  /** The note of a figure: the floors' medians over the counted runs. */
   const floorNote = (floors: FloorRun[]): string => {
     const floor = floorMedians(floors, RUNS);
-    return `the durable floor (the same stream, each batch written to classic-level, synced, before its ack; bench/baselines/bare-sync-client.mjs): ${floor.rate.toFixed(0)} entries/s, ${floor.ratio.toFixed(2)}× the bare stream (median of the same runs)`;
+    const work = workFloorMedians(floors, RUNS);
+    const durable = `the durable floor (the same stream, each batch written to classic-level, synced, before its ack; bench/baselines/bare-sync-client.mjs): ${floor.rate.toFixed(0)} entries/s, ${floor.ratio.toFixed(2)}× the bare stream`;
+    if (!work) return `${durable} (median of the same runs)`;
+    return `${durable}; the work floor (the durable floor plus mesh-cp's validation, hash-chained entry and a Map of what it holds, per entry): ${work.rate.toFixed(0)} entries/s, ${work.ratio.toFixed(2)}× the bare stream (medians of the same runs)`;
   };
   const gUrl = `http://127.0.0.1:${global.ports.api}`;
 
@@ -170,10 +177,19 @@ export async function zoneFigures(opts: {
     );
   };
   const resources = Array.from({ length: N }, (_, i) => Buffer.from(JSON.stringify(policy(i))));
-  /** The entries/s of the bare stream sending `resources`, after recording its durable floor's in `floors`. */
-  const bareThenFloor = async (floors: FloorRun[]): Promise<number> => {
-    const baseline = (N / (await bare.sendDown(resources))) * 1000;
-    floors.push({ floor: (N / (await (durableBare as BareSync).sendDown(resources))) * 1000, baseline });
+  /** The pids a run waits to be idle: the zone's and the floors' clients (Global is in this process). */
+  const quiet = (zonePid?: number): Promise<void> =>
+    settle([...(zonePid ? [zonePid] : []), ...[durableBare, workBare].flatMap((b) => (b ? [b.pid] : []))]);
+  /**
+   * The entries/s of the bare stream sending `resources`, after recording its floors' in `floors`;
+   * first waits for the zone `zonePid` (and Global, in this process) to finish what our run left.
+   */
+  const bareThenFloor = async (floors: FloorRun[], zonePid: number): Promise<number> => {
+    await quiet(zonePid);
+    const rate = async (s: BareSync | undefined): Promise<number> =>
+      (N / (await (s as BareSync).sendDown(resources))) * 1000;
+    const baseline = await rate(bare);
+    floors.push({ baseline, floor: await rate(durableBare), work: await rate(workBare) });
     return baseline;
   };
 
@@ -326,6 +342,7 @@ export async function zoneFigures(opts: {
           extraOk: () => true,
         },
         async () => {
+          await quiet(main.proc.pid as number);
           const r0 = await revisionOf(main.diag);
           const tw = performance.now();
           await burst(N);
@@ -335,7 +352,7 @@ export async function zoneFigures(opts: {
           const t1 = performance.now();
           endToEnd.push((N / (t1 - tw)) * 1000);
           const ours = (N / (t1 - t0)) * 1000;
-          return { ours, baseline: await bareThenFloor(floors) };
+          return { ours, baseline: await bareThenFloor(floors, main.proc.pid as number) };
         },
       );
       const f = figures[figures.length - 1];
@@ -372,6 +389,8 @@ export async function zoneFigures(opts: {
             5,
           );
           await burst(N);
+          // Global (in this process) finishes what the burst left (a due snapshot) first.
+          await quiet();
           main = await startZone('zone-1', mainDir);
           const t0 = performance.now();
           await until(async () => (await revisionOf(main.diag)) >= r0 + N, 60_000, 'resume applied', 10);
@@ -385,7 +404,7 @@ export async function zoneFigures(opts: {
           const s = lastSub('zone-1');
           if (s?.sync.globalToZone.start !== 'resume' || s.sync.globalToZone.snapshotResources !== 0)
             resumed = false;
-          return { ours, baseline: await bareThenFloor(floors) };
+          return { ours, baseline: await bareThenFloor(floors, main.proc.pid as number) };
         },
       );
       figures[figures.length - 1].note = `${
@@ -476,6 +495,7 @@ export async function zoneFigures(opts: {
     for (const p of procs) await p.stop().catch(() => undefined);
     await bare.close();
     await durableBare?.close();
+    await workBare?.close();
     await global.close();
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   }

@@ -5,6 +5,12 @@
 // With a data dir as third argument it is the durable floor of a zone's apply instead: each
 // GlobalToZone batch is also written to classic-level (each entry and a history key, one synced
 // batch per received batch, in order) before its ack, as a receiver that keeps what it applied must.
+// With BARE_SYNC_WORK=1 as well (run under `--import tsx`), it is the work floor of a zone's apply:
+// the durable floor plus the work every applied entry needs and nothing else: mesh-cp's own checks of
+// the resource (`validateBody`: its zod schema, type, mesh and name), the stored resource (`toWire`),
+// the hash-chained log entry (`sealEntry`: its JSON and sha256), stored instead of the bare resource,
+// and the resource kept in a Map by kind, mesh and name. No decisions against current state, no
+// ordered views, no insights, no snapshots: what mesh-cp's zone does beyond this is its own cost.
 // Usage: BARE_SYNC_BATCH=n BARE_SYNC_WINDOW=n node bench/baselines/bare-sync-client.mjs <port> <ca.pem> [<data dir>]
 import { Buffer } from 'node:buffer';
 import { readFileSync } from 'node:fs';
@@ -15,6 +21,35 @@ import { ClassicLevel } from 'classic-level';
 const [port, caFile, dataDir] = process.argv.slice(2);
 const db = dataDir ? new ClassicLevel(dataDir, { valueEncoding: 'utf8' }) : undefined;
 await db?.open();
+const work = db && process.env.BARE_SYNC_WORK === '1' ? await workFloor() : undefined;
+
+/** The per-entry work of a zone's apply, with mesh-cp's own functions (loaded through tsx). */
+async function workFloor() {
+  const { registry } = await import('../../src/resources/registry.ts');
+  const { validateBody } = await import('../../src/resources/validate.ts');
+  const { toWire } = await import('../../src/app/decide.ts');
+  const { sealEntry, GENESIS_HASH } = await import('../../src/events/hash.ts');
+  const actor = { name: 'zone', groups: [], address: 'sync' };
+  const stored = new Map();
+  let revision = 0;
+  let prevHash = GENESIS_HASH;
+  return (e, resource) => {
+    const desc = registry.get(e.kind);
+    const mesh = e.mesh || undefined;
+    const checked = validateBody(desc, resource, { mesh, name: e.name });
+    if (!checked.ok) throw new Error(`invalid ${e.kind} ${e.name}`);
+    const wire = toWire(desc, mesh, e.name, resource.creationTime, resource.modificationTime, checked.spec);
+    const key = `${e.kind}\0${e.mesh}\0${e.name}`;
+    const operation = stored.has(key) ? 'update' : 'create';
+    stored.set(key, wire);
+    revision += 1;
+    const time = new Date().toISOString();
+    const input = { kind: e.kind, mesh, name: e.name, operation, resource: wire, actor, origin: 'global' };
+    const sealed = sealEntry(input, revision, time, prevHash);
+    prevHash = sealed.entry.hash;
+    return sealed.json;
+  };
+}
 const def = loadSync('proto/sync.proto', {
   keepCase: false,
   longs: Number,
@@ -48,8 +83,9 @@ down.on('data', (m) => {
   if (m.body !== 'batch') return;
   const ack = () => down.write({ ack: { seq: m.batch.seq, revision: m.batch.toRevision, rejected: [] } });
   const entries = m.batch.entries.map((e) => {
-    const json = e.resource.toString('utf8');
-    JSON.parse(json);
+    const text = e.resource.toString('utf8');
+    const resource = JSON.parse(text);
+    const json = work ? work(e, resource) : text;
     return { revision: e.revision, kind: e.kind, mesh: e.mesh, name: e.name, json };
   });
   if (db) void persist(entries).then(ack);

@@ -23,16 +23,20 @@ export interface BareSync {
   /** Has the client send `n` entries up (acked per batch); resolves with the ms until all arrived. */
   sendUp(n: number, json: string): Promise<number>;
   close(): Promise<void>;
+  /** The client process's pid. */
+  pid: number;
 }
 
 /**
  * Starts the bare server on port 0 with `tls`, and its client process verifying with `caFile`; with
- * `durableDir`, the client also writes each received batch to classic-level (synced) before its ack.
+ * `durableDir`, the client also writes each received batch to classic-level (synced) before its ack;
+ * with `work` as well, it also does the per-entry work of a zone's apply (the work floor).
  */
 export async function startBareSync(
   tls: { key: string; cert: string },
   caFile: string,
   durableDir?: string,
+  work = false,
 ): Promise<BareSync> {
   const server = new grpc.Server({
     'grpc.max_receive_message_length': 64 * 1024 * 1024,
@@ -84,20 +88,35 @@ export async function startBareSync(
   );
   const client: Started = await startProcess(
     'node',
-    ['bench/baselines/bare-sync-client.mjs', String(port), caFile, ...(durableDir ? [durableDir] : [])],
-    { BARE_SYNC_BATCH: String(BATCH), BARE_SYNC_WINDOW: String(WINDOW) },
+    [
+      ...(work ? ['--import', 'tsx'] : []),
+      'bench/baselines/bare-sync-client.mjs',
+      String(port),
+      caFile,
+      ...(durableDir ? [durableDir] : []),
+    ],
+    { BARE_SYNC_BATCH: String(BATCH), BARE_SYNC_WINDOW: String(WINDOW), BARE_SYNC_WORK: work ? '1' : '0' },
     ['ready'],
   );
   await bothConnected;
   let seq = 0;
+  // A client that dies (a floor's check failing) ends the run with its exit instead of a hang.
+  let died: Error | undefined;
+  let onDeath: (() => void) | undefined;
+  client.proc.once('exit', (code, signal) => {
+    died = new Error(`the bare sync client exited (${signal ?? code}) before acknowledging`);
+    onDeath?.();
+  });
   const waitAck = (target: number): Promise<void> =>
-    new Promise((resolve) => {
+    new Promise((resolve, reject) => {
       const test = (): void => {
         if (acked >= target) {
           ackWaiter = undefined;
           resolve();
-        } else ackWaiter = test;
+        } else if (died) reject(died);
+        else ackWaiter = test;
       };
+      onDeath = test;
       test();
     });
   const sendBatch = (entries: WireEntry[], toRevision: number): void => {
@@ -106,6 +125,7 @@ export async function startBareSync(
   };
 
   return {
+    pid: client.proc.pid as number,
     async sendDown(resources) {
       const t0 = performance.now();
       for (let i = 0; i < resources.length; i += BATCH) {
@@ -114,7 +134,8 @@ export async function startBareSync(
           revision: i + j + 1,
           kind: 'TrafficPermission',
           mesh: 'default',
-          name: `tp-${i + j}`,
+          // The names of bench/fixtures.ts's policy(i), the resources the benchmark sends.
+          name: `tp-${String(i + j).padStart(6, '0')}`,
           operation: 'CREATE' as const,
           resource,
         }));

@@ -151,3 +151,28 @@ export async function load(opts: {
     throw new Error(`load run had ${r.errors} errors, ${r.timeouts} timeouts`);
   return r;
 }
+
+/** CPU time (user + system) a process has used, in ms (Linux /proc, 10 ms ticks). */
+export function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  // After "pid (comm) ": state is field 0, utime 11, stime 12 (clock ticks of 10 ms on Linux).
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
+ * Waits until `pids` and this process are idle: less than 10% of a core each over a 200 ms window
+ * (at most `maxMs`). Between the runs of a figure, so that work a run left behind (a snapshot due
+ * after a burst, a compaction) is not counted in the next measurement, ours or a baseline's.
+ */
+export async function settle(pids: readonly number[], maxMs = 15_000): Promise<void> {
+  const WINDOW = 200;
+  const end = performance.now() + maxMs;
+  while (performance.now() < end) {
+    const before = pids.map(cpuMsOf);
+    const self = process.cpuUsage();
+    await new Promise((r) => setTimeout(r, WINDOW));
+    const used = process.cpuUsage(self);
+    const selfMs = (used.user + used.system) / 1000;
+    if (selfMs < WINDOW / 10 && pids.every((pid, i) => cpuMsOf(pid) - before[i] < WINDOW / 10)) return;
+  }
+}

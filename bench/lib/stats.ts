@@ -35,6 +35,8 @@ export function percentile(xs: number[], p: number): number {
 export interface FloorRun {
   floor: number;
   baseline: number;
+  /** The work floor's rate in the same run, where a figure has one (the zone's apply). */
+  work?: number;
 }
 
 /**
@@ -44,4 +46,17 @@ export interface FloorRun {
 export function floorMedians(runs: readonly FloorRun[], counted: number): { rate: number; ratio: number } {
   const c = runs.slice(-counted);
   return { rate: median(c.map((r) => r.floor)), ratio: median(c.map((r) => r.floor / r.baseline)) };
+}
+
+/** The same medians for the work floor of the runs that measured one (undefined when none did). */
+export function workFloorMedians(
+  runs: readonly FloorRun[],
+  counted: number,
+): { rate: number; ratio: number } | undefined {
+  const c = runs.slice(-counted).filter((r) => r.work !== undefined);
+  if (c.length === 0) return undefined;
+  return {
+    rate: median(c.map((r) => r.work as number)),
+    ratio: median(c.map((r) => (r.work as number) / r.baseline)),
+  };
 }
