@@ -62,8 +62,9 @@ function servicesOf(
   const seen = new Set<string>();
   for (const ib of inbound) {
     if (!ib.tags?.[SERVICE_TAG] || ib.health?.ready === false) continue;
-    const all: Record<string, string> = { ...ib.tags, [ZONE_TAG]: ib.tags[ZONE_TAG] ?? zone };
-    const tags = Object.fromEntries(Object.entries(all).sort((a, b) => cmp(a[0], b[0])));
+    const all = Object.entries(ib.tags);
+    if (ib.tags[ZONE_TAG] === undefined) all.push([ZONE_TAG, zone]);
+    const tags = Object.fromEntries(all.sort((a, b) => cmp(a[0], b[0])));
     const key = `${mesh}\u0000${JSON.stringify(tags)}`;
     if (seen.has(key)) continue;
     seen.add(key);
