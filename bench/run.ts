@@ -8,7 +8,16 @@ import { buildStore } from './fixtures.js';
 import { writeSnapshot } from './snapshot-fixture.js';
 import { zoneFigures } from './zones.js';
 import type { Started } from './lib/processes.js';
-import { load, ROOT, rssOf, runToEnd, startMeshCp, startProcess, startTsBaseline } from './lib/processes.js';
+import {
+  load,
+  ROOT,
+  rssOf,
+  runToEnd,
+  settle,
+  startMeshCp,
+  startProcess,
+  startTsBaseline,
+} from './lib/processes.js';
 import type { FigureSpec } from './lib/measure.js';
 import { measureFigure } from './lib/measure.js';
 import type { Figure } from './lib/report.js';
@@ -76,6 +85,10 @@ async function withServers<T>(fn: (ours: Started, base: Started) => Promise<T>):
   log('starting mesh-cp on the 100k store and the bare fastify baseline…');
   const ours = await startMeshCp(dir);
   const base = await startTsBaseline('bench/baselines/map-server.ts', [String(N)]);
+  // The store has no snapshot: mesh-cp writes one once it is quiet after start-up; not in a run.
+  const t = performance.now();
+  await settle([ours.proc.pid as number, base.proc.pid as number]);
+  log(`  idle after ${((performance.now() - t) / 1000).toFixed(1)} s (mesh-cp wrote its first snapshot)`);
   try {
     return await fn(ours, base);
   } finally {
@@ -201,6 +214,7 @@ async function growthScenario(): Promise<void> {
     if (size !== N) await buildStore(dir, { dataplanes: size });
     servers[size] = await startMeshCp(dir);
   }
+  await settle(Object.values(servers).map((s) => s.proc.pid as number));
   /** µs of one keep-alive request, body read. */
   const timed = async (url: string): Promise<number> => {
     const t = performance.now();

@@ -160,19 +160,23 @@ export function cpuMsOf(pid: number): number {
 }
 
 /**
- * Waits until `pids` and this process are idle: less than 10% of a core each over a 200 ms window
- * (at most `maxMs`). Between the runs of a figure, so that work a run left behind (a snapshot due
- * after a burst, a compaction) is not counted in the next measurement, ours or a baseline's.
+ * Waits until `pids` and this process are idle: less than 10% of a core each over three 150 ms
+ * windows in a row (at most `maxMs`); longer than mesh-cp's quiet time (250 ms), so a snapshot
+ * that waits for quiet has started by then. Before a run, so that work the last one left behind (a
+ * snapshot due after a burst or at start-up, a compaction) is not counted in the next measurement,
+ * ours or a baseline's.
  */
-export async function settle(pids: readonly number[], maxMs = 15_000): Promise<void> {
-  const WINDOW = 200;
+export async function settle(pids: readonly number[], maxMs = 30_000): Promise<void> {
+  const WINDOW = 150;
   const end = performance.now() + maxMs;
-  while (performance.now() < end) {
+  let quiet = 0;
+  while (quiet < 3 && performance.now() < end) {
     const before = pids.map(cpuMsOf);
     const self = process.cpuUsage();
     await new Promise((r) => setTimeout(r, WINDOW));
     const used = process.cpuUsage(self);
     const selfMs = (used.user + used.system) / 1000;
-    if (selfMs < WINDOW / 10 && pids.every((pid, i) => cpuMsOf(pid) - before[i] < WINDOW / 10)) return;
+    const idle = selfMs < WINDOW / 10 && pids.every((pid, i) => cpuMsOf(pid) - before[i] < WINDOW / 10);
+    quiet = idle ? quiet + 1 : 0;
   }
 }
