@@ -69,6 +69,23 @@ const timeOr = (v: unknown, fallback: string): string =>
   typeof v === 'string' && !Number.isNaN(Date.parse(v)) ? v : fallback;
 
 /**
+ * A synced change's event, as one literal: not `{ ...base, operation, … }`, which on Node 20 costs
+ * ~1.3 µs per property added after the spread, for every synced entry.
+ */
+function syncEvent(
+  desc: ResourceDescriptor,
+  mesh: string | undefined,
+  name: string,
+  actor: Actor,
+  origin: string,
+  operation: Operation,
+  resource?: WireResource,
+  previous?: WireResource,
+): EventInput {
+  return { kind: desc.kind, mesh, name, actor, origin, operation, resource, previous };
+}
+
+/**
  * Decides one synced change (pure): the event to append, undefined when it changes nothing (a
  * replay, a delete of what is gone), or an `AppError` thrown when the entry is rejected. A put is
  * validated by the kind's schema like an API write and keeps the source's times (issue 5).
@@ -94,19 +111,10 @@ export function decideSynced(
   if (current && !rules.mayReplace(desc, current)) {
     throw reject(`${desc.wireType} "${name}" is owned by ${current.origin}`);
   }
-  // Events are literals, not `{ ...base, operation, … }`: on Node 20 a spread followed by more
-  // properties costs ~1.3 µs per added property, and this runs for every synced entry.
   if (change.operation === 'delete') {
-    if (!current) return undefined;
-    return {
-      kind: desc.kind,
-      mesh,
-      name,
-      actor: ctx.actor,
-      origin: rules.origin,
-      operation: 'delete',
-      previous: current.resource,
-    };
+    return current
+      ? syncEvent(desc, mesh, name, ctx.actor, rules.origin, 'delete', undefined, current.resource)
+      : undefined;
   }
   const checked = validateBody(desc, change.resource, { mesh, name: change.name });
   if (!checked.ok) {
@@ -122,15 +130,7 @@ export function decideSynced(
   if (current && current.origin === rules.origin) {
     if (JSON.stringify(current.resource) === JSON.stringify(resource)) return undefined;
   }
-  return {
-    kind: desc.kind,
-    mesh,
-    name,
-    actor: ctx.actor,
-    origin: rules.origin,
-    operation: current ? 'update' : 'create',
-    resource,
-  };
+  return syncEvent(desc, mesh, name, ctx.actor, rules.origin, current ? 'update' : 'create', resource);
 }
 
 /** The key of a resource in snapshot bookkeeping. */
