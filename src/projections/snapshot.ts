@@ -217,10 +217,10 @@ export async function loadViews(deps: {
  * entries as it holds.
  *
  * A due snapshot waits for a quiet moment: `quietMs` with no commit and the event loop less than
- * half busy. Writing one is a pass over every resource on the event loop, and written in the middle
- * of a burst of writes (a CI pipeline, a zone catching up) or while Global streams a burst to its
- * zones, it slowed that burst by a third. Under a load that never pauses, it is written anyway once
- * the entries since the last reach twice the interval, so a replay stays bounded.
+ * half busy (serving reads, streaming to zones). Writing one is a pass over every resource on the
+ * event loop, and written in the middle of a burst of writes (a CI pipeline, a zone catching up) it
+ * slowed that burst by a third. Under a load that never pauses, it is written anyway once the
+ * entries since the last reach twice the interval, so a replay stays bounded.
  */
 export interface Snapshotter {
   /** Call after each durable batch is applied: schedules a snapshot when one is due. */
