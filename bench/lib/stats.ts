@@ -39,13 +39,17 @@ export interface FloorRun {
   work?: number;
 }
 
+/** Medians of rates each measured beside a baseline: the rate, and its ratio to the baseline run by run. */
+function mediansOf(runs: ReadonlyArray<{ rate: number; baseline: number }>): { rate: number; ratio: number } {
+  return { rate: median(runs.map((r) => r.rate)), ratio: median(runs.map((r) => r.rate / r.baseline)) };
+}
+
 /**
  * Medians of a durable floor over the counted runs (the last `counted`: a warm-up run comes first):
  * its rate, and its ratio to the baseline run by run.
  */
 export function floorMedians(runs: readonly FloorRun[], counted: number): { rate: number; ratio: number } {
-  const c = runs.slice(-counted);
-  return { rate: median(c.map((r) => r.floor)), ratio: median(c.map((r) => r.floor / r.baseline)) };
+  return mediansOf(runs.slice(-counted).map((r) => ({ rate: r.floor, baseline: r.baseline })));
 }
 
 /** The same medians for the work floor of the runs that measured one (undefined when none did). */
@@ -53,10 +57,8 @@ export function workFloorMedians(
   runs: readonly FloorRun[],
   counted: number,
 ): { rate: number; ratio: number } | undefined {
-  const c = runs.slice(-counted).filter((r) => r.work !== undefined);
-  if (c.length === 0) return undefined;
-  return {
-    rate: median(c.map((r) => r.work as number)),
-    ratio: median(c.map((r) => (r.work as number) / r.baseline)),
-  };
+  const c = runs
+    .slice(-counted)
+    .flatMap((r) => (r.work === undefined ? [] : [{ rate: r.work, baseline: r.baseline }]));
+  return c.length === 0 ? undefined : mediansOf(c);
 }
