@@ -309,13 +309,17 @@ export function createSnapshotter(deps: {
     clearTimeout(waiting);
     waiting = undefined;
   };
-  /** Starts the due snapshot once the log has been quiet for `quietMs`, or at once when overdue. */
+  /**
+   * Starts the due snapshot once the log has been quiet for `quietMs` and the loop is not busy. An
+   * overdue one needs no check here: the head only moves by commits, and `committed` starts it.
+   */
   const whenQuiet = (): void => {
     waiting = undefined;
     if (closed || running) return;
     const quietFor = Date.now() - lastCommit;
+    // Measured at every check, so that each measures the loop since the one before.
     const busy = loopBusy();
-    if ((quietFor >= quietMs && busy < 0.5) || source.head().revision - last >= 2 * interval) void start();
+    if (quietFor >= quietMs && busy < 0.5) void start();
     else waiting = setTimeout(whenQuiet, Math.max(quietMs - quietFor, quietMs / 5)).unref();
   };
 
