@@ -13,6 +13,8 @@ import type { RouteInfo } from './resource-routes.js';
 export interface AuthDeps {
   tokens: Pick<TokenService, 'verifyUser'>;
   localhostIsAdmin: boolean;
+  /** Whether a loopback caller may be trusted as admin (its `Host` and `Origin`, decisions §7). */
+  trustedLocal: (req: FastifyRequest) => boolean;
   authz: AuthzSettings;
 }
 
@@ -26,6 +28,7 @@ export function registerAuthHooks(app: FastifyInstance, registry: Registry, deps
   const authenticate = createAuthenticator({
     verifyUser: (token) => deps.tokens.verifyUser(token),
     localhostIsAdmin: deps.localhostIsAdmin,
+    trustedLocal: deps.trustedLocal,
   });
   const authorizer = createAuthorizer(registry, deps.authz);
   app.decorateRequest('identity', null as unknown as Identity);

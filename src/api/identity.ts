@@ -16,6 +16,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the authentication hook before any handler runs. */
     identity: Identity;
+    /** `scheme://host[:port]` for absolute links, from a checked `Host` or `apiServer.externalUrl`. */
+    baseUrl(): string;
   }
 }
 
@@ -38,6 +40,8 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
 export interface AuthenticatorDeps {
   verifyUser(token: string): Promise<TokenUser>;
   localhostIsAdmin: boolean;
+  /** False for a loopback request from a web page or under a `Host` that does not name us (decisions §7). */
+  trustedLocal(req: FastifyRequest): boolean;
 }
 
 /** The subject common name of a verified client certificate, or undefined when none was verified. */
@@ -50,7 +54,8 @@ function verifiedClientCertificate(req: FastifyRequest): string | undefined {
 
 /**
  * Creates the authenticator (issue 4, decisions §7). A bearer user token decides, even from loopback;
- * then a client certificate verified against `clientCertsDir`; then loopback; else anonymous.
+ * then a client certificate verified against `clientCertsDir`; then loopback, when the request names
+ * this control plane in `Host` and no foreign `Origin` (issue 15); else anonymous.
  */
 export function createAuthenticator(
   deps: AuthenticatorDeps,
@@ -77,7 +82,7 @@ export function createAuthenticator(
     }
     const cn = verifiedClientCertificate(req);
     if (cn !== undefined) return { name: cn, groups: [...ADMIN_GROUPS], via: 'client-certificate' };
-    if (deps.localhostIsAdmin && isLoopback(req.ip)) {
+    if (deps.localhostIsAdmin && isLoopback(req.ip) && deps.trustedLocal(req)) {
       return { name: 'admin', groups: [...ADMIN_GROUPS], via: 'loopback' };
     }
     return ANONYMOUS;

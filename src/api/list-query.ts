@@ -81,7 +81,10 @@ export function parseListQuery(desc: ResourceDescriptor, q: URLSearchParams, mes
   return req;
 }
 
-/** The absolute URL of the next page, keys sorted (decisions §5), or null on the last page. */
+/**
+ * The absolute URL of the next page, keys sorted (decisions §5), or null on the last page. Its scheme
+ * and host come from `req.baseUrl()`: `apiServer.externalUrl`, or a `Host` that names this control plane.
+ */
 export function nextUrl(
   req: FastifyRequest,
   q: URLSearchParams,
@@ -94,5 +97,5 @@ export function nextUrl(
   params.set('offset', String(offset + size));
   params.sort();
   const path = req.url.split('?')[0];
-  return `${req.protocol}://${req.host}${path}?${params.toString()}`;
+  return `${req.baseUrl()}${path}?${params.toString()}`;
 }

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import cors from '@fastify/cors';
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyServerOptions } from 'fastify';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  FastifyServerOptions,
+} from 'fastify';
 import Fastify, { LogController } from 'fastify';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { createRequire } from 'node:module';
@@ -24,6 +30,7 @@ import { noSuchEndpoint } from './kind-paths.js';
 import type { RouteInfo } from './resource-routes.js';
 import type { WatchOptions } from './watch.js';
 import { registerHistoryRoutes } from './history-routes.js';
+import { createRequestOrigin } from './request-origin.js';
 import { registerResourceRoutes } from './resource-routes.js';
 import { registerTokenRoutes } from './token-routes.js';
 
@@ -49,13 +56,17 @@ export interface ServerDeps {
   /** Zone statuses for `GET /status/zones` ([] when there are none). */
   zoneStatuses: () => Array<{ name: string; url: string; active: boolean }>;
   corsAllowedDomains: readonly string[];
+  /** Host names that name this control plane besides the loopback ones (config `apiServer.allowedHosts`). */
+  allowedHosts?: readonly string[];
+  /** The URL clients reach the API at, for absolute links (config `apiServer.externalUrl`). */
+  externalUrl?: string;
   bodyLimit: number;
   /** A pino logger; when absent the server logs nothing (tests). */
   logger?: FastifyBaseLogger;
   /** Token issue and verification (issue 4). */
   tokens: TokenService;
   /** Who is admin by address, and the role model (issue 4). */
-  auth: Omit<AuthDeps, 'tokens'>;
+  auth: Omit<AuthDeps, 'tokens' | 'trustedLocal'>;
   /** Header and time limits of the node server (issue 4: hardening); durations as in config. */
   limits: ServerLimits;
   /** Serve HTTPS with these (issue 4); absent: plain HTTP. */
@@ -195,14 +206,22 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     },
   );
 
-  const allowed = deps.corsAllowedDomains.map((d) => new RegExp(`^(?:${d})$`));
+  // Decisions §7: no cross-origin caller unless listed; loopback is admin only for a Host that names us.
+  const origin = createRequestOrigin(deps);
+  app.decorateRequest('baseUrl', function (this: FastifyRequest) {
+    return origin.baseUrl(this);
+  });
   await app.register(cors, {
-    origin: (origin, cb) => cb(null, origin !== undefined && allowed.some((r) => r.test(origin))),
+    origin: (o, cb) => cb(null, o !== undefined && origin.corsAllows(o)),
     methods: ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS'],
     exposedHeaders: ['etag', 'x-mesh-revision', 'x-request-id'],
   });
   // After CORS, so that 401 and 403 answers carry the CORS headers a browser needs to read them.
-  registerAuthHooks(app, deps.registry, { ...deps.auth, tokens: deps.tokens });
+  registerAuthHooks(app, deps.registry, {
+    ...deps.auth,
+    tokens: deps.tokens,
+    trustedLocal: (req) => origin.trustedLocal(req),
+  });
 
   const send = (reply: FastifyReply, body: unknown) =>
     reply

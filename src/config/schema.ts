@@ -100,6 +100,20 @@ function groupGrants() {
     .default(() => structuredClone(DEFAULT_GROUP_GRANTS));
 }
 
+// A host name (letters, digits, '-', '.'), or one with a leading '.' that allows its subdomains.
+const HOST_NAME =
+  /^\.?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/;
+
+function isBaseUrl(text: string): boolean {
+  if (text === '') return true;
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.search === '' && url.hash === '';
+  } catch {
+    return false;
+  }
+}
+
 function isRegExp(source: string): boolean {
   try {
     new RegExp(source);
@@ -134,7 +148,22 @@ const baseSchema = z.strictObject({
         z.string({ error: STRING_MESSAGE }).refine(isRegExp, { error: 'must be a valid regular expression' }),
         { error: 'must be a list of regular expressions' },
       )
-      .default(() => ['.*']),
+      // Issue 15: no cross-origin caller unless the operator lists one (the reference defaults to '.*').
+      .default(() => []),
+    // Issue 15: names that the Host header may carry for loopback callers to be admin (decisions §7).
+    allowedHosts: z
+      .array(
+        z
+          .string({ error: STRING_MESSAGE })
+          .regex(HOST_NAME, { error: 'must be a host name, or .domain for its subdomains' }),
+        { error: 'must be a list of host names' },
+      )
+      .default(() => []),
+    // Issue 15: the base of absolute links (`next`); empty: the request's checked Host.
+    externalUrl: z
+      .string({ error: STRING_MESSAGE })
+      .refine(isBaseUrl, { error: 'must be an http(s) URL without query or fragment, or empty' })
+      .default(''),
     https: section({ enabled: bool(true), port: port(5682), ...tlsFiles }),
     // Kuma's name: a verified client certificate from a CA in this directory makes the caller admin.
     auth: section({ clientCertsDir: string('') }),

@@ -215,6 +215,8 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     maskedConfig: () => withGlobalLink(maskConfig(config), multizone),
     zoneStatuses: () => multizone?.zoneStatuses() ?? [],
     corsAllowedDomains: config.apiServer.corsAllowedDomains,
+    allowedHosts: config.apiServer.allowedHosts,
+    externalUrl: config.apiServer.externalUrl,
     bodyLimit: config.apiServer.bodyLimit,
     logger: opts.logger,
     tokens,

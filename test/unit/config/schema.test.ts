@@ -16,7 +16,9 @@ describe('configSchema', () => {
       apiServer: {
         port: 5681,
         readOnly: false,
-        corsAllowedDomains: ['.*'],
+        corsAllowedDomains: [],
+        allowedHosts: [],
+        externalUrl: '',
         https: { enabled: true, port: 5682, tlsCertFile: '', tlsKeyFile: '' },
         auth: { clientCertsDir: '' },
         authn: { localhostIsAdmin: true, anonymousWrite: false },
@@ -116,7 +118,7 @@ describe('configSchema', () => {
   it('does not share default arrays between parses', () => {
     const first = configSchema.parse({});
     first.apiServer.corsAllowedDomains.push('changed');
-    expect(configSchema.parse({}).apiServer.corsAllowedDomains).toEqual(['.*']);
+    expect(configSchema.parse({}).apiServer.corsAllowedDomains).toEqual([]);
   });
 
   it('accepts ports 0 to 65535 and rejects the rest', () => {

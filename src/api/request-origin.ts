@@ -1,0 +1,99 @@
+import type { FastifyRequest } from 'fastify';
+
+/** Who may call from a browser, which `Host` names this control plane, and its public URL (decisions §7). */
+export interface RequestOriginSettings {
+  /** Regexes, each matched against the whole `Origin` (config `apiServer.corsAllowedDomains`). */
+  corsAllowedDomains: readonly string[];
+  /** Host names besides the loopback ones (config `apiServer.allowedHosts`); `.example.com` allows its subdomains. */
+  allowedHosts?: readonly string[];
+  /** The URL clients reach this API at (config `apiServer.externalUrl`); empty: taken from the request. */
+  externalUrl?: string;
+}
+
+/** What the API asks about where a request comes from. */
+export interface RequestOrigin {
+  /** True when `origin` may read answers cross-origin (CORS). */
+  corsAllows(origin: string): boolean;
+  /** True when the `Host` header names this control plane: a loopback name or address, or an allowed host. */
+  hostAllowed(req: FastifyRequest): boolean;
+  /**
+   * True when a loopback caller may be trusted as admin: the `Host` names this control plane and the
+   * request carries no `Origin`, its own (same-origin) or one that CORS allows. A page of another
+   * site, or one served under a rebound DNS name, fails this.
+   */
+  trustedLocal(req: FastifyRequest): boolean;
+  /** `scheme://host[:port]` for absolute links (`next`), never from a `Host` header that is not allowed. */
+  baseUrl(req: FastifyRequest): string;
+}
+
+const LOOPBACK_V4 = /^127(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+
+/** The host name of a `Host` header value, lower-cased, without port, brackets or a trailing dot. */
+export function hostNameOf(host: string): string | undefined {
+  const value = host.trim().toLowerCase();
+  if (value === '') return undefined;
+  if (value.startsWith('[')) {
+    const end = value.indexOf(']');
+    if (end < 0) return undefined;
+    return value.slice(1, end);
+  }
+  const colon = value.indexOf(':');
+  const name = colon < 0 ? value : value.slice(0, colon);
+  return name.endsWith('.') ? name.slice(0, -1) : name;
+}
+
+/** True for names a browser itself resolves to loopback (RFC 6761) and loopback addresses. */
+export function isLoopbackName(name: string): boolean {
+  if (name === 'localhost' || name.endsWith('.localhost')) return true;
+  if (LOOPBACK_V4.test(name)) return true;
+  if (name === '::1' || name === '0:0:0:0:0:0:0:1') return true;
+  const mapped = /^::ffff:(.+)$/.exec(name);
+  return mapped !== null && LOOPBACK_V4.test(mapped[1]);
+}
+
+/** Builds the request-origin checks from the settings (compiled once per server). */
+export function createRequestOrigin(settings: RequestOriginSettings): RequestOrigin {
+  const cors = settings.corsAllowedDomains.map((d) => new RegExp(`^(?:${d})$`));
+  const exact = new Set<string>();
+  const suffixes: string[] = [];
+  for (const raw of settings.allowedHosts ?? []) {
+    const h = raw.trim().toLowerCase();
+    if (h.startsWith('.')) suffixes.push(h);
+    else if (h !== '') exact.add(hostNameOf(h) ?? h);
+  }
+  const external = settings.externalUrl ? settings.externalUrl.replace(/\/+$/, '') : undefined;
+
+  const nameAllowed = (name: string): boolean =>
+    isLoopbackName(name) || exact.has(name) || suffixes.some((s) => name.endsWith(s) || name === s.slice(1));
+
+  const hostAllowed = (req: FastifyRequest): boolean => {
+    const header = req.headers.host;
+    if (typeof header !== 'string') return false;
+    const name = hostNameOf(header);
+    return name !== undefined && nameAllowed(name);
+  };
+
+  const corsAllows = (origin: string): boolean => cors.some((r) => r.test(origin));
+
+  return {
+    corsAllows,
+    hostAllowed,
+    trustedLocal(req) {
+      if (!hostAllowed(req)) return false;
+      const origin = req.headers.origin;
+      if (origin === undefined) return true;
+      if (corsAllows(origin)) return true;
+      return origin.toLowerCase() === `${req.protocol}://${String(req.headers.host).toLowerCase()}`;
+    },
+    baseUrl(req) {
+      if (external !== undefined) return external;
+      if (hostAllowed(req)) return `${req.protocol}://${String(req.headers.host)}`;
+      // A Host that names nothing we know: link to the address the connection arrived at.
+      const socket = req.raw.socket;
+      const address = (socket.localAddress ?? '127.0.0.1').replace(/^::ffff:(?=\d+\.)/, '');
+      const port = socket.localPort;
+      const host = address.includes(':') ? `[${address}]` : address;
+      return `${req.protocol}://${host}${port === undefined ? '' : `:${port}`}`;
+    },
+  };
+}
