@@ -177,6 +177,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   // Decisions §9: only JSON and YAML bodies; text/plain is 415 like any other type.
   app.removeContentTypeParser('text/plain');
   app.setNotFoundHandler((req, reply) => {
+    // @fastify/cors hands a preflight whose Origin it refuses to the not-found handler: say why.
+    const { origin: from, 'access-control-request-method': preflight } = req.headers;
+    if (req.method === 'OPTIONS' && from !== undefined && preflight !== undefined) {
+      errorHandler(corsRefusal(from), req, reply);
+      return;
+    }
     errorHandler(noSuchEndpoint(req.method, req.url), req, reply);
   });
   app.addHook('onRequest', (req, reply, done) => {
@@ -259,6 +265,15 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   }
   registerTokenRoutes(app, deps.tokens);
   return app;
+}
+
+/** The answer to a preflight from an origin that `apiServer.corsAllowedDomains` does not list. */
+function corsRefusal(origin: string): AppError {
+  return new AppError(
+    'FORBIDDEN',
+    'Forbidden',
+    `origin ${JSON.stringify(origin)} may not call this API from a browser: list it in apiServer.corsAllowedDomains`,
+  );
 }
 
 const HTTPS_SERVER = Symbol('httpsServer');

@@ -51,6 +51,12 @@ describe('issue 15.1: a web page on the control plane host is not admin', () => 
       headers: { origin: EVIL, 'access-control-request-method': 'GET' },
     });
     expect(pre.headers['access-control-allow-origin']).toBeUndefined();
+    expect(pre.statusCode).toBe(403);
+    expect(pre.json()).toEqual({
+      title: 'Forbidden',
+      details:
+        'origin "https://evil.example" may not call this API from a browser: list it in apiServer.corsAllowedDomains',
+    });
     const put = await cp.app.inject({
       method: 'OPTIONS',
       url: '/meshes/default/traffic-permissions/x',
@@ -191,6 +197,7 @@ describe('issue 15.1 and 15.7: on a real port', () => {
       'access-control-request-method': 'GET',
     });
     expect(pre.headers['access-control-allow-origin']).toBeUndefined();
+    expect(pre.status).toBe(403);
     const put = await raw(
       port,
       'PUT',
