@@ -62,7 +62,11 @@ describe('cut-offs before a request reaches a handler (issue 4: hardening)', () 
 
   it('answers headers that do not arrive in time with 408 and closes', async () => {
     const started = Date.now();
-    const raw = await rawExchange(cp.ports.api, ['GET / HTTP/1.1\r\nHost: localhost\r\n', 2000, 'X-Late: 1\r\n\r\n']);
+    const raw = await rawExchange(cp.ports.api, [
+      'GET / HTTP/1.1\r\nHost: localhost\r\n',
+      2000,
+      'X-Late: 1\r\n\r\n',
+    ]);
     expect(parseAnswer(raw)).toEqual({
       status: 408,
       body: {
