@@ -45,6 +45,7 @@ describe('token endpoints (issue 4, spec 4.8)', () => {
         name: 'alice',
         groups: ['team-a', 'dev'],
         tokenId: payload.jti,
+        expiresAt: new Date(T0 + 24 * 3600_000),
       });
     });
 
