@@ -140,6 +140,24 @@ describe('watch: a stream opened with a user token ends with the token (issue 15
     });
   }, 10_000);
 
+  it('keeps a stream of a 10-year token open without a timer node would cut to 1 ms', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on('warning', onWarning);
+    try {
+      const long = await issueUserToken(cp.app, { name: 'lasting', validFor: '87600h' });
+      const w = await sse('/_events', bearer(long));
+      const rev = await put('long-lived');
+      await w.until((ev) => ids(ev).includes(rev));
+      await new Promise((r) => setTimeout(r, 100));
+      expect(w.events.filter((e) => e.event === 'error')).toEqual([]);
+      expect(warnings).not.toContain('TimeoutOverflowWarning');
+      w.close();
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('ends when the signing key of its token is removed (rotated out); tokens of the new key go on', async () => {
     const old = await admin();
     const w = await sse('/_events', bearer(old));
