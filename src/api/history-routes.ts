@@ -1,22 +1,25 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { EventFilter, History } from '../app/history.js';
+import type { TokenService } from '../app/token-service.js';
 import { matchesFilter } from '../app/history.js';
 import type { WriteSettings } from '../app/write-policy.js';
 import { assertWritable } from '../app/write-policy.js';
 import type { LogEntry } from '../events/types.js';
 import type { Registry } from '../resources/registry.js';
+import { isTokenSecret } from '../tokens/token-types.js';
 import type { ErrorCause } from '../util/errors.js';
 import { AppError } from '../util/errors.js';
 import { actorOf } from './actor.js';
 import type { AuthzSettings } from './authz.js';
 import { createAuthorizer } from './authz.js';
 import type { Identity } from './identity.js';
+import { bearerToken } from './identity.js';
 import { nextUrl, parsePage, parseRevision, rawQuery } from './list-query.js';
 import type { KindHandler, KindParams, PathScope } from './kind-paths.js';
 import { SCOPE_PREFIX, addKindRoute, createKindPaths } from './kind-paths.js';
 import type { RouteInfo } from './resource-routes.js';
 import { dryRunOf } from './resource-routes.js';
-import type { WatchOptions } from './watch.js';
+import type { StreamCredential, WatchOptions } from './watch.js';
 import { createWatchHub } from './watch.js';
 
 /** Dependencies of the history, audit, watch and revert routes (issue 6). */
@@ -27,6 +30,10 @@ export interface HistoryRouteDeps {
   /** The role model, to show each caller only the audit entries of what it may read. */
   authz: AuthzSettings;
   watch: WatchOptions;
+  /** Streams opened with a user token end when it is revoked, expires or its key goes (issue 15). */
+  tokens: Pick<TokenService, 'recheckUser'>;
+  /** The clock tokens are verified with (default: the system clock). */
+  now?: () => Date;
   logger?: FastifyBaseLogger;
 }
 
@@ -134,6 +141,25 @@ export function registerHistoryRoutes(app: FastifyInstance, deps: HistoryRouteDe
     };
   };
 
+  const now = deps.now ?? (() => new Date());
+
+  /** What keeps a stream opened with a user token open: the token still verifying (loopback, certificates: nothing). */
+  const credentialOf = (req: FastifyRequest): StreamCredential | undefined => {
+    const { identity } = req;
+    const token = bearerToken(req);
+    if (identity.via !== 'token' || token === undefined) return undefined;
+    const { expiresAt, tokenId } = identity;
+    return {
+      expiry: expiresAt && {
+        inMs: expiresAt.getTime() - now().getTime(),
+        title: 'Token expired',
+        details: `the token ${tokenId ?? ''} expired at ${expiresAt.toISOString()}`,
+      },
+      affects: (e) => isTokenSecret('user', e.kind, e.name, e.mesh),
+      recheck: () => deps.tokens.recheckUser(token),
+    };
+  };
+
   const events = async (req: FastifyRequest, reply: FastifyReply) => {
     const q = rawQuery(req);
     const stream = (req.headers.accept ?? '').includes('text/event-stream');
@@ -187,6 +213,7 @@ export function registerHistoryRoutes(app: FastifyInstance, deps: HistoryRouteDe
       hub.serve(req, reply, {
         from,
         match: (e) => matchesFilter(e, filter) && (!visible || visible(e)),
+        credential: credentialOf(req),
       });
       return reply;
     }

@@ -10,6 +10,8 @@ export interface Identity {
   via: 'token' | 'client-certificate' | 'loopback' | 'anonymous';
   /** The `jti` of the user token, when there is one. */
   tokenId?: string;
+  /** When the user token expires, when there is one that does. */
+  expiresAt?: Date;
 }
 
 declare module 'fastify' {
@@ -35,6 +37,12 @@ export function isLoopback(address: string): boolean {
 }
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/** The user token of a request's `Authorization: Bearer` header, or undefined. */
+export function bearerToken(req: FastifyRequest): string | undefined {
+  const header = req.headers.authorization;
+  return header === undefined ? undefined : BEARER.exec(header)?.[1];
+}
 
 /** What authentication needs: the user token verifier and whether loopback callers are admin. */
 export interface AuthenticatorDeps {
@@ -78,6 +86,7 @@ export function createAuthenticator(
         groups: user.groups,
         via: 'token' as const,
         tokenId: user.tokenId,
+        expiresAt: user.expiresAt,
       }));
     }
     const cn = verifiedClientCertificate(req);

@@ -75,6 +75,8 @@ export interface ServerDeps {
   history?: History;
   /** Limits of the `/_events` watch streams (issue 6). */
   watch?: WatchOptions;
+  /** The clock tokens are verified with (default: the system clock); a token's stream ends at its expiry by it. */
+  now?: () => Date;
 }
 
 /** Limits enforced before a request reaches a handler (config `apiServer.maxHeaderSize`, `apiServer.timeouts`). */

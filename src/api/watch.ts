@@ -16,6 +16,22 @@ export interface WatchOptions {
   graceMs?: number;
 }
 
+/** Why a stream ends: the title and details of its last `event: error`. */
+export interface StreamEnd {
+  title: string;
+  details: string;
+}
+
+/** What ends a stream opened with a user token (issue 15): its expiry, and its revocation or key change. */
+export interface StreamCredential {
+  /** Milliseconds the token has left, and what the stream says when they are over; absent: it does not expire. */
+  expiry?: StreamEnd & { inMs: number };
+  /** Whether a committed entry may change whether the token holds (its revocation list, its signing keys). */
+  affects(e: LogEntry): boolean;
+  /** Verifies the token again: why it no longer holds, or undefined while it does. */
+  recheck(): Promise<StreamEnd | undefined>;
+}
+
 /** One stream: where it is in the log and what it wants. */
 interface Watcher {
   res: ServerResponse;
@@ -26,7 +42,14 @@ interface Watcher {
   live: boolean;
   closed: boolean;
   requestId: string;
+  credential?: StreamCredential;
+  /** The credential held with the log at this revision: later entries it `affects` need a re-check. */
+  checkedTo: number;
+  expiry?: NodeJS.Timeout;
 }
+
+/** The longest delay node's timers take (a longer one fires after 1 ms). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Entries read from the log per step of a backlog. */
 const BACKLOG_CHUNK = 200;
@@ -69,6 +92,7 @@ export function createWatchHub(deps: {
 
   const drop = (w: Watcher): void => {
     w.closed = true;
+    if (w.expiry) clearTimeout(w.expiry);
     watchers.delete(w);
     stopIfIdle();
   };
@@ -107,6 +131,12 @@ export function createWatchHub(deps: {
         let text: string | undefined;
         for (const w of watchers) {
           if (!w.live || w.closed || e.revision < w.next) continue;
+          if (mayRevoke(w, e)) {
+            // Nothing from this entry on is sent until the token is checked; then the log resumes it.
+            w.live = false;
+            run(w);
+            continue;
+          }
           w.next = e.revision + 1;
           if (!w.match(e)) continue;
           text ??= sseEvent(e);
@@ -166,6 +196,7 @@ export function createWatchHub(deps: {
       if (entries.length === 0) w.next = to + 1;
       for (const e of entries) {
         if (w.closed) return;
+        if (mayRevoke(w, e) && !(await stillHolds(w))) return;
         w.next = e.revision + 1;
         if (!w.match(e)) continue;
         if (!w.res.write(sseEvent(e)) && !(await drained(w))) {
@@ -178,12 +209,57 @@ export function createWatchHub(deps: {
     }
   };
 
+  /** Checks the token of a stream again; ends the stream when it no longer holds. */
+  const stillHolds = async (w: Watcher): Promise<boolean> => {
+    if (!w.credential) return true;
+    // Entries committed while the check runs may or may not be seen by it: they are checked again.
+    const head = history.head();
+    const end = await w.credential.recheck();
+    if (w.closed) return false;
+    if (end) {
+      cut(w, end.title, end.details);
+      return false;
+    }
+    w.checkedTo = Math.max(w.checkedTo, head);
+    return true;
+  };
+
+  const mayRevoke = (w: Watcher, e: LogEntry): boolean =>
+    w.credential !== undefined && e.revision > w.checkedTo && w.credential.affects(e);
+
+  /** Checks the token (it may have changed since the request was authenticated), then catches up. */
+  const run = (w: Watcher): void => {
+    const going = w.credential ? stillHolds(w).then((ok) => (ok ? catchUp(w) : undefined)) : catchUp(w);
+    going.catch((err: unknown) => {
+      deps.logger?.error({ err, reqId: w.requestId }, 'watch backlog failed');
+      if (!w.closed) {
+        drop(w);
+        w.res.end(errorEvent('Internal server error', `reading the log failed (request id ${w.requestId})`));
+      }
+    });
+  };
+
+  /** Ends the stream when its token expires; re-armed while the time left is beyond one timer. */
+  const armExpiry = (w: Watcher, expiry: StreamEnd & { inMs: number }): void => {
+    const deadline = Date.now() + expiry.inMs;
+    const arm = (): void => {
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        cut(w, expiry.title, expiry.details);
+        return;
+      }
+      w.expiry = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
+      w.expiry.unref();
+    };
+    arm();
+  };
+
   return {
-    /** Streams entries from `from` on (backlog, then live) that pass `match`. */
+    /** Streams entries from `from` on (backlog, then live) that pass `match`, while `credential` holds. */
     serve(
       req: FastifyRequest,
       reply: FastifyReply,
-      watch: { from: number; match: (e: LogEntry) => boolean },
+      watch: { from: number; match: (e: LogEntry) => boolean; credential?: StreamCredential },
     ) {
       reply.hijack();
       const res = reply.raw;
@@ -204,6 +280,8 @@ export function createWatchHub(deps: {
         live: false,
         closed: false,
         requestId: req.id,
+        credential: watch.credential,
+        checkedTo: 0,
       };
       watchers.add(w);
       unsubscribe ??= history.subscribe(onCommitted);
@@ -212,13 +290,8 @@ export function createWatchHub(deps: {
         heartbeat.unref();
       }
       res.on('close', () => drop(w));
-      catchUp(w).catch((err: unknown) => {
-        deps.logger?.error({ err, reqId: w.requestId }, 'watch backlog failed');
-        if (!w.closed) {
-          drop(w);
-          res.end(errorEvent('Internal server error', `reading the log failed (request id ${w.requestId})`));
-        }
-      });
+      if (watch.credential?.expiry) armExpiry(w, watch.credential.expiry);
+      run(w);
     },
 
     /** Ends every stream (server shutdown); clients resume with Last-Event-ID. */

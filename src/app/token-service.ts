@@ -1,7 +1,7 @@
 import type { JWTPayload } from 'jose';
 import type { ResourceViews } from '../projections/resource-views.js';
 import type { SignedToken, VerifiedToken } from '../tokens/jwt.js';
-import { signToken, verifyToken } from '../tokens/jwt.js';
+import { signToken, unverifiedClaims, verifyToken } from '../tokens/jwt.js';
 import type { TokenRequest } from '../tokens/requests.js';
 import { parseTokenRequest } from '../tokens/requests.js';
 import type { SigningKeyPair } from '../tokens/signing-key.js';
@@ -29,6 +29,14 @@ export interface TokenUser {
   name: string;
   groups: string[];
   tokenId: string;
+  /** When the token expires (its `exp`); absent: never. */
+  expiresAt?: Date;
+}
+
+/** Why a token that verified once no longer does: the title and details of an error. */
+export interface TokenProblem {
+  title: string;
+  details: string;
 }
 
 /** The claims of a verified data plane token (checked by the data plane server, a later issue). */
@@ -52,6 +60,8 @@ export interface TokenService {
   /** Validates a token request body and signs it with the highest-serial key of its type. */
   issue(type: TokenType, body: unknown): Promise<IssuedToken>;
   verifyUser(token: string): Promise<TokenUser>;
+  /** Verifies a user token again (issue 15: open streams): why it no longer holds, or undefined while it does. */
+  recheckUser(token: string): Promise<TokenProblem | undefined>;
   verifyDataplane(token: string): Promise<DataplaneTokenClaims>;
   verifyZone(token: string): Promise<ZoneTokenClaims>;
   verifyZoneIngress(token: string): Promise<{ tokenId: string; zone: string }>;
@@ -159,6 +169,15 @@ export function createTokenService(deps: {
     return verified;
   };
 
+  const verifyUser = async (token: string): Promise<TokenUser> => {
+    const { id, claims } = await verify('user', token);
+    if (typeof claims.name !== 'string' || !isStringArray(claims.groups)) {
+      throw unauthorized('the token has no user name and groups');
+    }
+    const expiresAt = typeof claims.exp === 'number' ? new Date(claims.exp * 1000) : undefined;
+    return { name: claims.name, groups: claims.groups, tokenId: id, expiresAt };
+  };
+
   return {
     async issue(type, body) {
       const req = parseTokenRequest(type, body);
@@ -195,12 +214,25 @@ export function createTokenService(deps: {
       return { ...signed, type, serial, subject: subjectOf(type, req as Record<string, unknown>) };
     },
 
-    async verifyUser(token) {
-      const { id, claims } = await verify('user', token);
-      if (typeof claims.name !== 'string' || !isStringArray(claims.groups)) {
-        throw unauthorized('the token has no user name and groups');
+    verifyUser,
+
+    async recheckUser(token) {
+      try {
+        await verifyUser(token);
+        return undefined;
+      } catch (err) {
+        if (!(err instanceof AppError) || err.code !== 'UNAUTHENTICATED') throw err;
+        const claims = await unverifiedClaims(token);
+        const id = String(claims.jti);
+        if (isRevoked('user', keyPlace('user'), id)) {
+          return { title: 'Token revoked', details: `the token ${id} has been revoked` };
+        }
+        if (typeof claims.exp === 'number' && claims.exp * 1000 <= deps.now().getTime()) {
+          const at = new Date(claims.exp * 1000).toISOString();
+          return { title: 'Token expired', details: `the token ${id} expired at ${at}` };
+        }
+        return { title: 'Token no longer valid', details: err.message };
       }
-      return { name: claims.name, groups: claims.groups, tokenId: id };
     },
 
     async verifyDataplane(token) {

@@ -58,10 +58,18 @@ function nonEmptyString(value: string) {
   return z.string({ error: STRING_MESSAGE }).min(1, { error: 'must not be empty' }).default(value);
 }
 
+// Every config duration ends up in a node timer, which takes at most 2^31-1 ms and turns a longer
+// one into 1 ms (a heartbeat of 1000h would fire every millisecond).
+const MAX_DURATION = '596h';
+const MAX_DURATION_MS = parseDuration(MAX_DURATION);
+
 function duration(value: string) {
   return z
     .string({ error: STRING_MESSAGE })
     .regex(DURATION, { error: 'must be a duration such as 300ms, 5s, 1.5s, 10m, 1h30m' })
+    .refine((v) => !(parseDuration(v) > MAX_DURATION_MS), {
+      error: `must be at most ${MAX_DURATION} (the longest timer Node.js can set)`,
+    })
     .default(value);
 }
 

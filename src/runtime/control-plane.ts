@@ -229,6 +229,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
       },
     },
     history,
+    now,
     watch: {
       heartbeatMs: parseDuration(config.apiServer.watch.heartbeatInterval),
       bufferLimit: config.apiServer.watch.bufferLimit,

@@ -5,10 +5,16 @@ import { AppError } from '../util/errors.js';
 import { parseDuration } from '../util/duration.js';
 import type { TokenType } from './token-types.js';
 
+/** The longest `validFor` a token may have: 10 years (the spec sets none; beyond it `exp` stops being a usable date). */
+export const MAX_VALID_FOR = '87600h';
+const MAX_VALID_FOR_MS = parseDuration(MAX_VALID_FOR);
+
 // NaN (not a duration) is the regex's to report: one cause per violation.
-const positiveDuration = duration.refine((v) => !(parseDuration(v) <= 0), {
-  message: 'must be longer than 0',
-});
+const positiveDuration = duration
+  .refine((v) => !(parseDuration(v) <= 0), { message: 'must be longer than 0' })
+  .refine((v) => !(parseDuration(v) > MAX_VALID_FOR_MS), {
+    message: `must be at most ${MAX_VALID_FOR} (10 years)`,
+  });
 
 const label = z
   .string()

@@ -40,6 +40,13 @@ export function revocationsName(type: TokenType, mesh?: string): string {
   return type === 'dataplane' ? `dataplane-token-revocations-${mesh}` : `${type}-token-revocations`;
 }
 
+/** Whether a secret decides which tokens of a type hold: one of its signing keys, or its revocation list. */
+export function isTokenSecret(type: TokenType, kind: string, name: string, mesh?: string): boolean {
+  const place = keyPlace(type, mesh);
+  if (kind !== place.kind || (place.kind === 'GlobalSecret' && mesh !== undefined)) return false;
+  return name === revocationsName(type, mesh) || signingKeySerial(type, name, mesh) !== undefined;
+}
+
 /** Token ids in a revocation secret's data: base64 of ids separated by commas or white space. */
 export function parseRevocations(data: string): Set<string> {
   const text = Buffer.from(data, 'base64').toString('utf8');

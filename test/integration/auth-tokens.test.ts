@@ -45,6 +45,7 @@ describe('token endpoints (issue 4, spec 4.8)', () => {
         name: 'alice',
         groups: ['team-a', 'dev'],
         tokenId: payload.jti,
+        expiresAt: new Date(T0 + 24 * 3600_000),
       });
     });
 
@@ -286,6 +287,36 @@ describe('token endpoints (issue 4, spec 4.8)', () => {
         'there is no signing key for zone-ingress tokens: global secret "zone-ingress-token-signing-key-1" not found',
       );
     });
+  });
+
+  it('refuses a validFor beyond 10 years (huge, overflowing, 400 digits) on every endpoint: 400 naming validFor, not 500', async () => {
+    const bodies = {
+      '/tokens/user': { name: 'long' },
+      '/tokens/dataplane': { mesh: 'default' },
+      '/tokens/zone': { zone: 'east' },
+      '/tokens/zone-ingress': { zone: 'east' },
+    };
+    const tooLong = [
+      '9999999999999h',
+      `${'9'.repeat(400)}h`,
+      `${'9'.repeat(400)}.5s`,
+      '1000000000h',
+      '87601h',
+    ];
+    for (const [url, body] of Object.entries(bodies)) {
+      for (const validFor of tooLong) {
+        const res = await post(url, { ...body, validFor });
+        expect(res.statusCode, `${url} ${validFor.slice(0, 20)}: ${res.body}`).toBe(400);
+        expect(res.json()).toMatchObject({
+          title: 'Invalid token request',
+          causes: [{ field: 'validFor', message: 'must be at most 87600h (10 years)' }],
+        });
+      }
+      // The limit itself is allowed (T0 + 87600h); zone ingress tokens have no signing key made at start.
+      const longest = await post(url, { ...body, validFor: '87600h' });
+      if (url === '/tokens/zone-ingress') expect(longest.json().title).toBe('Signing key not found');
+      else expect(decodeJwt(longest.body).payload.exp).toBe(T0 / 1000 + 87600 * 3600);
+    }
   });
 
   it('keeps token types apart: a zone token is not a user token', async () => {

@@ -220,6 +220,21 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('refuses a duration longer than a timer can hold (596h), however many digits, naming the key', () => {
+    expect(loadConfig({ env: { MESH_API_SERVER_TIMEOUTS_IDLE: '596h' } }).apiServer.timeouts.idle).toBe(
+      '596h',
+    );
+    for (const text of ['597h', '1000h', '9999999999999h', `${'9'.repeat(400)}h`, `${'9'.repeat(400)}ns`]) {
+      expect(problemLines(loadError({ env: { MESH_API_SERVER_WATCH_HEARTBEAT_INTERVAL: text } }))).toEqual([
+        'apiServer.watch.heartbeatInterval (from MESH_API_SERVER_WATCH_HEARTBEAT_INTERVAL): must be at most 596h (the longest timer Node.js can set)',
+      ]);
+    }
+    const file = configFile('apiServer:\n  timeouts:\n    idle: 9999999999999h\n');
+    expect(problemLines(loadError({ file }))).toEqual([
+      `apiServer.timeouts.idle (from ${file}): must be at most 596h (the longest timer Node.js can set)`,
+    ]);
+  });
+
   it('names an unknown MESH_ variable and suggests the nearest name', () => {
     expect(problemLines(loadError({ env: { MESH_API_SERVER_PROT: '1' } }))).toEqual([
       'MESH_API_SERVER_PROT (from environment): unknown variable: no config key has this env name; did you mean MESH_API_SERVER_PORT?',

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseTokenRequest } from '../../../src/tokens/requests.js';
 import {
+  isTokenSecret,
   keyPlace,
   parseRevocations,
   revocationsName,
@@ -30,6 +31,17 @@ describe('signing key and revocation names', () => {
     expect(signingKeySerial('zone', 'zone-ingress-token-signing-key-1')).toBeUndefined();
     expect(signingKeySerial('dataplane', 'dataplane-token-signing-key-a-2', 'a')).toBe(2);
     expect(signingKeySerial('dataplane', 'dataplane-token-signing-key-a-b-2', 'a')).toBeUndefined();
+  });
+
+  it('knows the secrets that decide whether a token of a type holds: its keys and its revocations', () => {
+    expect(isTokenSecret('user', 'GlobalSecret', 'user-token-signing-key-3')).toBe(true);
+    expect(isTokenSecret('user', 'GlobalSecret', 'user-token-revocations')).toBe(true);
+    expect(isTokenSecret('user', 'GlobalSecret', 'zone-token-revocations')).toBe(false);
+    expect(isTokenSecret('user', 'GlobalSecret', 'user-token-signing-key-x')).toBe(false);
+    expect(isTokenSecret('user', 'Secret', 'user-token-revocations', 'default')).toBe(false);
+    expect(isTokenSecret('dataplane', 'Secret', 'dataplane-token-revocations-a', 'a')).toBe(true);
+    expect(isTokenSecret('dataplane', 'Secret', 'dataplane-token-signing-key-a-1', 'a')).toBe(true);
+    expect(isTokenSecret('dataplane', 'Secret', 'dataplane-token-revocations-a', 'b')).toBe(false);
   });
 
   it('reads revoked ids separated by commas, spaces or lines', () => {
