@@ -77,7 +77,9 @@ async function run(opts: { config?: string }): Promise<void> {
       store: config.store.type === 'level' ? `level:${config.store.level.path}` : config.store.type,
       revision: plane.log.head(),
       replayed: plane.startup.replayed,
-      ...(plane.startup.snapshot === undefined ? {} : { snapshot: plane.startup.snapshot }),
+      ...(plane.startup.snapshot === undefined
+        ? {}
+        : { snapshot: plane.startup.snapshot, snapshotResources: plane.startup.snapshotResources }),
       startupMs: plane.startup.ms,
       ...(plane.tls ? { tls: plane.tls.source, tlsCertFile: plane.tls.certFile } : {}),
     },

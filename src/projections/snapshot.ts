@@ -134,6 +134,8 @@ export function restoreSnapshot(views: ResourceViews, source: SnapshotSource, sn
 export interface LoadResult {
   /** Revision of the snapshot the views started from, if one was used. */
   snapshot?: number;
+  /** Resources that snapshot held (it sets the interval until the next one). */
+  snapshotResources?: number;
   /** Entries replayed from the log (after the snapshot, if any). */
   replayed: number;
 }
@@ -156,13 +158,16 @@ export async function loadViews(deps: {
   const { log, views, source, logger } = deps;
   const to = deps.toRevision ?? Infinity;
   let snapshot: number | undefined;
+  let snapshotResources: number | undefined;
   if (deps.useSnapshots && log.snapshots) {
     for (const listing of await log.snapshots.list()) {
       if (listing.revision > to) continue;
       try {
         if (listing.problem) throw new SnapshotDamaged(listing.revision, listing.problem);
-        restoreSnapshot(views, source, await log.snapshots.read(listing.revision));
+        const read = await log.snapshots.read(listing.revision);
+        restoreSnapshot(views, source, read);
         snapshot = listing.revision;
+        snapshotResources = read.items.length;
         break;
       } catch (error) {
         if (!(error instanceof SnapshotDamaged)) throw error;
@@ -204,7 +209,7 @@ export async function loadViews(deps: {
         'no usable snapshot: replayed the whole log (a snapshot will be written)',
       );
     }
-    return { snapshot, replayed: n };
+    return { snapshot, snapshotResources, replayed: n };
   }
 }
 
@@ -213,8 +218,8 @@ export async function loadViews(deps: {
  * that snapshot held, whichever is more, after commits and off the write path. Writing a snapshot
  * costs one pass over every resource, so with more resources than `every` a fixed interval would
  * cost O(resources) per `every` entries (back-to-back snapshots under sustained writes at 100k
- * resources); this keeps the cost O(1) per entry, and start-up at one snapshot plus at most as many
- * entries as it holds.
+ * resources); this keeps the cost O(1) per entry, and start-up at one snapshot plus at most twice
+ * the interval (README, "Replay bound").
  *
  * A due snapshot waits for a quiet moment: `quietMs` with no commit and the event loop less than
  * half busy (serving reads, streaming to zones). Writing one is a pass over every resource on the
@@ -245,14 +250,22 @@ function eventLoopBusy(): () => number {
   };
 }
 
-/** Creates the snapshotter; `last` is the revision of the snapshot the views were loaded from. */
+/**
+ * Creates the snapshotter; `last` is the revision of the snapshot the views were loaded from. Call
+ * `committed()` once start-up is over: a tail already past the interval is then due (at once past
+ * twice the interval), so a process killed before each quiet moment does not let the replay grow.
+ */
 export function createSnapshotter(deps: {
   store: SnapshotStore;
   source: SnapshotSource;
   /** Entries between snapshots at least (config `store.snapshot.every`); 0 writes none. */
   every: number;
   last?: number;
-  /** Resources the views hold at start: the interval until the first snapshot written is at least this. */
+  /**
+   * Resources the snapshot at `last` held: the interval until the next one is at least this. Not the
+   * views' count at start, which includes what the tail created: under steady writes that moved the
+   * first forced snapshot past each crash, and the replay grew at every restart.
+   */
   resources?: number;
   logger?: SnapshotLogger;
   /** Milliseconds without a commit that a due snapshot waits for (default {@link QUIET_MS}). */

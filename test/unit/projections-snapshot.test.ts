@@ -104,10 +104,10 @@ describe('snapshot cadence', () => {
     for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
   };
 
-  /** A snapshotter over a fake store and source: `resources` items at head `head`. */
-  function rig(opts: { every: number; last?: number; resources?: number }) {
+  /** A snapshotter over a fake store and source, its views at `head` (default `last`, or 0). */
+  function rig(opts: { every: number; last?: number; resources?: number; head?: number }) {
     const written: Array<{ revision: number; resources: number }> = [];
-    const state = { head: 0, resources: 0, busy: 0 };
+    const state = { head: opts.head ?? opts.last ?? 0, resources: opts.resources ?? 0, busy: 0 };
     const store = {
       list: async () => [],
       read: async () => {
@@ -133,7 +133,8 @@ describe('snapshot cadence', () => {
         }) as Snapshot,
       reset: () => undefined,
     };
-    const snapshotter = createSnapshotter({ store, source, ...opts, loopBusy: () => state.busy });
+    const { head: _head, ...options } = opts;
+    const snapshotter = createSnapshotter({ store, source, ...options, loopBusy: () => state.busy });
     /**
      * Commits up to `head` one entry at a time with `resources` stored, `gapMs` apart on the clock
      * (by default long enough for the log to be quiet after each), letting due snapshots finish.
@@ -169,10 +170,38 @@ describe('snapshot cadence', () => {
     ]);
   });
 
-  it('counts the resources loaded at start-up toward the first interval', async () => {
-    const { written, commitTo } = rig({ every: 10, last: 0, resources: 50 });
-    await commitTo(60, () => 50);
-    expect(written.map((w) => w.revision)).toEqual([50]);
+  it('counts the resources the loaded snapshot held toward the first interval', async () => {
+    const { written, commitTo } = rig({ every: 10, last: 100, resources: 50 });
+    await commitTo(160, () => 50);
+    expect(written.map((w) => w.revision)).toEqual([150]);
+  });
+
+  it('counts from the loaded snapshot: a start whose tail is past twice the interval writes one at once', async () => {
+    // The tail created 70 resources: the interval stays the 30 the snapshot held, not the 100 now.
+    const { written, snapshotter, state } = rig({ every: 10, last: 100, resources: 30, head: 170 });
+    state.resources = 100;
+    snapshotter.committed();
+    await turns();
+    expect(written).toEqual([{ revision: 170, resources: 100 }]);
+  });
+
+  it('a start whose tail is past the interval writes one at the first quiet moment', async () => {
+    const { written, snapshotter } = rig({ every: 10, last: 100, resources: 30, head: 140 });
+    snapshotter.committed();
+    await turns();
+    vi.advanceTimersByTime(QUIET_MS - 1);
+    await turns();
+    expect(written).toEqual([]);
+    vi.advanceTimersByTime(1);
+    await turns();
+    expect(written.map((w) => w.revision)).toEqual([140]);
+  });
+
+  it('a start whose tail is past the interval under commits that never pause writes one at twice it', async () => {
+    const { written, commitTo, snapshotter } = rig({ every: 10, last: 100, resources: 30, head: 140 });
+    snapshotter.committed();
+    await commitTo(175, () => 30, 10);
+    expect(written.map((w) => w.revision)).toEqual([160]);
   });
 
   it('writes none when `every` is 0', async () => {
