@@ -6,6 +6,7 @@ import { validateBody } from '../resources/validate.js';
 import { AppError } from '../util/errors.js';
 import type { Current, DecideState } from './decide.js';
 import { toWire } from './decide.js';
+import { LONGEST_DEFAULT_NAME } from './default-policies.js';
 
 /** The origin a zone records on what it received from Global. */
 export const GLOBAL_ORIGIN = 'global';
@@ -31,6 +32,8 @@ export interface SyncRules {
   accepts(desc: ResourceDescriptor): boolean;
   /** The local name of what the peer names `name` (decisions §2: `<zone>.<name>` on Global). */
   localName(name: string): string;
+  /** Whether `name`, as the peer names it, may be taken in. */
+  validName(name: string): boolean;
   /** Whether the peer may replace or delete this resource. */
   mayReplace(desc: ResourceDescriptor, current: Current): boolean;
   /** Adjusts the spec before it is stored (Global: the available services of an ingress). */
@@ -43,6 +46,8 @@ export function rulesOnZone(): SyncRules {
     origin: GLOBAL_ORIGIN,
     accepts: (desc) => desc.sync === 'down' || desc.crossZone === true,
     localName: (name) => name,
+    // Global checked the names users wrote; the defaults it made for a long mesh are longer.
+    validName: (name) => name.length <= LONGEST_DEFAULT_NAME && NAME_CHARACTERS.test(name),
     // Global is the authority for what flows down; a zone's own resources are never replaced.
     mayReplace: (desc, current) => current.origin === GLOBAL_ORIGIN || !desc.zoneOwned,
   };
@@ -57,11 +62,15 @@ export function rulesOnGlobal(
     origin: zone,
     accepts: (desc) => desc.zoneOwned,
     localName: (name) => `${zone}.${name}`,
+    validName: (name) =>
+      resourceName.safeParse(name).success && resourceName.safeParse(`${zone}.${name}`).success,
     // Names may hold dots: `a.b` + `c` and `a` + `b.c` meet; the first owner keeps the name.
     mayReplace: (_desc, current) => current.origin === zone,
     adjust: adjust && ((desc, spec) => (desc.kind === 'ZoneIngress' ? adjust(desc, spec) : spec)),
   };
 }
+
+const NAME_CHARACTERS = /^[0-9a-z][0-9a-z._-]*$/;
 
 const reject = (details: string): AppError => new AppError('INVALID_BODY', 'Entry rejected', details);
 
@@ -104,7 +113,7 @@ export function decideSynced(
   if (desc.scope === 'mesh' && !change.mesh) throw reject(`${change.kind} "${change.name}" names no mesh`);
   const mesh = desc.scope === 'mesh' ? change.mesh : undefined;
   const name = rules.localName(change.name);
-  if (!resourceName.safeParse(name).success) {
+  if (!rules.validName(change.name)) {
     throw reject(`"${name}" is not a valid name (1 to 253 characters of [0-9a-z._-])`);
   }
   const current = state.get(desc.kind, mesh, name);
@@ -116,7 +125,7 @@ export function decideSynced(
       ? syncEvent(desc, mesh, name, ctx.actor, rules.origin, 'delete', undefined, current.resource)
       : undefined;
   }
-  const checked = validateBody(desc, change.resource, { mesh, name: change.name });
+  const checked = validateBody(desc, change.resource, { mesh, name: change.name, nameChecked: true });
   if (!checked.ok) {
     throw reject(checked.causes.map((c) => (c.field ? `${c.field}: ${c.message}` : c.message)).join('; '));
   }

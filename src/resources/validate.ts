@@ -120,7 +120,7 @@ const META_FIELDS = new Set(['type', 'name', 'mesh', 'creationTime', 'modificati
 export function validateBody(
   desc: ResourceDescriptor,
   body: unknown,
-  target: { mesh?: string; name: string },
+  target: { mesh?: string; name: string; nameChecked?: boolean },
 ): ValidationResult {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     return { ok: false, causes: [{ field: '', message: 'body must be a JSON object' }] };
@@ -134,13 +134,18 @@ export function validateBody(
       message: `must be ${desc.acceptedTypes.map((t) => `"${t}"`).join(' or ')}`,
     });
   }
-  const nameCheck = resourceName.safeParse(target.name);
-  if (!nameCheck.success) causes.push({ field: 'name', message: nameCheck.error.issues[0].message });
+  // Sync checks names by its own rules (a long mesh's defaults made on Global are longer).
+  const nameCheck = target.nameChecked ? undefined : resourceName.safeParse(target.name);
+  if (nameCheck?.success === false)
+    causes.push({ field: 'name', message: nameCheck.error.issues[0].message });
   if (record.name === undefined) causes.push({ field: 'name', message: 'cannot be empty' });
   else if (record.name !== target.name) {
     causes.push({ field: 'name', message: `must be equal to the name in the URL ("${target.name}")` });
   }
   if (desc.scope === 'mesh') {
+    // Secrets may be written before their mesh (decisions §3): the mesh name is checked here.
+    const meshCheck = resourceName.safeParse(target.mesh);
+    if (!meshCheck.success) causes.push({ field: 'mesh', message: meshCheck.error.issues[0].message });
     if (record.mesh === undefined) causes.push({ field: 'mesh', message: 'cannot be empty' });
     else if (record.mesh !== target.mesh) {
       causes.push({ field: 'mesh', message: `must be equal to the mesh in the URL ("${target.mesh}")` });
