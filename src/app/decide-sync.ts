@@ -4,6 +4,7 @@ import { resourceName } from '../resources/fragments.js';
 import type { Registry } from '../resources/registry.js';
 import { validateBody } from '../resources/validate.js';
 import { AppError } from '../util/errors.js';
+import { printable } from '../util/printable.js';
 import type { Current, DecideState } from './decide.js';
 import { toWire } from './decide.js';
 import { LONGEST_DEFAULT_NAME } from './default-policies.js';
@@ -74,6 +75,9 @@ const NAME_CHARACTERS = /^[0-9a-z][0-9a-z._-]*$/;
 
 const reject = (details: string): AppError => new AppError('INVALID_BODY', 'Entry rejected', details);
 
+/** A string the peer sent, quoted for a message that ends up in both sides' logs. */
+const q = (s: string | undefined): string => printable(JSON.stringify(s ?? ''));
+
 const timeOr = (v: unknown, fallback: string): string =>
   typeof v === 'string' && !Number.isNaN(Date.parse(v)) ? v : fallback;
 
@@ -108,13 +112,13 @@ export function decideSynced(
 ): EventInput | undefined {
   const desc = registry.find(change.kind);
   if (!desc || desc.derived || !rules.accepts(desc)) {
-    throw reject(`${change.kind} does not sync from this peer`);
+    throw reject(`${printable(change.kind)} does not sync from this peer`);
   }
-  if (desc.scope === 'mesh' && !change.mesh) throw reject(`${change.kind} "${change.name}" names no mesh`);
+  if (desc.scope === 'mesh' && !change.mesh) throw reject(`${change.kind} ${q(change.name)} names no mesh`);
   const mesh = desc.scope === 'mesh' ? change.mesh : undefined;
   const name = rules.localName(change.name);
   if (!rules.validName(change.name)) {
-    throw reject(`"${name}" is not a valid name (1 to 253 characters of [0-9a-z._-])`);
+    throw reject(`${q(name)} is not a valid name (1 to 253 characters of [0-9a-z._-])`);
   }
   const current = state.get(desc.kind, mesh, name);
   if (current && !rules.mayReplace(desc, current)) {
@@ -130,7 +134,7 @@ export function decideSynced(
     throw reject(checked.causes.map((c) => (c.field ? `${c.field}: ${c.message}` : c.message)).join('; '));
   }
   if (desc.scope === 'mesh' && !desc.secret && !state.get('Mesh', undefined, mesh ?? '')) {
-    throw reject(`mesh "${mesh}" is not found`);
+    throw reject(`mesh ${q(mesh)} is not found`);
   }
   const spec = rules.adjust ? rules.adjust(desc, checked.spec) : checked.spec;
   const source = change.resource as WireResource;
