@@ -15,6 +15,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   PRECONDITION_FAILED: 412,
   REQUEST_TIMEOUT: 408,
   PAYLOAD_TOO_LARGE: 413,
+  URI_TOO_LONG: 414,
   HEADERS_TOO_LARGE: 431,
   UNSUPPORTED_MEDIA_TYPE: 415,
   UNAVAILABLE: 503,
@@ -46,6 +47,14 @@ function fromFastify(err: FastifyError, bodyLimit: number | undefined): AppError
             'request body must be application/json or application/yaml',
           )
         : new AppError('BAD_REQUEST', 'Bad request', err.message);
+    case 'FST_ERR_BAD_URL':
+      return new AppError(
+        'BAD_REQUEST',
+        'Bad request',
+        'the URL path is not valid: each "%" must start a percent-encoded UTF-8 sequence (such as %2F)',
+      );
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new AppError('URI_TOO_LONG', 'URI too long', 'a segment of the URL path is too long');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new AppError('INVALID_BODY', 'Invalid request body', 'request body is empty');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':

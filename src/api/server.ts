@@ -168,7 +168,17 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: {
+      ignoreTrailingSlash: true,
+      // The request line counts toward maxHeaderSize, so no path parameter reaches this: a name is
+      // judged by the name rule alone (decisions §2: up to 253 characters), whatever its length.
+      maxParamLength: deps.limits.maxHeaderSize,
+    },
+    // Errors the router raises before any hook runs (bad percent-encoding, a parameter too long).
+    frameworkErrors: (err, req, reply) => {
+      reply.header('x-request-id', req.id);
+      errorHandler(err, req, reply);
+    },
     // HEAD answers every GET route with its headers (RFC 9110 9.3.2); the resource routes are a few
     // parametric ones, so the twins cost little at start-up.
     exposeHeadRoutes: true,

@@ -4,8 +4,10 @@ import { resourceName } from '../resources/fragments.js';
 import type { Registry } from '../resources/registry.js';
 import { validateBody } from '../resources/validate.js';
 import { AppError } from '../util/errors.js';
+import { printable } from '../util/printable.js';
 import type { Current, DecideState } from './decide.js';
 import { toWire } from './decide.js';
+import { LONGEST_DEFAULT_NAME } from './default-policies.js';
 
 /** The origin a zone records on what it received from Global. */
 export const GLOBAL_ORIGIN = 'global';
@@ -31,6 +33,8 @@ export interface SyncRules {
   accepts(desc: ResourceDescriptor): boolean;
   /** The local name of what the peer names `name` (decisions §2: `<zone>.<name>` on Global). */
   localName(name: string): string;
+  /** Whether `name`, as the peer names it, may be taken in. */
+  validName(name: string): boolean;
   /** Whether the peer may replace or delete this resource. */
   mayReplace(desc: ResourceDescriptor, current: Current): boolean;
   /** Adjusts the spec before it is stored (Global: the available services of an ingress). */
@@ -43,6 +47,8 @@ export function rulesOnZone(): SyncRules {
     origin: GLOBAL_ORIGIN,
     accepts: (desc) => desc.sync === 'down' || desc.crossZone === true,
     localName: (name) => name,
+    // Global checked the names users wrote; the defaults it made for a long mesh are longer.
+    validName: (name) => name.length <= LONGEST_DEFAULT_NAME && NAME_CHARACTERS.test(name),
     // Global is the authority for what flows down; a zone's own resources are never replaced.
     mayReplace: (desc, current) => current.origin === GLOBAL_ORIGIN || !desc.zoneOwned,
   };
@@ -57,13 +63,20 @@ export function rulesOnGlobal(
     origin: zone,
     accepts: (desc) => desc.zoneOwned,
     localName: (name) => `${zone}.${name}`,
+    validName: (name) =>
+      resourceName.safeParse(name).success && resourceName.safeParse(`${zone}.${name}`).success,
     // Names may hold dots: `a.b` + `c` and `a` + `b.c` meet; the first owner keeps the name.
     mayReplace: (_desc, current) => current.origin === zone,
     adjust: adjust && ((desc, spec) => (desc.kind === 'ZoneIngress' ? adjust(desc, spec) : spec)),
   };
 }
 
+const NAME_CHARACTERS = /^[0-9a-z][0-9a-z._-]*$/;
+
 const reject = (details: string): AppError => new AppError('INVALID_BODY', 'Entry rejected', details);
+
+/** A string the peer sent, quoted for a message that ends up in both sides' logs. */
+const q = (s: string | undefined): string => printable(JSON.stringify(s ?? ''));
 
 const timeOr = (v: unknown, fallback: string): string =>
   typeof v === 'string' && !Number.isNaN(Date.parse(v)) ? v : fallback;
@@ -99,13 +112,13 @@ export function decideSynced(
 ): EventInput | undefined {
   const desc = registry.find(change.kind);
   if (!desc || desc.derived || !rules.accepts(desc)) {
-    throw reject(`${change.kind} does not sync from this peer`);
+    throw reject(`${printable(change.kind)} does not sync from this peer`);
   }
-  if (desc.scope === 'mesh' && !change.mesh) throw reject(`${change.kind} "${change.name}" names no mesh`);
+  if (desc.scope === 'mesh' && !change.mesh) throw reject(`${change.kind} ${q(change.name)} names no mesh`);
   const mesh = desc.scope === 'mesh' ? change.mesh : undefined;
   const name = rules.localName(change.name);
-  if (!resourceName.safeParse(name).success) {
-    throw reject(`"${name}" is not a valid name (1 to 253 characters of [0-9a-z._-])`);
+  if (!rules.validName(change.name)) {
+    throw reject(`${q(name)} is not a valid name (1 to 253 characters of [0-9a-z._-])`);
   }
   const current = state.get(desc.kind, mesh, name);
   if (current && !rules.mayReplace(desc, current)) {
@@ -116,12 +129,12 @@ export function decideSynced(
       ? syncEvent(desc, mesh, name, ctx.actor, rules.origin, 'delete', undefined, current.resource)
       : undefined;
   }
-  const checked = validateBody(desc, change.resource, { mesh, name: change.name });
+  const checked = validateBody(desc, change.resource, { mesh, name: change.name, nameChecked: true });
   if (!checked.ok) {
     throw reject(checked.causes.map((c) => (c.field ? `${c.field}: ${c.message}` : c.message)).join('; '));
   }
   if (desc.scope === 'mesh' && !desc.secret && !state.get('Mesh', undefined, mesh ?? '')) {
-    throw reject(`mesh "${mesh}" is not found`);
+    throw reject(`mesh ${q(mesh)} is not found`);
   }
   const spec = rules.adjust ? rules.adjust(desc, checked.spec) : checked.spec;
   const source = change.resource as WireResource;

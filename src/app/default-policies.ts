@@ -69,6 +69,13 @@ export function dataplaneSigningKeyName(mesh: string): string {
   return `dataplane-token-signing-key-${mesh}-1`;
 }
 
+/**
+ * The longest name a mesh's defaults can get: a mesh name may be 253 characters (decisions §2)
+ * and its defaults add a prefix and suffix to it, as Kuma does, so a long mesh's defaults are longer.
+ */
+export const LONGEST_DEFAULT_NAME =
+  253 + Math.max(dataplaneSigningKeyName('').length, ...defaultPolicies('').map((p) => p.name.length));
+
 /** Global signing keys created at start on standalone and global (decisions §3, issue 4). */
 export const GLOBAL_SIGNING_KEYS = [
   'user-token-signing-key-1',

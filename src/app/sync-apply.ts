@@ -1,6 +1,7 @@
 import type { Actor, EventInput } from '../events/types.js';
 import type { Registry } from '../resources/registry.js';
 import { AppError } from '../util/errors.js';
+import { printable } from '../util/printable.js';
 import type { Commands } from './commands.js';
 import type { Current, DecideState } from './decide.js';
 import type { SyncedChange, SyncRules } from './decide-sync.js';
@@ -90,9 +91,10 @@ export function createSyncApplier(deps: {
           if (!(err instanceof AppError)) throw err;
           rejected.push({
             revision: change.revision,
-            kind: change.kind,
-            mesh: change.mesh,
-            name: change.name,
+            // Both sides log these: what the peer sent is written without control or bidi characters.
+            kind: printable(change.kind),
+            mesh: change.mesh === undefined ? undefined : printable(change.mesh),
+            name: printable(change.name),
             reason: err.details,
           });
         }

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { NO_MULTI_LINE_KEYS } from './control-characters.js';
 
 /** Where a kind lives: inside a mesh, or at the top level. */
 export type Scope = 'mesh' | 'global';
@@ -70,6 +71,11 @@ export interface ResourceDescriptor {
    * match one set, e.g. one inbound). Kinds that have it are indexed by tag.
    */
   tagSets?: (resource: Record<string, unknown>) => Array<Record<string, string>>;
+  /**
+   * Keys whose strings may span lines (tab, LF and CR allowed): raw proxy configuration, PEM text.
+   * Every other string of a body is one line, and no string holds other control characters.
+   */
+  multiLineKeys: ReadonlySet<string>;
 }
 
 /** Input of `defineResource`: the required fields plus any overrides of the defaults. */
@@ -89,6 +95,7 @@ export function defineResource(def: ResourceDefinition): ResourceDescriptor {
     crossMeshList: def.crossMeshList ?? false,
     zoneOwned: def.zoneOwned ?? false,
     singleton: def.singleton ?? false,
+    multiLineKeys: def.multiLineKeys ?? NO_MULTI_LINE_KEYS,
     ...def,
   };
 }

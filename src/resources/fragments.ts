@@ -189,6 +189,9 @@ export const dataSource = z
   })
   .superRefine(exactlyOneOf(DATA_SOURCE_KEYS), everyViolation);
 
+/** The keys of `dataSource` that hold text of several lines (PEM). */
+export const DATA_SOURCE_TEXT_KEYS = ['inlineString'] as const;
+
 /** `{name, ...}` entries whose names must be unique: cause on the duplicate's `name`. */
 export function uniqueNames(list: unknown, ctx: z.RefinementCtx, path: PropertyKey[], what: string): void {
   if (!Array.isArray(list)) return;

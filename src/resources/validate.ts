@@ -1,5 +1,8 @@
 import type { z } from 'zod';
+import { printable } from '../util/printable.js';
+import { controlCharacterCauses, mergeCauses } from './control-characters.js';
 import type { ResourceDescriptor } from './descriptor.js';
+import { formatPath } from './field-path.js';
 import { resourceName } from './fragments.js';
 
 /** One violation: the exact field path (decisions §4) and what is wrong. */
@@ -8,18 +11,7 @@ export interface Cause {
   message: string;
 }
 
-const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-
-/** Formats a path as `networking.inbound[0].tags["mesh.io/service"]`. */
-export function formatPath(path: ReadonlyArray<PropertyKey>): string {
-  let out = '';
-  for (const seg of path) {
-    if (typeof seg === 'number') out += `[${seg}]`;
-    else if (typeof seg === 'string' && IDENT.test(seg)) out += out === '' ? seg : `.${seg}`;
-    else out += `[${JSON.stringify(String(seg))}]`;
-  }
-  return out;
-}
+export { formatPath } from './field-path.js';
 
 /**
  * Whether an `invalid_type` issue is about an absent value. Parses made with `reportInput` (as
@@ -115,17 +107,19 @@ const META_FIELDS = new Set(['type', 'name', 'mesh', 'creationTime', 'modificati
 
 /**
  * Validates a PUT body against a kind (decisions §3): `type`, `name` and `mesh` must match the URL,
- * times are ignored, every other field is checked by the kind's strict spec schema.
+ * times are ignored, every other field is checked by the kind's strict spec schema, and no key or
+ * string holds a control or bidi character (issue 15; multi-line keys may hold tab, LF, CR).
  */
 export function validateBody(
   desc: ResourceDescriptor,
   body: unknown,
-  target: { mesh?: string; name: string },
+  target: { mesh?: string; name: string; nameChecked?: boolean },
 ): ValidationResult {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     return { ok: false, causes: [{ field: '', message: 'body must be a JSON object' }] };
   }
   const record = body as Record<string, unknown>;
+  const characterCauses = controlCharacterCauses(record, desc.multiLineKeys);
   const causes: Cause[] = [];
   if (record.type === undefined) causes.push({ field: 'type', message: 'cannot be empty' });
   else if (typeof record.type !== 'string' || !desc.acceptedTypes.includes(record.type)) {
@@ -134,16 +128,27 @@ export function validateBody(
       message: `must be ${desc.acceptedTypes.map((t) => `"${t}"`).join(' or ')}`,
     });
   }
-  const nameCheck = resourceName.safeParse(target.name);
-  if (!nameCheck.success) causes.push({ field: 'name', message: nameCheck.error.issues[0].message });
+  // Sync checks names by its own rules (a long mesh's defaults made on Global are longer).
+  const nameCheck = target.nameChecked ? undefined : resourceName.safeParse(target.name);
+  if (nameCheck?.success === false)
+    causes.push({ field: 'name', message: nameCheck.error.issues[0].message });
   if (record.name === undefined) causes.push({ field: 'name', message: 'cannot be empty' });
   else if (record.name !== target.name) {
-    causes.push({ field: 'name', message: `must be equal to the name in the URL ("${target.name}")` });
+    causes.push({
+      field: 'name',
+      message: `must be equal to the name in the URL (${printable(JSON.stringify(target.name))})`,
+    });
   }
   if (desc.scope === 'mesh') {
+    // Secrets may be written before their mesh (decisions §3): the mesh name is checked here.
+    const meshCheck = resourceName.safeParse(target.mesh);
+    if (!meshCheck.success) causes.push({ field: 'mesh', message: meshCheck.error.issues[0].message });
     if (record.mesh === undefined) causes.push({ field: 'mesh', message: 'cannot be empty' });
     else if (record.mesh !== target.mesh) {
-      causes.push({ field: 'mesh', message: `must be equal to the mesh in the URL ("${target.mesh}")` });
+      causes.push({
+        field: 'mesh',
+        message: `must be equal to the mesh in the URL (${printable(JSON.stringify(target.mesh ?? ''))})`,
+      });
     }
   } else if (record.mesh !== undefined) {
     causes.push({ field: 'mesh', message: 'unknown field: this kind is not mesh-scoped' });
@@ -158,6 +163,8 @@ export function validateBody(
     const worded = desc.spec.safeParse(specInput, { reportInput: true, error: messageMap });
     causes.push(...issuesToCauses(worded.success ? parsed.error.issues : worded.error.issues));
   }
-  if (causes.length > 0) return { ok: false, causes };
+  if (causes.length > 0 || characterCauses.length > 0) {
+    return { ok: false, causes: mergeCauses(characterCauses, causes) };
+  }
   return { ok: true, spec: parsed.data as Record<string, unknown> };
 }

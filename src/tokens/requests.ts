@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { duration, resourceName, tagKey } from '../resources/fragments.js';
+import { controlCharacterCauses, mergeCauses } from '../resources/control-characters.js';
 import { issuesToCauses, messageMap } from '../resources/validate.js';
 import { AppError } from '../util/errors.js';
 import { parseDuration } from '../util/duration.js';
@@ -64,13 +65,14 @@ export function parseTokenRequest<T extends TokenType>(type: T, body: unknown): 
       { field: '', message: 'body must be a JSON object' },
     ]);
   }
+  const characterCauses = controlCharacterCauses(body);
   const parsed = TOKEN_REQUESTS[type].safeParse(body, { reportInput: true, error: messageMap });
-  if (!parsed.success) {
+  if (!parsed.success || characterCauses.length > 0) {
     throw new AppError(
       'INVALID_BODY',
       'Invalid token request',
       `the ${type} token request has invalid fields`,
-      issuesToCauses(parsed.error.issues),
+      mergeCauses(characterCauses, parsed.success ? [] : issuesToCauses(parsed.error.issues)),
     );
   }
   return parsed.data as TokenRequest<T>;

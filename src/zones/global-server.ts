@@ -5,9 +5,11 @@ import { rulesOnGlobal } from '../app/decide-sync.js';
 import type { SyncApplier } from '../app/sync-apply.js';
 import type { SyncSource } from '../app/sync-source.js';
 import type { Actor, EventLog, LogEntry } from '../events/types.js';
+import { NO_MULTI_LINE_KEYS, controlCharacterCauses } from '../resources/control-characters.js';
 import type { Registry } from '../resources/registry.js';
 import type { Insight, StatusStore } from '../status/status-store.js';
 import { AppError } from '../util/errors.js';
+import { printable } from '../util/printable.js';
 import type { EntryReceiver } from './entry-receiver.js';
 import { createEntryReceiver, parseCursor } from './entry-receiver.js';
 import type { EntrySender, SenderLimits } from './entry-sender.js';
@@ -152,6 +154,9 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
   };
 
   const authenticate = async (call: SyncStream, hello: Hello): Promise<void> => {
+    // Its strings go to the zone insight and to log lines (issue 15: no control or bidi characters).
+    const bad = controlCharacterCauses(hello, NO_MULTI_LINE_KEYS, 1)[0];
+    if (bad) throw fail('BAD_REQUEST', `the Hello's ${bad.field} ${bad.message}`);
     const header = call.metadata.get('authorization')[0];
     const token = typeof header === 'string' ? /^Bearer\s+(.+)$/i.exec(header)?.[1] : undefined;
     if (!token)
@@ -359,7 +364,7 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
           .catch((err: unknown) => {
             const end = toStreamEnd(err);
             logger?.warn(
-              { zone: h.zone, url, code: statusName(end.code), reason: end.details },
+              { zone: printable(h.zone), url, code: statusName(end.code), reason: end.details },
               'zone connection refused',
             );
             if (!(err instanceof AppError)) logger?.error({ err }, 'zone connection failed');

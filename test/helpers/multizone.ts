@@ -22,7 +22,11 @@ export const FAST_SYNC = {
 };
 
 /** A Global on 127.0.0.1 port 0 (API over HTTP only) with a LevelDB store in `dir` (its sync certificate lands there). */
-export async function startGlobal(dir: string, env: Record<string, string> = {}): Promise<ControlPlane> {
+export async function startGlobal(
+  dir: string,
+  env: Record<string, string> = {},
+  opts: { logger?: Logger } = {},
+): Promise<ControlPlane> {
   const cp = await startControlPlane(
     testConfig({
       MESH_MODE: 'global',
@@ -34,7 +38,7 @@ export async function startGlobal(dir: string, env: Record<string, string> = {})
       MESH_MULTIZONE_GLOBAL_KDS_GRPC_PORT: '0',
       ...env,
     }),
-    { multizone: FAST_SYNC, logger },
+    { multizone: FAST_SYNC, logger: opts.logger ?? logger },
   );
   await cp.defaultsReady;
   return cp;

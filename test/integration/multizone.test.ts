@@ -161,6 +161,38 @@ describe('Global and a zone in one process (gRPC on port 0, TLS)', () => {
     expect(zone.views.get('Dataplane', 'default', 'zone-1.dp-1')).toBeUndefined();
   });
 
+  it('serves a zone proxy of 95 characters on Global, where it is named with 102 (issue 15)', async () => {
+    const name = 'p'.repeat(95);
+    expect(await put(zone, `/meshes/default/dataplanes/${name}`, dp(name, 'web'))).toBe(201);
+    const onGlobal = `zone-1.${name}`;
+    await eventually(() => global.views.get('Dataplane', 'default', onGlobal), 5000, 'the proxy on Global');
+    for (const url of [
+      `/meshes/default/dataplanes/${onGlobal}`,
+      `/meshes/default/dataplanes+insights/${onGlobal}`,
+      `/meshes/default/dataplanes/${onGlobal}/_history`,
+    ]) {
+      const res = await global.app.inject({ method: 'GET', url });
+      expect(res.statusCode, `${url}: ${res.body}`).toBe(200);
+    }
+    expect((await getJson(global, `/meshes/default/dataplanes/${onGlobal}`)).name).toBe(onGlobal);
+    expect(
+      (await zone.app.inject({ method: 'DELETE', url: `/meshes/default/dataplanes/${name}` })).statusCode,
+    ).toBe(200);
+    await eventually(() => !global.views.get('Dataplane', 'default', onGlobal), 5000, 'the proxy gone');
+  });
+
+  it('sends a mesh of 240 characters down with its defaults, whose names are longer than 253', async () => {
+    const mesh = 'm'.repeat(240);
+    expect(await put(global, `/meshes/${mesh}`, { type: 'Mesh', name: mesh })).toBe(201);
+    const key = `dataplane-token-signing-key-${mesh}-1`;
+    await eventually(() => zone.views.get('Secret', mesh, key), 5000, 'the signing key on the zone');
+    expect(zone.views.get('CircuitBreaker', mesh, `circuit-breaker-all-${mesh}`)).toBeDefined();
+    const res = await zone.app.inject({ method: 'GET', url: `/meshes/${mesh}/secrets/${key}` });
+    expect(res.statusCode).toBe(200);
+    expect((await global.app.inject({ method: 'DELETE', url: `/meshes/${mesh}` })).statusCode).toBe(200);
+    await eventually(() => !zone.views.get('Mesh', undefined, mesh), 5000, 'the mesh gone on the zone');
+  });
+
   it('a NACKed entry is counted and reported, and the next entry still arrives', async () => {
     const before = (await subscriptions(global, 'zone-1')).at(-1) as Sub;
     const rejectedBefore = Number(before.status.stat.TrafficPermission?.responsesRejected ?? 0);

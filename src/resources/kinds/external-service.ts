@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineResource } from '../descriptor.js';
-import { dataSource, hostPort, serviceTagMap } from '../fragments.js';
+import { DATA_SOURCE_TEXT_KEYS, dataSource, hostPort, serviceTagMap } from '../fragments.js';
 
 // Spec 2.8: `tls` may be empty; `caCert.inline` is base64 (the other data source forms are Kuma's).
 const tls = z.strictObject({
@@ -26,4 +26,5 @@ export const externalService = defineResource({
   isPolicy: false,
   sync: 'down',
   crossMeshList: true,
+  multiLineKeys: new Set(DATA_SOURCE_TEXT_KEYS),
 });

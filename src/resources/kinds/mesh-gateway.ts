@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineResource } from '../descriptor.js';
 import {
+  DATA_SOURCE_TEXT_KEYS,
   dataSource,
   everyViolation,
   isRecord,
@@ -67,4 +68,5 @@ export const meshGateway = defineResource({
   isPolicy: true,
   sync: 'down',
   crossMeshList: true,
+  multiLineKeys: new Set(DATA_SOURCE_TEXT_KEYS),
 });

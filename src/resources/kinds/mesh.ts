@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineResource } from '../descriptor.js';
 import {
+  DATA_SOURCE_TEXT_KEYS,
   dataSource,
   duration,
   everyViolation,
@@ -126,4 +127,6 @@ export const mesh = defineResource({
   }),
   sync: 'down',
   globalInsightsKey: 'Mesh',
+  // Kuma's access log formats end with a newline; certificates are PEM.
+  multiLineKeys: new Set(['format', ...DATA_SOURCE_TEXT_KEYS]),
 });

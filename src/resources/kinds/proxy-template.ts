@@ -58,4 +58,6 @@ export const proxyTemplate = defineResource({
   isPolicy: true,
   sync: 'down',
   crossMeshList: true,
+  // Raw proxy configuration (YAML or JSON) in `resources[].resource` and `modifications[].*.value`.
+  multiLineKeys: new Set(['resource', 'value']),
 });

@@ -191,6 +191,44 @@ describe('decideSynced on Global (a zone sends its own kinds)', () => {
     ).toContain('is not a valid name');
   });
 
+  it('rejects control and bidi characters in what a zone sends, and writes them escaped in the reason', () => {
+    const state = given([mesh]);
+    const ingress = {
+      type: 'ZoneIngress',
+      name: 'zi',
+      creationTime: T0,
+      modificationTime: T0,
+      zone: 'zone\u202e-1',
+      networking: { address: '10.0.0.1', port: 10001 },
+    };
+    const reason = rejection(() =>
+      decideSynced(
+        registry,
+        change({ kind: 'ZoneIngress', mesh: undefined, name: 'zi', resource: ingress }),
+        state,
+        rules,
+        ctx,
+      ),
+    );
+    expect(reason).toBe(
+      'zone: must not contain control characters or bidirectional formatting characters (found U+202E)',
+    );
+    const tagged = dp('dp-1', {
+      networking: {
+        address: '10.0.0.1',
+        inbound: [{ port: 80, tags: { 'mesh.io/service': 'web', 'v\u0000': 'x' } }],
+      },
+    });
+    expect(rejection(() => decideSynced(registry, change({ resource: tagged }), state, rules, ctx))).toBe(
+      'networking.inbound[0].tags["v\\u0000"]: must not contain control characters or bidirectional formatting characters (found U+0000)',
+    );
+    expect(
+      rejection(() =>
+        decideSynced(registry, change({ name: 'a\u2066b', resource: dp('a\u2066b') }), state, rules, ctx),
+      ),
+    ).toBe('"zone-1.a\\u2066b" is not a valid name (1 to 253 characters of [0-9a-z._-])');
+  });
+
   it('a delete of what is gone writes nothing; a delete of its own is a delete; never of another origin', () => {
     const state = given([
       mesh,
@@ -234,6 +272,39 @@ describe('decideSynced on Global (a zone sends its own kinds)', () => {
 describe('decideSynced on a zone (Global sends what flows down)', () => {
   const rules = rulesOnZone();
   const meshRes = { type: 'Mesh', name: 'm1', creationTime: T0, modificationTime: T0 };
+
+  it('takes the defaults Global names after a mesh of 253 characters, which are longer than 253', () => {
+    const long = 'm'.repeat(253);
+    const key = `dataplane-token-signing-key-${long}-1`;
+    const secret = {
+      type: 'Secret',
+      mesh: long,
+      name: key,
+      creationTime: T0,
+      modificationTime: T0,
+      data: 'YQ==',
+    };
+    const e = decideSynced(
+      registry,
+      change({ kind: 'Secret', mesh: long, name: key, resource: secret }),
+      given([]),
+      rules,
+      ctx,
+    );
+    expect(e).toMatchObject({ kind: 'Secret', mesh: long, name: key });
+    const tooLong = `${key}x`.padEnd(400, 'x');
+    expect(
+      rejection(() =>
+        decideSynced(
+          registry,
+          change({ kind: 'Secret', mesh: long, name: tooLong, resource: { ...secret, name: tooLong } }),
+          given([]),
+          rules,
+          ctx,
+        ),
+      ),
+    ).toContain('is not a valid name');
+  });
 
   it('creates a mesh without the defaults of an API write (they arrive as their own entries)', () => {
     const e = decideSynced(
