@@ -97,7 +97,7 @@ export function registerHistoryRoutes(app: FastifyInstance, deps: HistoryRouteDe
         reply.header('etag', `"${put.revision}"`);
       }
       reply.code(put.created ? 201 : 200);
-      return json(reply, put.revision, JSON.stringify(put.resource));
+      return json(reply, put.revision, put.json);
     }
     const { remove } = result;
     if (!dryRun) {

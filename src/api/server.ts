@@ -5,7 +5,6 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyServerOpt
 import Fastify, { LogController } from 'fastify';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { createRequire } from 'node:module';
-import type * as Yaml from 'yaml';
 import type { Commands } from '../app/commands.js';
 import type { History } from '../app/history.js';
 import type { Queries } from '../app/queries.js';
@@ -15,7 +14,6 @@ import type { WriteSettings } from '../app/write-policy.js';
 import { writeRefusal } from '../app/write-policy.js';
 import type { Registry } from '../resources/registry.js';
 import { parseDuration } from '../util/duration.js';
-import { AppError } from '../util/errors.js';
 import type { AuthDeps } from './auth-hooks.js';
 import { registerAuthHooks } from './auth-hooks.js';
 import { createClientErrorHandler } from './client-errors.js';
@@ -26,6 +24,7 @@ import type { WatchOptions } from './watch.js';
 import { registerHistoryRoutes } from './history-routes.js';
 import { registerResourceRoutes } from './resource-routes.js';
 import { registerTokenRoutes } from './token-routes.js';
+import { parseYamlBody } from './yaml-body.js';
 
 /** What `GET /` says about this control plane (decisions §9). */
 export interface ServerInfo {
@@ -179,18 +178,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     { parseAs: 'string' },
     (_req, body, done) => {
       try {
-        // yaml loads on the first YAML body, not at start-up.
-        const { parse } = createRequire(import.meta.url)('yaml') as typeof Yaml;
-        done(null, parse(body as string));
+        done(null, parseYamlBody(body as string, deps.bodyLimit));
       } catch (err) {
-        done(
-          new AppError(
-            'INVALID_BODY',
-            'Invalid request body',
-            `invalid YAML: ${(err as Error).message.split('\n')[0]}`,
-          ),
-          undefined,
-        );
+        done(err as Error, undefined);
       }
     },
   );

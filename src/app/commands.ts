@@ -31,6 +31,8 @@ export interface PutRequest extends Preconditions {
 export interface PutResult {
   created: boolean;
   resource: WireResource;
+  /** The JSON of `resource` (serialised once, by the decision). */
+  json: string;
   /** Revision of the resource after the write (its ETag). */
   revision: number;
   dryRun: boolean;
@@ -188,14 +190,27 @@ export function createCommands(deps: {
       return {
         created: false,
         resource: decision.resource,
+        json: decision.json,
         revision: decision.unchangedRevision,
         dryRun: !!req.dryRun,
       };
     }
     if (req.dryRun)
-      return { created: decision.created, resource: decision.resource, revision: log.head(), dryRun: true };
+      return {
+        created: decision.created,
+        resource: decision.resource,
+        json: decision.json,
+        revision: log.head(),
+        dryRun: true,
+      };
     const revision = await commit(decision.events);
-    return { created: decision.created, resource: decision.resource, revision, dryRun: false };
+    return {
+      created: decision.created,
+      resource: decision.resource,
+      json: decision.json,
+      revision,
+      dryRun: false,
+    };
   };
 
   const remove = async (req: DeleteRequest): Promise<DeleteResult> => {

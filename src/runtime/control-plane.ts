@@ -153,7 +153,10 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     log,
     views,
     now,
-    options: { skipDefaultPolicies: config.defaults.skipDefaultPolicies },
+    options: {
+      skipDefaultPolicies: config.defaults.skipDefaultPolicies,
+      maxResourceBytes: config.apiServer.bodyLimit,
+    },
     keygen: opts.keygen,
     zoneConnected: (name) => multizone?.isConnected(name) ?? false,
   });

@@ -61,6 +61,36 @@ const errorOf = (fn: () => unknown): AppError => {
   throw new Error('expected an AppError');
 };
 
+describe('decidePut: stored size (issue 15)', () => {
+  const meshes = given([{ kind: 'Mesh', name: 'default', revision: 1 }]);
+
+  it('answers the JSON of the resource it decides', () => {
+    const d = decidePut(registry, put({}), meshes, opts);
+    expect(d.json).toBe(JSON.stringify(d.resource));
+  });
+
+  it('refuses a resource stored as more bytes than maxResourceBytes, counting UTF-8 bytes', () => {
+    const resource = decidePut(registry, put({}), meshes, opts).resource;
+    const bytes = Buffer.byteLength(JSON.stringify(resource));
+    const at = { ...opts, maxResourceBytes: bytes };
+    expect(decidePut(registry, put({}), meshes, at).events).toHaveLength(1);
+    const err = errorOf(() => decidePut(registry, put({}), meshes, { ...opts, maxResourceBytes: bytes - 1 }));
+    expect(err.code).toBe('PAYLOAD_TOO_LARGE');
+    expect(err.message).toBe(
+      `the resource would be stored as ${bytes} bytes of JSON, more than the limit of ${bytes - 1} bytes (apiServer.bodyLimit)`,
+    );
+    // Two-byte characters: the length in UTF-16 units fits, the bytes do not.
+    const wide = put({
+      spec: { sources: [{ match: { 'mesh.io/service': 'é'.repeat(300) } }], destinations: all },
+    });
+    const wideJson = decidePut(registry, wide, meshes, opts).json;
+    const limit = wideJson.length + 10;
+    expect(errorOf(() => decidePut(registry, wide, meshes, { ...opts, maxResourceBytes: limit })).code).toBe(
+      'PAYLOAD_TOO_LARGE',
+    );
+  });
+});
+
 describe('decidePut', () => {
   it('creates a resource with both times set to now', () => {
     const d = decidePut(registry, put({}), given([{ kind: 'Mesh', name: 'default', revision: 1 }]), opts);
