@@ -12,6 +12,7 @@ import type { AuthzSettings } from './authz.js';
 import { createAuthorizer } from './authz.js';
 import type { Identity } from './identity.js';
 import { nextUrl, parsePage, parseRevision, rawQuery } from './list-query.js';
+import { pageBody } from './page-body.js';
 import type { KindHandler, KindParams, PathScope } from './kind-paths.js';
 import { SCOPE_PREFIX, addKindRoute, createKindPaths } from './kind-paths.js';
 import type { RouteInfo } from './resource-routes.js';
@@ -30,7 +31,7 @@ export interface HistoryRouteDeps {
   logger?: FastifyBaseLogger;
 }
 
-const json = (reply: FastifyReply, revision: number, body: string): FastifyReply =>
+const json = (reply: FastifyReply, revision: number, body: string | Buffer): FastifyReply =>
   reply.type('application/json; charset=utf-8').header('x-mesh-revision', String(revision)).send(body);
 
 const header = (req: FastifyRequest, name: string): string | undefined => {
@@ -65,7 +66,7 @@ export function registerHistoryRoutes(app: FastifyInstance, deps: HistoryRouteDe
       size,
     });
     const next = nextUrl(req, q, offset, size, page.total);
-    return json(reply, head, JSON.stringify({ total: page.total, items: page.items, next }));
+    return json(reply, head, pageBody(page.total, page.items, next));
   };
 
   const revert: KindHandler = async (desc, req, reply) => {
@@ -199,7 +200,7 @@ export function registerHistoryRoutes(app: FastifyInstance, deps: HistoryRouteDe
       visibilityKey: visible ? JSON.stringify(authorizer.grantsOf(req.identity)) : 'all',
     });
     const next = nextUrl(req, q, page.offset, page.size, result.total);
-    return json(reply, head, JSON.stringify({ total: result.total, items: result.items, next }));
+    return json(reply, head, pageBody(result.total, result.items, next));
   };
 
   // History is a read of the kind, revert a write of it (the auth hooks read that from the route).
