@@ -96,6 +96,19 @@ describe('invalid arrays (issue 15 item 3)', () => {
     });
   });
 
+  it('counts object fields too: a selector with 25,000 tags is 400 on that map', async () => {
+    const match: Record<string, string> = {};
+    for (let i = 0; i < 25_000; i++) match[`bad key ${i}`] = 'x';
+    const res = await cp.app.inject({ method: 'PUT', url: TP_URL, payload: trafficPermission([{ match }]) });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().causes).toEqual([
+      {
+        field: 'sources[0].match',
+        message: 'too many values: a body may hold at most 20000 array elements and object fields in all',
+      },
+    ]);
+  });
+
   it('refuses a body nested deeper than 32 levels with a cause on the field', async () => {
     let deep: unknown = 'x';
     for (let i = 0; i < 40; i++) deep = [deep];
