@@ -29,6 +29,8 @@ export interface HistoryRouteDeps {
   authz: AuthzSettings;
   watch: WatchOptions;
   logger?: FastifyBaseLogger;
+  /** `apiServer.bodyLimit`: a revert stores at most this many bytes of JSON (issue 15). */
+  bodyLimit: number;
 }
 
 const json = (reply: FastifyReply, revision: number, body: string | Buffer): FastifyReply =>
@@ -87,6 +89,7 @@ export function registerHistoryRoutes(app: FastifyInstance, deps: HistoryRouteDe
       actor: actorOf(req),
       ifMatch: header(req, 'if-match'),
       dryRun,
+      maxBytes: deps.bodyLimit,
     });
     if (result.operation === 'put') {
       const { put } = result;

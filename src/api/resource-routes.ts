@@ -38,6 +38,8 @@ export interface ResourceRouteDeps {
   writeSettings: WriteSettings;
   /** Answers `?revision=R` reads as of R (decisions §8, issue 6); absent: the parameter is ignored. */
   history?: History;
+  /** `apiServer.bodyLimit`: a PUT stores at most this many bytes of JSON (issue 15). */
+  bodyLimit: number;
 }
 
 const json = (reply: FastifyReply, revision: number, body: string | Buffer): FastifyReply =>
@@ -162,6 +164,7 @@ export function registerResourceRoutes(app: FastifyInstance, deps: ResourceRoute
       ifMatch: header(req, 'if-match'),
       ifNoneMatch: header(req, 'if-none-match'),
       dryRun,
+      maxBytes: deps.bodyLimit,
     });
     if (!dryRun) {
       req.log.info(

@@ -25,6 +25,8 @@ export interface PutRequest extends Preconditions {
   dryRun?: boolean;
   /** Create a new mesh without waiting for its signing key (start-up writes the key just after). */
   deferSigningKey?: boolean;
+  /** Most bytes of JSON the resource may be stored as (413 above); the API's writes set it. */
+  maxBytes?: number;
 }
 
 /** The answer to a PUT. */
@@ -184,6 +186,7 @@ export function createCommands(deps: {
       signingKey,
       ifMatch: req.ifMatch,
       ifNoneMatch: req.ifNoneMatch,
+      maxBytes: req.maxBytes,
     };
     const decision = decidePut(registry, cmd, state, deps.options);
     if (decision.unchangedRevision !== undefined) {

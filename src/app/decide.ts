@@ -43,6 +43,8 @@ export interface PutCommand extends Preconditions {
   now: string;
   /** Signing key material for a new mesh (generated outside the pure decision). */
   signingKey?: string;
+  /** Most bytes of JSON the resource may be stored as (API writes: `apiServer.bodyLimit`, issue 15). */
+  maxBytes?: number;
 }
 
 /** A DELETE. */
@@ -57,8 +59,6 @@ export interface DeleteCommand extends Preconditions {
 /** Rules that come from config. */
 export interface DecideOptions {
   skipDefaultPolicies: boolean;
-  /** Most bytes of JSON a resource may be stored as (`apiServer.bodyLimit`, issue 15); absent: no limit. */
-  maxResourceBytes?: number;
 }
 
 /** What a PUT decides: events to append (empty for a no-op) and the answer. */
@@ -199,11 +199,11 @@ export function decidePut(
       events: [event('update', resource)],
       created: false,
       resource,
-      json: storedJson(resource, options.maxResourceBytes),
+      json: storedJson(resource, cmd.maxBytes),
     };
   }
   const resource = toWire(desc, cmd.mesh, cmd.name, cmd.now, cmd.now, cmd.spec);
-  const json = storedJson(resource, options.maxResourceBytes);
+  const json = storedJson(resource, cmd.maxBytes);
   const events: EventInput[] = [event('create', resource)];
   if (cmd.kind === 'Mesh') for (const e of meshDefaults(registry, cmd, state, options)) events.push(e);
   return { events, created: true, resource, json };

@@ -88,61 +88,61 @@ export const messageMap: z.core.$ZodErrorMap = (issue) => {
 export const MAX_CAUSES = 100;
 
 /** Causes being collected: the first {@link MAX_CAUSES} are kept, the rest only counted. */
-export interface CauseList {
+interface CauseList {
   causes: Cause[];
   more: number;
 }
 
 /** An empty {@link CauseList}. */
-export const causeList = (): CauseList => ({ causes: [], more: 0 });
+const causeList = (): CauseList => ({ causes: [], more: 0 });
 
-/** Adds one cause to `list`, or counts it once the list is full. */
-export function addCause(list: CauseList, field: string | (() => string), message: string): void {
-  if (list.causes.length < MAX_CAUSES) {
-    list.causes.push({ field: typeof field === 'string' ? field : field(), message });
-  } else list.more += 1;
+/** Adds one cause to `found`, or counts it once `found` is full. */
+function addCause(found: CauseList, field: string | (() => string), message: string): void {
+  if (found.causes.length < MAX_CAUSES) {
+    found.causes.push({ field: typeof field === 'string' ? field : field(), message });
+  } else found.more += 1;
 }
 
-/** The causes of `list` as answered: the listed ones, then `{field: "", message: "and N more ..."}`. */
-export function causesOf(list: CauseList): Cause[] {
-  if (list.more === 0) return list.causes;
+/** The causes of `found` as answered: the listed ones, then `{field: "", message: "and N more ..."}`. */
+function causesOf(found: CauseList): Cause[] {
+  if (found.more === 0) return found.causes;
   return [
-    ...list.causes,
-    { field: '', message: `and ${list.more} more causes (only the first ${MAX_CAUSES} are listed)` },
+    ...found.causes,
+    { field: '', message: `and ${found.more} more causes (only the first ${MAX_CAUSES} are listed)` },
   ];
 }
 
-/** Adds a cause per violation to `list` (unknown keys one per key); paths are formatted only for kept ones. */
+/** Adds a cause per violation to `found` (unknown keys one per key); paths are formatted only for kept ones. */
 function collectIssues(
-  list: CauseList,
+  found: CauseList,
   issues: ReadonlyArray<z.core.$ZodIssue>,
   prefix: PropertyKey[],
 ): void {
   for (const issue of issues) {
     const path = [...prefix, ...issue.path];
     if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) addCause(list, () => formatPath([...path, key]), 'unknown field');
+      for (const key of issue.keys) addCause(found, () => formatPath([...path, key]), 'unknown field');
     } else if (issue.code === 'invalid_union' && issue.errors.length > 0) {
       // Report the branch that got furthest: the one with the fewest issues.
       let best = issue.errors[0];
       for (const branch of issue.errors) if (branch.length < best.length) best = branch;
-      collectIssues(list, best, path);
+      collectIssues(found, best, path);
     } else if (issue.code === 'invalid_key' && issue.issues.length > 0) {
       // A bad record key: the key's own messages, on the key's path (`tags["Bad Key"]`).
-      collectIssues(list, issue.issues, path);
+      collectIssues(found, issue.issues, path);
     } else if (issue.code === 'invalid_type' && isMissing(issue)) {
-      addCause(list, () => formatPath(path), 'cannot be empty');
+      addCause(found, () => formatPath(path), 'cannot be empty');
     } else {
-      addCause(list, () => formatPath(path), issue.message);
+      addCause(found, () => formatPath(path), issue.message);
     }
   }
 }
 
 /** Turns zod issues into causes, one per violation, unknown keys one per key, capped at {@link MAX_CAUSES}. */
 export function issuesToCauses(issues: ReadonlyArray<z.core.$ZodIssue>, prefix: PropertyKey[] = []): Cause[] {
-  const list = causeList();
-  collectIssues(list, issues, prefix);
-  return causesOf(list);
+  const found = causeList();
+  collectIssues(found, issues, prefix);
+  return causesOf(found);
 }
 
 /** What a valid PUT body yields: the spec fields alone. */
@@ -163,8 +163,8 @@ export function validateBody(
     return { ok: false, causes: [{ field: '', message: 'body must be a JSON object' }] };
   }
   const record = body as Record<string, unknown>;
-  const list = causeList();
-  const causes = list.causes;
+  const found = causeList();
+  const causes = found.causes;
   if (record.type === undefined) causes.push({ field: 'type', message: 'cannot be empty' });
   else if (typeof record.type !== 'string' || !desc.acceptedTypes.includes(record.type)) {
     causes.push({
@@ -194,8 +194,8 @@ export function validateBody(
   const parsed = desc.spec.safeParse(specInput);
   if (!parsed.success) {
     const worded = desc.spec.safeParse(specInput, { reportInput: true, error: messageMap });
-    collectIssues(list, worded.success ? parsed.error.issues : worded.error.issues, []);
+    collectIssues(found, worded.success ? parsed.error.issues : worded.error.issues, []);
   }
-  if (causes.length > 0) return { ok: false, causes: causesOf(list) };
+  if (causes.length > 0) return { ok: false, causes: causesOf(found) };
   return { ok: true, spec: parsed.data as Record<string, unknown> };
 }

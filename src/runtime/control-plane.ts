@@ -153,10 +153,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     log,
     views,
     now,
-    options: {
-      skipDefaultPolicies: config.defaults.skipDefaultPolicies,
-      maxResourceBytes: config.apiServer.bodyLimit,
-    },
+    options: { skipDefaultPolicies: config.defaults.skipDefaultPolicies },
     keygen: opts.keygen,
     zoneConnected: (name) => multizone?.isConnected(name) ?? false,
   });

@@ -272,3 +272,21 @@ describe('stored JSON larger than apiServer.bodyLimit (issue 15 item 2)', () => 
     expect(again.statusCode).toBe(200);
   });
 });
+
+describe("the stored-size limit is the API's (issue 15 item 2)", () => {
+  it('start-up still writes signing keys larger than a small apiServer.bodyLimit', async () => {
+    const cp = await startTestPlane({ MESH_API_SERVER_BODY_LIMIT: '500' });
+    try {
+      for (const url of [
+        '/global-secrets/user-token-signing-key-1',
+        '/meshes/default/secrets/dataplane-token-signing-key-default-1',
+      ]) {
+        const res = await cp.app.inject({ method: 'GET', url });
+        expect(res.statusCode).toBe(200);
+        expect(res.body.length).toBeGreaterThan(500);
+      }
+    } finally {
+      await cp.close();
+    }
+  });
+});

@@ -69,25 +69,25 @@ describe('decidePut: stored size (issue 15)', () => {
     expect(d.json).toBe(JSON.stringify(d.resource));
   });
 
-  it('refuses a resource stored as more bytes than maxResourceBytes, counting UTF-8 bytes', () => {
+  it('refuses a resource stored as more bytes than maxBytes, counting UTF-8 bytes', () => {
     const resource = decidePut(registry, put({}), meshes, opts).resource;
     const bytes = Buffer.byteLength(JSON.stringify(resource));
-    const at = { ...opts, maxResourceBytes: bytes };
-    expect(decidePut(registry, put({}), meshes, at).events).toHaveLength(1);
-    const err = errorOf(() => decidePut(registry, put({}), meshes, { ...opts, maxResourceBytes: bytes - 1 }));
+    expect(decidePut(registry, put({ maxBytes: bytes }), meshes, opts).events).toHaveLength(1);
+    const err = errorOf(() => decidePut(registry, put({ maxBytes: bytes - 1 }), meshes, opts));
     expect(err.code).toBe('PAYLOAD_TOO_LARGE');
     expect(err.message).toBe(
       `the resource would be stored as ${bytes} bytes of JSON, more than the limit of ${bytes - 1} bytes (apiServer.bodyLimit)`,
     );
     // Two-byte characters: the length in UTF-16 units fits, the bytes do not.
-    const wide = put({
-      spec: { sources: [{ match: { 'mesh.io/service': 'é'.repeat(300) } }], destinations: all },
-    });
-    const wideJson = decidePut(registry, wide, meshes, opts).json;
-    const limit = wideJson.length + 10;
-    expect(errorOf(() => decidePut(registry, wide, meshes, { ...opts, maxResourceBytes: limit })).code).toBe(
-      'PAYLOAD_TOO_LARGE',
-    );
+    const spec = { sources: [{ match: { 'mesh.io/service': 'é'.repeat(300) } }], destinations: all };
+    const wideJson = decidePut(registry, put({ spec }), meshes, opts).json;
+    const wide = put({ spec, maxBytes: wideJson.length + 10 });
+    expect(errorOf(() => decidePut(registry, wide, meshes, opts)).code).toBe('PAYLOAD_TOO_LARGE');
+  });
+
+  it('sets no limit without maxBytes (start-up writes: defaults and signing keys)', () => {
+    const spec = { sources: [{ match: { 'mesh.io/service': 'x'.repeat(2_000_000) } }], destinations: all };
+    expect(decidePut(registry, put({ spec }), meshes, opts).events).toHaveLength(1);
   });
 });
 
