@@ -15,6 +15,7 @@ import { createAuthorizer } from './authz.js';
 import type { Identity } from './identity.js';
 import { bearerToken } from './identity.js';
 import { nextUrl, parsePage, parseRevision, rawQuery } from './list-query.js';
+import { pageBody } from './page-body.js';
 import type { KindHandler, KindParams, PathScope } from './kind-paths.js';
 import { SCOPE_PREFIX, addKindRoute, createKindPaths } from './kind-paths.js';
 import type { RouteInfo } from './resource-routes.js';
@@ -35,9 +36,11 @@ export interface HistoryRouteDeps {
   /** The clock tokens are verified with (default: the system clock). */
   now?: () => Date;
   logger?: FastifyBaseLogger;
+  /** `apiServer.bodyLimit`: a revert stores at most this many bytes of JSON (issue 15). */
+  bodyLimit: number;
 }
 
-const json = (reply: FastifyReply, revision: number, body: string): FastifyReply =>
+const json = (reply: FastifyReply, revision: number, body: string | Buffer): FastifyReply =>
   reply.type('application/json; charset=utf-8').header('x-mesh-revision', String(revision)).send(body);
 
 const header = (req: FastifyRequest, name: string): string | undefined => {
@@ -72,7 +75,7 @@ export function registerHistoryRoutes(app: FastifyInstance, deps: HistoryRouteDe
       size,
     });
     const next = nextUrl(req, q, offset, size, page.total);
-    return json(reply, head, JSON.stringify({ total: page.total, items: page.items, next }));
+    return json(reply, head, pageBody(page.total, page.items, next));
   };
 
   const revert: KindHandler = async (desc, req, reply) => {
@@ -93,6 +96,7 @@ export function registerHistoryRoutes(app: FastifyInstance, deps: HistoryRouteDe
       actor: actorOf(req),
       ifMatch: header(req, 'if-match'),
       dryRun,
+      maxBytes: deps.bodyLimit,
     });
     if (result.operation === 'put') {
       const { put } = result;
@@ -104,7 +108,7 @@ export function registerHistoryRoutes(app: FastifyInstance, deps: HistoryRouteDe
         reply.header('etag', `"${put.revision}"`);
       }
       reply.code(put.created ? 201 : 200);
-      return json(reply, put.revision, JSON.stringify(put.resource));
+      return json(reply, put.revision, put.json);
     }
     const { remove } = result;
     if (!dryRun) {
@@ -226,7 +230,7 @@ export function registerHistoryRoutes(app: FastifyInstance, deps: HistoryRouteDe
       visibilityKey: visible ? JSON.stringify(authorizer.grantsOf(req.identity)) : 'all',
     });
     const next = nextUrl(req, q, page.offset, page.size, result.total);
-    return json(reply, head, JSON.stringify({ total: result.total, items: result.items, next }));
+    return json(reply, head, pageBody(result.total, result.items, next));
   };
 
   // History is a read of the kind, revert a write of it (the auth hooks read that from the route).

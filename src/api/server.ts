@@ -11,7 +11,6 @@ import type {
 import Fastify, { LogController } from 'fastify';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { createRequire } from 'node:module';
-import type * as Yaml from 'yaml';
 import type { Commands } from '../app/commands.js';
 import type { History } from '../app/history.js';
 import type { Queries } from '../app/queries.js';
@@ -33,6 +32,7 @@ import { registerHistoryRoutes } from './history-routes.js';
 import { createRequestOrigin } from './request-origin.js';
 import { registerResourceRoutes } from './resource-routes.js';
 import { registerTokenRoutes } from './token-routes.js';
+import { parseYamlBody } from './yaml-body.js';
 
 /** What `GET /` says about this control plane (decisions §9). */
 export interface ServerInfo {
@@ -208,18 +208,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     { parseAs: 'string' },
     (_req, body, done) => {
       try {
-        // yaml loads on the first YAML body, not at start-up.
-        const { parse } = createRequire(import.meta.url)('yaml') as typeof Yaml;
-        done(null, parse(body as string));
+        done(null, parseYamlBody(body as string, deps.bodyLimit));
       } catch (err) {
-        done(
-          new AppError(
-            'INVALID_BODY',
-            'Invalid request body',
-            `invalid YAML: ${(err as Error).message.split('\n')[0]}`,
-          ),
-          undefined,
-        );
+        done(err as Error, undefined);
       }
     },
   );

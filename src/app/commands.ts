@@ -25,12 +25,16 @@ export interface PutRequest extends Preconditions {
   dryRun?: boolean;
   /** Create a new mesh without waiting for its signing key (start-up writes the key just after). */
   deferSigningKey?: boolean;
+  /** Most bytes of JSON the resource may be stored as (413 above); the API's writes set it. */
+  maxBytes?: number;
 }
 
 /** The answer to a PUT. */
 export interface PutResult {
   created: boolean;
   resource: WireResource;
+  /** The JSON of `resource` (serialised once, by the decision). */
+  json: string;
   /** Revision of the resource after the write (its ETag). */
   revision: number;
   dryRun: boolean;
@@ -182,20 +186,34 @@ export function createCommands(deps: {
       signingKey,
       ifMatch: req.ifMatch,
       ifNoneMatch: req.ifNoneMatch,
+      maxBytes: req.maxBytes,
     };
     const decision = decidePut(registry, cmd, state, deps.options);
     if (decision.unchangedRevision !== undefined) {
       return {
         created: false,
         resource: decision.resource,
+        json: decision.json,
         revision: decision.unchangedRevision,
         dryRun: !!req.dryRun,
       };
     }
     if (req.dryRun)
-      return { created: decision.created, resource: decision.resource, revision: log.head(), dryRun: true };
+      return {
+        created: decision.created,
+        resource: decision.resource,
+        json: decision.json,
+        revision: log.head(),
+        dryRun: true,
+      };
     const revision = await commit(decision.events);
-    return { created: decision.created, resource: decision.resource, revision, dryRun: false };
+    return {
+      created: decision.created,
+      resource: decision.resource,
+      json: decision.json,
+      revision,
+      dryRun: false,
+    };
   };
 
   const remove = async (req: DeleteRequest): Promise<DeleteResult> => {

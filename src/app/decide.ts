@@ -43,6 +43,8 @@ export interface PutCommand extends Preconditions {
   now: string;
   /** Signing key material for a new mesh (generated outside the pure decision). */
   signingKey?: string;
+  /** Most bytes of JSON the resource may be stored as (API writes: `apiServer.bodyLimit`, issue 15). */
+  maxBytes?: number;
 }
 
 /** A DELETE. */
@@ -64,6 +66,8 @@ export interface PutDecision {
   events: EventInput[];
   created: boolean;
   resource: WireResource;
+  /** The JSON of `resource`, serialised once here: the answer's body. */
+  json: string;
   /** Set when nothing changed: the revision the resource already has. */
   unchangedRevision?: number;
 }
@@ -129,6 +133,20 @@ export function checkPreconditions(p: Preconditions, current: Current | undefine
   }
 }
 
+/** The JSON of `resource`; 413 when it is longer than `max` bytes (issue 15: YAML and numbers can grow). */
+function storedJson(resource: WireResource, max: number | undefined): string {
+  const json = JSON.stringify(resource);
+  // UTF-8 bytes are at most three per UTF-16 unit: below a third of the limit there is nothing to count.
+  if (max === undefined || json.length * 3 <= max) return json;
+  const bytes = Buffer.byteLength(json);
+  if (bytes <= max) return json;
+  throw new AppError(
+    'PAYLOAD_TOO_LARGE',
+    'Payload too large',
+    `the resource would be stored as ${bytes} bytes of JSON, more than the limit of ${max} bytes (apiServer.bodyLimit)`,
+  );
+}
+
 /** A PUT that changes nothing writes nothing (key order of the body does not matter). */
 const sameSpec = (a: Record<string, unknown>, b: Record<string, unknown>): boolean => deepEqual(a, b);
 
@@ -168,19 +186,27 @@ export function decidePut(
   });
   if (current) {
     if (sameSpec(specOf(current.resource), cmd.spec)) {
-      return { events: [], created: false, resource: current.resource, unchangedRevision: current.revision };
+      return {
+        events: [],
+        created: false,
+        resource: current.resource,
+        json: JSON.stringify(current.resource),
+        unchangedRevision: current.revision,
+      };
     }
     const resource = toWire(desc, cmd.mesh, cmd.name, current.resource.creationTime, cmd.now, cmd.spec);
     return {
       events: [event('update', resource)],
       created: false,
       resource,
+      json: storedJson(resource, cmd.maxBytes),
     };
   }
   const resource = toWire(desc, cmd.mesh, cmd.name, cmd.now, cmd.now, cmd.spec);
+  const json = storedJson(resource, cmd.maxBytes);
   const events: EventInput[] = [event('create', resource)];
-  if (cmd.kind === 'Mesh') events.push(...meshDefaults(registry, cmd, state, options));
-  return { events, created: true, resource };
+  if (cmd.kind === 'Mesh') for (const e of meshDefaults(registry, cmd, state, options)) events.push(e);
+  return { events, created: true, resource, json };
 }
 
 /** The resources a new mesh gets (decisions §3): default policies and its signing key. */

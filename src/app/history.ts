@@ -85,6 +85,8 @@ export interface History {
     actor: Actor;
     ifMatch?: string;
     dryRun: boolean;
+    /** Most bytes of JSON the restored resource may be stored as (413 above). */
+    maxBytes?: number;
   }): Promise<RevertResult>;
 }
 
@@ -259,7 +261,7 @@ export function createHistory(deps: {
     subscribe: deps.subscribe,
 
     async revert(req) {
-      const { desc, mesh, name, toRevision, actor, ifMatch, dryRun } = req;
+      const { desc, mesh, name, toRevision, actor, ifMatch, dryRun, maxBytes } = req;
       const then = await lastChange(desc, mesh, name, toRevision);
       if (then && then.operation !== 'delete' && then.resource) {
         // The state at R goes through today's validation and mesh rules like any PUT.
@@ -280,6 +282,7 @@ export function createHistory(deps: {
           actor,
           ifMatch,
           dryRun,
+          maxBytes,
         });
         return { operation: 'put', put };
       }

@@ -109,7 +109,8 @@ export function createSyncApplier(deps: {
           input.actor,
         ).filter((e) => local.get(syncKey(e.kind, e.mesh, e.name)) === undefined);
         removed = cleanup.length;
-        events.push(...cleanup);
+        // A loop, not push(...cleanup): a zone may own more resources than a call takes arguments.
+        for (const e of cleanup) events.push(e);
       }
       const durable = commands
         .append(events, input.meta)

@@ -10,6 +10,11 @@ export const SNAPSHOT_PREFIX = 's!';
 
 const FORMAT = 1;
 const CHUNK_ITEMS = 1000;
+/**
+ * A chunk also ends once its JSON passes this many characters: 1,000 resources of 1 MB would pass
+ * V8's longest string (~512 M characters) and fail every snapshot ("Invalid string length").
+ */
+const CHUNK_CHARS = 16 * 1024 * 1024;
 const META_SUFFIX = '!meta';
 
 /** One stored resource in a snapshot: what the views hold for it. */
@@ -162,9 +167,18 @@ export function createLevelSnapshotStore(db: () => Db): SnapshotStore {
     async write(snapshot, aborted = () => false) {
       const sha = createHash('sha256');
       let chunks = 0;
-      for (let i = 0; i < snapshot.items.length; i += CHUNK_ITEMS) {
+      const { items } = snapshot;
+      for (let i = 0; i < items.length;) {
         if (aborted()) return false;
-        const value = JSON.stringify(snapshot.items.slice(i, i + CHUNK_ITEMS));
+        // The JSON of the chunk's array, built from its items' JSON: the same text, with a known length.
+        const parts: string[] = [];
+        let chars = 0;
+        while (i < items.length && parts.length < CHUNK_ITEMS && chars < CHUNK_CHARS) {
+          const json = JSON.stringify(items[i++]);
+          parts.push(json);
+          chars += json.length + 1;
+        }
+        const value = `[${parts.join(',')}]`;
         sha.update(value);
         await db().put(chunkKeyOf(snapshot.revision, chunks), value);
         chunks += 1;

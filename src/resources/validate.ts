@@ -76,28 +76,65 @@ export const messageMap: z.core.$ZodErrorMap = (issue) => {
   }
 };
 
-/** Turns zod issues into causes, one per violation, unknown keys one per key. */
-export function issuesToCauses(issues: ReadonlyArray<z.core.$ZodIssue>, prefix: PropertyKey[] = []): Cause[] {
-  const causes: Cause[] = [];
+/** At most this many causes are listed in one answer; one more cause counts the rest (issue 15). */
+export const MAX_CAUSES = 100;
+
+/** Causes being collected: the first {@link MAX_CAUSES} are kept, the rest only counted. */
+interface CauseList {
+  causes: Cause[];
+  more: number;
+}
+
+/** An empty {@link CauseList}. */
+const causeList = (): CauseList => ({ causes: [], more: 0 });
+
+/** Adds one cause to `found`, or counts it once `found` is full. */
+function addCause(found: CauseList, field: string | (() => string), message: string): void {
+  if (found.causes.length < MAX_CAUSES) {
+    found.causes.push({ field: typeof field === 'string' ? field : field(), message });
+  } else found.more += 1;
+}
+
+/** The causes of `found` as answered: the listed ones, then `{field: "", message: "and N more ..."}`. */
+function causesOf(found: CauseList): Cause[] {
+  if (found.more === 0) return found.causes;
+  return [
+    ...found.causes,
+    { field: '', message: `and ${found.more} more causes (only the first ${MAX_CAUSES} are listed)` },
+  ];
+}
+
+/** Adds a cause per violation to `found` (unknown keys one per key); paths are formatted only for kept ones. */
+function collectIssues(
+  found: CauseList,
+  issues: ReadonlyArray<z.core.$ZodIssue>,
+  prefix: PropertyKey[],
+): void {
   for (const issue of issues) {
     const path = [...prefix, ...issue.path];
     if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys)
-        causes.push({ field: formatPath([...path, key]), message: 'unknown field' });
+      for (const key of issue.keys) addCause(found, () => formatPath([...path, key]), 'unknown field');
     } else if (issue.code === 'invalid_union' && issue.errors.length > 0) {
       // Report the branch that got furthest: the one with the fewest issues.
-      const best = [...issue.errors].sort((a, b) => a.length - b.length)[0];
-      causes.push(...issuesToCauses(best, path));
+      let best = issue.errors[0];
+      for (const branch of issue.errors) if (branch.length < best.length) best = branch;
+      collectIssues(found, best, path);
     } else if (issue.code === 'invalid_key' && issue.issues.length > 0) {
       // A bad record key: the key's own messages, on the key's path (`tags["Bad Key"]`).
-      causes.push(...issuesToCauses(issue.issues, path));
+      collectIssues(found, issue.issues, path);
     } else if (issue.code === 'invalid_type' && isMissing(issue)) {
-      causes.push({ field: formatPath(path), message: 'cannot be empty' });
+      addCause(found, () => formatPath(path), 'cannot be empty');
     } else {
-      causes.push({ field: formatPath(path), message: issue.message });
+      addCause(found, () => formatPath(path), issue.message);
     }
   }
-  return causes;
+}
+
+/** Turns zod issues into causes, one per violation, unknown keys one per key, capped at {@link MAX_CAUSES}. */
+export function issuesToCauses(issues: ReadonlyArray<z.core.$ZodIssue>, prefix: PropertyKey[] = []): Cause[] {
+  const found = causeList();
+  collectIssues(found, issues, prefix);
+  return causesOf(found);
 }
 
 /** What a valid PUT body yields: the spec fields alone. */
@@ -120,7 +157,8 @@ export function validateBody(
   }
   const record = body as Record<string, unknown>;
   const characterCauses = controlCharacterCauses(record, desc.multiLineKeys);
-  const causes: Cause[] = [];
+  const found = causeList();
+  const causes = found.causes;
   if (record.type === undefined) causes.push({ field: 'type', message: 'cannot be empty' });
   else if (typeof record.type !== 'string' || !desc.acceptedTypes.includes(record.type)) {
     causes.push({
@@ -161,10 +199,14 @@ export function validateBody(
   const parsed = desc.spec.safeParse(specInput);
   if (!parsed.success) {
     const worded = desc.spec.safeParse(specInput, { reportInput: true, error: messageMap });
-    causes.push(...issuesToCauses(worded.success ? parsed.error.issues : worded.error.issues));
+    collectIssues(found, worded.success ? parsed.error.issues : worded.error.issues, []);
   }
   if (causes.length > 0 || characterCauses.length > 0) {
-    return { ok: false, causes: mergeCauses(characterCauses, causes) };
+    // Both lists hold at most MAX_CAUSES; the answer too, then one cause that counts the rest.
+    const merged = mergeCauses(characterCauses, causes);
+    const capped: CauseList = { causes: merged.slice(0, MAX_CAUSES), more: found.more };
+    capped.more += Math.max(0, merged.length - MAX_CAUSES);
+    return { ok: false, causes: causesOf(capped) };
   }
   return { ok: true, spec: parsed.data as Record<string, unknown> };
 }

@@ -116,7 +116,8 @@ export function createEntryReceiver(deps: {
     if (end) seen = undefined;
     if (batch.snapshot !== 'PART') cursor = next;
     const acked = cursor;
-    result.rejected.unshift(...rejected);
+    // Not unshift(...rejected): a batch may reject more entries than a call takes arguments.
+    if (rejected.length > 0) result.rejected = rejected.concat(result.rejected);
     return result.durable.then(() => {
       if (stopped) return;
       const wire: Rejection[] = result.rejected.map((r) => ({ ...r, mesh: r.mesh ?? '' }));

@@ -61,6 +61,36 @@ const errorOf = (fn: () => unknown): AppError => {
   throw new Error('expected an AppError');
 };
 
+describe('decidePut: stored size (issue 15)', () => {
+  const meshes = given([{ kind: 'Mesh', name: 'default', revision: 1 }]);
+
+  it('answers the JSON of the resource it decides', () => {
+    const d = decidePut(registry, put({}), meshes, opts);
+    expect(d.json).toBe(JSON.stringify(d.resource));
+  });
+
+  it('refuses a resource stored as more bytes than maxBytes, counting UTF-8 bytes', () => {
+    const resource = decidePut(registry, put({}), meshes, opts).resource;
+    const bytes = Buffer.byteLength(JSON.stringify(resource));
+    expect(decidePut(registry, put({ maxBytes: bytes }), meshes, opts).events).toHaveLength(1);
+    const err = errorOf(() => decidePut(registry, put({ maxBytes: bytes - 1 }), meshes, opts));
+    expect(err.code).toBe('PAYLOAD_TOO_LARGE');
+    expect(err.message).toBe(
+      `the resource would be stored as ${bytes} bytes of JSON, more than the limit of ${bytes - 1} bytes (apiServer.bodyLimit)`,
+    );
+    // Two-byte characters: the length in UTF-16 units fits, the bytes do not.
+    const spec = { sources: [{ match: { 'mesh.io/service': 'é'.repeat(300) } }], destinations: all };
+    const wideJson = decidePut(registry, put({ spec }), meshes, opts).json;
+    const wide = put({ spec, maxBytes: wideJson.length + 10 });
+    expect(errorOf(() => decidePut(registry, wide, meshes, opts)).code).toBe('PAYLOAD_TOO_LARGE');
+  });
+
+  it('sets no limit without maxBytes (start-up writes: defaults and signing keys)', () => {
+    const spec = { sources: [{ match: { 'mesh.io/service': 'x'.repeat(2_000_000) } }], destinations: all };
+    expect(decidePut(registry, put({ spec }), meshes, opts).events).toHaveLength(1);
+  });
+});
+
 describe('decidePut', () => {
   it('creates a resource with both times set to now', () => {
     const d = decidePut(registry, put({}), given([{ kind: 'Mesh', name: 'default', revision: 1 }]), opts);

@@ -62,6 +62,17 @@ describe('LevelDB snapshot store', () => {
     expect(read.hash).toBe(snapshot.hash);
   });
 
+  it("ends a chunk at 16 MiB however few resources it holds (issue 15: 1,000 of 1 MB pass V8's longest string)", async () => {
+    const big = 'x'.repeat(1_000_000);
+    const items = snapshot.items.map((item, i) =>
+      i < 40 ? { ...item, resource: { ...item.resource, data: big } as WireResource } : item,
+    );
+    expect(await store.write({ ...snapshot, items })).toBe(true);
+    // 17 large ones fill a chunk twice, then 6 large and 994 small ones, 1000 and 460 small ones.
+    expect((await store.list()).map((s) => s.info?.chunks)).toEqual([5]);
+    expect((await store.read(2500)).items).toEqual(items);
+  });
+
   it('a write cut short has no meta: never listed, and its chunks go at the next retain', async () => {
     let chunks = 0;
     expect(await store.write(snapshot, () => ++chunks > 2)).toBe(false);
