@@ -51,15 +51,17 @@ describe('invalid arrays (issue 15 item 3)', () => {
   });
 
   it('control-character causes and schema causes together are capped at 100 and a count', async () => {
-    // 150 keys with a NUL (character causes) whose values are not strings (schema causes).
-    const sources = Array.from({ length: 150 }, (_, i) => ({ match: { [`k${i}\u0000`]: i } }));
-    const res = await cp.app.inject({ method: 'PUT', url: TP_URL, payload: trafficPermission(sources) });
+    // Schema causes on 150 sources that are not objects; character causes on 150 destinations.
+    const body = trafficPermission(Array(150).fill(1));
+    body.destinations = Array.from({ length: 150 }, () => ({ match: { 'kuma.io/service': 'a\u0000' } }));
+    const res = await cp.app.inject({ method: 'PUT', url: TP_URL, payload: body });
     expect(res.statusCode).toBe(400);
-    const body = res.json();
-    expectErrorShape(body);
-    expect(body.causes).toHaveLength(101);
-    expect(body.causes[100].field).toBe('');
-    expect(body.causes[100].message).toMatch(/^and \d+ more causes \(only the first 100 are listed\)$/);
+    const answer = res.json();
+    expectErrorShape(answer);
+    expect(answer.causes).toHaveLength(101);
+    expect(answer.causes[0].field).toBe('destinations[0].match["kuma.io/service"]');
+    expect(answer.causes[100].field).toBe('');
+    expect(answer.causes[100].message).toMatch(/^and \d+ more causes \(only the first 100 are listed\)$/);
   });
 
   it('100k invalid elements answer a small error body', async () => {
