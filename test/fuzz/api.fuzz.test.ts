@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registry } from '../../src/resources/registry.js';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { startListeningPlane, tempDir } from '../helpers/control-plane.js';
+import { samplesBySegment } from '../helpers/golden.js';
 
 /**
  * Issue 15: random bodies, paths, query strings and headers against a control plane on a real
@@ -44,61 +45,15 @@ const ROUTE_WORDS = [
   'x',
 ];
 
-/** Seed bodies of a few kinds, valid as written, for mutations to start near the valid ones. */
+/** Seed bodies, valid as written, for mutations to start near the valid ones: every writable kind and two token requests. */
 const SEEDS: Array<{ url: string; body: Record<string, unknown> }> = [
-  { url: '/meshes/demo', body: { type: 'Mesh', name: 'demo' } },
-  {
-    url: '/meshes/default/dataplanes/web-1',
-    body: {
-      type: 'Dataplane',
-      mesh: 'default',
-      name: 'web-1',
-      networking: { address: '10.0.0.1', inbound: [{ port: 8080, tags: { 'mesh.io/service': 'web' } }] },
-    },
-  },
-  {
-    url: '/meshes/default/traffic-permissions/tp-1',
-    body: {
-      type: 'TrafficPermission',
-      mesh: 'default',
-      name: 'tp-1',
-      sources: [{ match: { 'mesh.io/service': '*' } }],
-      destinations: [{ match: { 'mesh.io/service': 'web' } }],
-    },
-  },
-  {
-    url: '/meshes/default/traffic-routes/tr-1',
-    body: {
-      type: 'TrafficRoute',
-      mesh: 'default',
-      name: 'tr-1',
-      sources: [{ match: { 'mesh.io/service': '*' } }],
-      destinations: [{ match: { 'mesh.io/service': '*' } }],
-      conf: { destination: { 'mesh.io/service': 'web' }, loadBalancer: { roundRobin: {} } },
-    },
-  },
-  {
-    url: '/meshes/default/external-services/ext-1',
-    body: {
-      type: 'ExternalService',
-      mesh: 'default',
-      name: 'ext-1',
-      networking: { address: 'example.com:443', tls: { enabled: true } },
-      tags: { 'mesh.io/service': 'ext', 'mesh.io/protocol': 'http' },
-    },
-  },
-  {
-    url: '/meshes/default/timeouts/t-1',
-    body: {
-      type: 'Timeout',
-      mesh: 'default',
-      name: 't-1',
-      sources: [{ match: { 'mesh.io/service': '*' } }],
-      destinations: [{ match: { 'mesh.io/service': '*' } }],
-      conf: { connectTimeout: '5s' },
-    },
-  },
-  { url: '/zones/zone-1', body: { type: 'Zone', name: 'zone-1', enabled: true } },
+  ...[...samplesBySegment()].map(([segment, body]) => ({
+    url:
+      typeof body.mesh === 'string' && segment !== 'meshes'
+        ? `/meshes/${body.mesh}/${segment}/${String(body.name)}`
+        : `/${segment}/${String(body.name)}`,
+    body,
+  })),
   { url: '/tokens/user', body: { name: 'fuzz', groups: ['mesh-system:reader'], validFor: '1h' } },
   {
     url: '/tokens/dataplane',

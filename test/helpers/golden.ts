@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hostname } from 'node:os';
@@ -35,4 +35,19 @@ export function golden(name: string, actual: unknown): unknown {
     return actual;
   }
   return JSON.parse(readFileSync(file, 'utf8'));
+}
+
+/** A valid PUT body of every writable kind, by collection segment: the golden files' PUT requests. */
+export function samplesBySegment(): Map<string, Record<string, unknown>> {
+  const out = new Map<string, Record<string, unknown>>();
+  for (const file of readdirSync(GOLDEN_DIR)) {
+    const g = JSON.parse(readFileSync(join(GOLDEN_DIR, file), 'utf8')) as {
+      request?: { method: string; url: string; body?: Record<string, unknown> };
+      status?: number;
+    };
+    if (g.request?.method !== 'PUT' || (g.status !== 201 && g.status !== 200) || !g.request.body) continue;
+    const parts = g.request.url.split('?')[0].split('/');
+    out.set(parts[parts.length - 2], g.request.body);
+  }
+  return out;
 }

@@ -1,32 +1,14 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeRefusal } from '../../src/app/write-policy.js';
 import { registry } from '../../src/resources/registry.js';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { startTestPlane } from '../helpers/control-plane.js';
+import { samplesBySegment } from '../helpers/golden.js';
 
 const refused = (codePoint: string): string =>
   `must not contain control characters or bidirectional formatting characters (found ${codePoint})`;
 
 const all = [{ match: { 'mesh.io/service': '*' } }];
-
-/** A valid PUT body of every writable kind, by collection segment: the golden files' PUT requests. */
-function samplesBySegment(): Map<string, Record<string, unknown>> {
-  const dir = join(dirname(fileURLToPath(import.meta.url)), '..', 'golden');
-  const out = new Map<string, Record<string, unknown>>();
-  for (const file of readdirSync(dir)) {
-    const g = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
-      request?: { method: string; url: string; body?: Record<string, unknown> };
-      status?: number;
-    };
-    if (g.request?.method !== 'PUT' || (g.status !== 201 && g.status !== 200) || !g.request.body) continue;
-    const parts = g.request.url.split('?')[0].split('/');
-    out.set(parts[parts.length - 2], g.request.body);
-  }
-  return out;
-}
 
 /** Every string of a spec field, with its path as the API writes it (decisions §4). */
 function stringLeaves(v: unknown, path = ''): Array<{ path: string; set: (s: string) => unknown }> {

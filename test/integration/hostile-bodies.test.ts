@@ -24,6 +24,21 @@ function expectErrorShape(body: Record<string, unknown>): void {
   }
 }
 
+/** PUTs a YAML body, expects it refused with `status` in our shape, and nothing stored at `url`. */
+async function expectYamlRefused(
+  cp: ControlPlane,
+  url: string,
+  payload: string,
+  status: number,
+): Promise<Record<string, unknown>> {
+  const res = await cp.app.inject({ method: 'PUT', url, headers: yaml, payload });
+  expect(res.statusCode).toBe(status);
+  const body = res.json();
+  expectErrorShape(body);
+  expect((await cp.app.inject({ method: 'GET', url })).statusCode).toBe(404);
+  return body;
+}
+
 describe('invalid arrays (issue 15 item 3)', () => {
   let cp: ControlPlane;
   beforeAll(async () => {
@@ -164,38 +179,18 @@ describe('YAML alias amplification and stored size (issue 15 item 2)', () => {
   it('refuses a ~1 MB scalar aliased 98 times (413) and stores nothing', async () => {
     const body = proxyTemplate('bomb', `[&a ${'x'.repeat(1_000_000)}, ${Array(98).fill('*a').join(', ')}]`);
     expect(body.length).toBeLessThan(1_048_576);
-    const res = await cp.app.inject({
-      method: 'PUT',
-      url: '/meshes/default/proxytemplates/bomb',
-      headers: yaml,
-      payload: body,
-    });
-    expect(res.statusCode).toBe(413);
-    expectErrorShape(res.json());
-    expect(res.json().details).toBe(
+    const answer = await expectYamlRefused(cp, '/meshes/default/proxytemplates/bomb', body, 413);
+    expect(answer.details).toBe(
       'the YAML body expands to more than 1048576 bytes of JSON, the limit of a body (apiServer.bodyLimit)',
     );
-    expect(
-      (await cp.app.inject({ method: 'GET', url: '/meshes/default/proxytemplates/bomb' })).statusCode,
-    ).toBe(404);
   });
 
   it('refuses an anchor used more than 100 times (400 naming the limit)', async () => {
     const body = proxyTemplate('many', `[&a x, ${Array(101).fill('*a').join(', ')}]`);
-    const res = await cp.app.inject({
-      method: 'PUT',
-      url: '/meshes/default/proxytemplates/many',
-      headers: yaml,
-      payload: body,
-    });
-    expect(res.statusCode).toBe(400);
-    expectErrorShape(res.json());
-    expect(res.json().details).toBe(
+    const answer = await expectYamlRefused(cp, '/meshes/default/proxytemplates/many', body, 400);
+    expect(answer.details).toBe(
       'invalid YAML: an anchor is used through aliases more than 100 times (aliases nested in it multiply the count)',
     );
-    expect(
-      (await cp.app.inject({ method: 'GET', url: '/meshes/default/proxytemplates/many' })).statusCode,
-    ).toBe(404);
   });
 
   it('refuses a self-referencing alias (413, not a 500)', async () => {
@@ -236,19 +231,9 @@ describe('stored JSON larger than apiServer.bodyLimit (issue 15 item 2)', () => 
     const imports = `[${Array(1200).fill('a').join(', ')}]`;
     const body = `type: ProxyTemplate\nmesh: default\nname: flow\nselectors: [{match: {kuma.io/service: '*'}}]\nconf: {imports: ${imports}}\n`;
     expect(body.length).toBeLessThan(LIMIT);
-    const res = await cp.app.inject({
-      method: 'PUT',
-      url: '/meshes/default/proxytemplates/flow',
-      headers: yaml,
-      payload: body,
-    });
-    expect(res.statusCode).toBe(413);
-    expectErrorShape(res.json());
-    expect(res.json().details).toContain(`more than ${LIMIT} bytes of JSON`);
-    expect(res.json().details).toContain('apiServer.bodyLimit');
-    expect(
-      (await cp.app.inject({ method: 'GET', url: '/meshes/default/proxytemplates/flow' })).statusCode,
-    ).toBe(404);
+    const answer = await expectYamlRefused(cp, '/meshes/default/proxytemplates/flow', body, 413);
+    expect(answer.details).toContain(`more than ${LIMIT} bytes of JSON`);
+    expect(answer.details).toContain('apiServer.bodyLimit');
   });
 
   it('refuses a body whose stored resource (with its times) exceeds the limit, dry run included (413)', async () => {
