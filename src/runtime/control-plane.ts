@@ -155,10 +155,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
         logger: opts.logger,
       })
     : undefined;
-  if (snapshotter) {
-    bus.on('committed', () => snapshotter.committed());
-    snapshotter.committed();
-  }
+  if (snapshotter) bus.on('committed', () => snapshotter.committed());
 
   let clusterId = await log.getMeta(CLUSTER_ID);
   if (!clusterId) {
@@ -323,6 +320,9 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   }
 
   startupOver();
+  // A snapshot overdue at start waits until start-up has succeeded: a start that fails (a port in
+  // use, a full disk) writes none.
+  snapshotter?.committed();
   return {
     app,
     log,
