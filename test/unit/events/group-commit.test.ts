@@ -125,6 +125,7 @@ describe('group commit', () => {
     await turn();
     writer.calls[0].reject(new Error('ENOSPC'));
     await expect(failing.durable).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    await vi.waitFor(() => expect(recoveries).toBeGreaterThan(1), { timeout: 1000, interval: 5 });
     await core.stop();
     const after = recoveries;
     await new Promise((resolve) => setTimeout(resolve, 40));
