@@ -87,8 +87,7 @@ describe('group commit', () => {
     expect(core.writeFailure()).toBe('event log cannot write: ENOSPC: no space left on device, write');
     expect(() => core.assertReadable()).not.toThrow();
     expect(core.head()).toBe(1);
-    await new Promise((resolve) => setTimeout(resolve, 80));
-    expect(recoveries.length).toBeGreaterThan(2);
+    await vi.waitFor(() => expect(recoveries.length).toBeGreaterThan(2), { timeout: 2000, interval: 5 });
     expect(recoveries.every((r) => r.head === 1 && r.hash === durableHash)).toBe(true);
     expect(core.writeFailure()).toBeDefined();
 
