@@ -5,6 +5,7 @@ import { listConfigKeys, loadConfig } from '../config/load.js';
 import { createLogger, stdoutDestination } from '../runtime/logger.js';
 import { loadTlsMaterial } from '../runtime/tls.js';
 import { AppError } from '../util/errors.js';
+import { errorChain } from '../util/error-chain.js';
 import { registerLogCommands } from './log-commands.js';
 
 const SHUTDOWN_LIMIT_MS = 5000;
@@ -31,9 +32,10 @@ async function run(opts: { config?: string }): Promise<void> {
     const { startControlPlane } = await import('../runtime/control-plane.js');
     cp = await startControlPlane(config, { logger, tls });
   } catch (err) {
+    // The message names the underlying cause (e.g. `MANIFEST-000005: No space left on device`).
     logger.fatal(
       { err: err instanceof AppError ? undefined : err },
-      err instanceof AppError ? err.details : 'start-up failed',
+      err instanceof AppError ? err.details : `start-up failed: ${errorChain(err)}`,
     );
     process.exit(1);
   }

@@ -1,4 +1,5 @@
 import { AppError } from '../util/errors.js';
+import { errorChain } from '../util/error-chain.js';
 import { GENESIS_HASH, sealEntry } from './hash.js';
 import { assertMetaKey } from './keys.js';
 import type { AppendResult, CommitListener, EventInput, EventLogStats, LogEntry } from './types.js';
@@ -18,11 +19,25 @@ export interface CommitBatch {
 export interface GroupCommitDeps {
   /** Writes one batch atomically and durably; a rejection puts the log in the failed state. */
   write(batch: CommitBatch): Promise<void>;
+  /**
+   * After a failed write, makes the store take writes again with `head` (hash `headHash`) as its
+   * last entry, dropping whatever of the failed batches it kept; rejects while it cannot. Retried
+   * with back-off; by default the next append simply tries again.
+   */
+  recover?(head: number, headHash: string): Promise<void>;
+  /** Back-off of the recovery: first delay and cap, in ms (default 100 ms doubling to 5 s). */
+  retry?: { firstMs: number; maxMs: number };
+  /** Told once when writes start failing and once when they work again (not at each retry). */
+  onWriteState?: (change: WriteStateChange) => void;
   /** Clock for entry times (tests inject one). */
   now?: () => Date;
   /** Receives what a commit listener throws; by default it is rethrown on a later turn (uncaught). */
   onListenerError?: (error: unknown) => void;
 }
+
+/** A change of the log's ability to write, for one log line each way. */
+export type WriteStateChange =
+  { failed: true; reason: string; error: unknown } | { failed: false; downMs: number; attempts: number };
 
 /** The shared write path of every `EventLog` adapter: revisions, hashes, group commit, listeners. */
 export interface GroupCommit {
@@ -39,6 +54,8 @@ export interface GroupCommit {
   assertReadable(): void;
   /** Throws unless the log is started and has not failed. */
   assertWritable(): void;
+  /** Why appends are refused while the log retries a failed write; undefined when it takes them. */
+  writeFailure(): string | undefined;
 }
 
 interface QueuedGroup {
@@ -72,12 +89,19 @@ export function createGroupCommit(deps: GroupCommitDeps): GroupCommit {
   let state: 'closed' | 'open' | 'failed' = 'closed';
   let failure: AppError | undefined;
   let durableHead = 0;
+  let durableHash = GENESIS_HASH;
   let assignedHead = 0;
   let assignedHash = GENESIS_HASH;
   let queue: QueuedGroup[] = [];
   let scheduled = false;
   let writing = false;
   let idleWaiters: (() => void)[] = [];
+  const retry = deps.retry ?? { firstMs: 100, maxMs: 5000 };
+  let retryTimer: NodeJS.Timeout | undefined;
+  let recovering: Promise<void> | undefined;
+  let failedAt = 0;
+  let failureReason: string | undefined;
+  let attempts = 0;
 
   function refusal(): AppError {
     if (state === 'failed' && failure !== undefined) return failure;
@@ -108,15 +132,42 @@ export function createGroupCommit(deps: GroupCommitDeps): GroupCommit {
   }
 
   function fail(error: unknown, groups: QueuedGroup[]): void {
-    // Fail-stop: revisions were handed out past the durable head, so no append may follow.
-    if (state === 'open') state = 'failed';
-    failure = logUnavailable(
-      `a batch write failed: ${error instanceof Error ? error.message : String(error)}`,
-      error,
-    );
+    const reason = `event log cannot write: ${errorChain(error)}`;
+    failureReason = reason;
+    failure = logUnavailable(`${reason}; writes are refused until it recovers (retrying)`, error);
+    // The failed batch and every group queued behind it (chained on its hashes) are refused, and
+    // the chain resumes from the durable head: nothing answered 503 is ever acknowledged.
     const rejected = [...groups, ...queue];
     queue = [];
+    assignedHead = durableHead;
+    assignedHash = durableHash;
     for (const group of rejected) group.reject(failure);
+    if (state !== 'open') return;
+    state = 'failed';
+    failedAt = Date.now();
+    attempts = 0;
+    deps.onWriteState?.({ failed: true, reason, error });
+    scheduleRecovery(retry.firstMs);
+  }
+
+  function scheduleRecovery(delayMs: number): void {
+    retryTimer = setTimeout(() => {
+      retryTimer = undefined;
+      attempts += 1;
+      recovering = (deps.recover ?? (async () => undefined))(durableHead, durableHash).then(
+        () => {
+          recovering = undefined;
+          if (state !== 'failed') return;
+          state = 'open';
+          failure = undefined;
+          deps.onWriteState?.({ failed: false, downMs: Date.now() - failedAt, attempts });
+        },
+        () => {
+          recovering = undefined;
+          if (state === 'failed') scheduleRecovery(Math.min(delayMs * 2, retry.maxMs));
+        },
+      );
+    }, delayMs);
   }
 
   async function flush(): Promise<void> {
@@ -141,6 +192,7 @@ export function createGroupCommit(deps: GroupCommitDeps): GroupCommit {
     }
     writing = false;
     durableHead = batch.head;
+    if (entries.length > 0) durableHash = entries[entries.length - 1].hash;
     counters.batches += 1;
     counters.entries += entries.length;
     notify(entries);
@@ -156,6 +208,7 @@ export function createGroupCommit(deps: GroupCommitDeps): GroupCommit {
       state = 'open';
       failure = undefined;
       durableHead = head;
+      durableHash = headHash;
       assignedHead = head;
       assignedHash = headHash;
     },
@@ -195,9 +248,12 @@ export function createGroupCommit(deps: GroupCommitDeps): GroupCommit {
 
     stats: () => ({ ...counters }),
 
-    stop() {
+    async stop() {
       state = 'closed';
-      return new Promise<void>((resolve) => {
+      clearTimeout(retryTimer);
+      retryTimer = undefined;
+      await recovering;
+      await new Promise<void>((resolve) => {
         idleWaiters.push(resolve);
         settleIdle();
       });
@@ -210,5 +266,7 @@ export function createGroupCommit(deps: GroupCommitDeps): GroupCommit {
     assertWritable() {
       if (state !== 'open') throw refusal();
     },
+
+    writeFailure: () => (state === 'failed' ? failureReason : undefined),
   };
 }

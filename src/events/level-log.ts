@@ -1,8 +1,10 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, open as openFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 
 import { Level } from 'level';
 
 import { AppError } from '../util/errors.js';
+import { errorChain } from '../util/error-chain.js';
 import { GENESIS_HASH } from './hash.js';
 import { createGroupCommit, logUnavailable } from './group-commit.js';
 import {
@@ -17,7 +19,7 @@ import {
   prefixRange,
   revisionRange,
 } from './keys.js';
-import type { CommitBatch } from './group-commit.js';
+import type { CommitBatch, GroupCommitDeps } from './group-commit.js';
 import { createLevelSnapshotStore } from './snapshot-store.js';
 import type { EventLog, LogEntry } from './types.js';
 
@@ -29,21 +31,43 @@ export interface LevelLogOptions {
   now?: () => Date;
   /** Receives what a commit listener throws; by default it is rethrown on a later turn. */
   onListenerError?: (error: unknown) => void;
+  /** Told once when writes start failing (a full disk) and once when they work again. */
+  onWriteState?: GroupCommitDeps['onWriteState'];
+  /** Back-off of the retries after a failed write (default 100 ms doubling to 5 s). */
+  retry?: GroupCommitDeps['retry'];
+  /**
+   * Test hook (issue 15): while it returns an error, every batch, meta write and recovery probe
+   * fails with it before reaching the disk, as a full disk would.
+   */
+  fault?: () => Error | undefined;
 }
 
 type Db = Level<string, string>;
 
 const CHUNK = 1000;
+/** What the recovery probe writes (and removes) to see that the disk takes writes again. */
+const PROBE_BYTES = 64 * 1024;
+const PROBE_FILE = 'write-probe.tmp';
 
 /** An `EventLog` on LevelDB: one synced batch per group commit, entries, history index and meta together. */
 export function createLevelLog(options: LevelLogOptions): EventLog {
   let db: Db | undefined;
   let closing: Promise<void> | undefined;
   const pendingMeta = new Set<Promise<void>>();
+  let reopening = false;
 
   function currentDb(): Db {
-    if (db === undefined) throw logUnavailable('the event log is closed');
+    if (db === undefined) {
+      throw logUnavailable(
+        reopening ? 'the event log is reopening after a failed write' : 'the event log is closed',
+      );
+    }
     return db;
+  }
+
+  function injectedFault(): void {
+    const error = options.fault?.();
+    if (error) throw error;
   }
 
   async function write(batch: CommitBatch): Promise<void> {
@@ -62,10 +86,83 @@ export function createLevelLog(options: LevelLogOptions): EventLog {
       await ops.close();
       throw error;
     }
+    try {
+      injectedFault();
+    } catch (error) {
+      await ops.close();
+      throw error;
+    }
     await ops.write({ sync: true });
   }
 
-  const core = createGroupCommit({ write, now: options.now, onListenerError: options.onListenerError });
+  /** Writes, syncs and removes a small file beside the store: fails while the disk is full. */
+  async function probeDisk(): Promise<void> {
+    injectedFault();
+    const file = join(options.path, PROBE_FILE);
+    try {
+      const handle = await openFile(file, 'w');
+      try {
+        await handle.write(Buffer.alloc(PROBE_BYTES));
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    } finally {
+      await rm(file, { force: true });
+    }
+  }
+
+  /** Drops what the store kept past `head` (a batch answered 503) in one synced batch, which is the probe write. */
+  async function truncateTo(store: Db, head: number, hash: string): Promise<void> {
+    const stored = await readHead(store);
+    const at =
+      head === 0 ? GENESIS_HASH : (JSON.parse((await store.get(entryKey(head))) ?? '{}') as LogEntry).hash;
+    if (stored.head < head || at !== hash) {
+      throw new AppError(
+        'INTERNAL',
+        'Event log corrupt',
+        `after reopening, the store's head is ${stored.head} (hash ${String(at)}), not the durable ${head}`,
+      );
+    }
+    const ops = store.batch();
+    for await (const value of store.values({ gt: entryKey(head), lt: prefixRange(ENTRY_PREFIX).lt })) {
+      const entry = JSON.parse(value) as LogEntry;
+      ops.del(entryKey(entry.revision));
+      ops.del(historyKey(entry.kind, entry.mesh, entry.name, entry.revision));
+    }
+    ops.put(metaKey(HEAD_META_KEY), String(head));
+    await ops.write({ sync: true });
+  }
+
+  async function recover(head: number, hash: string): Promise<void> {
+    await probeDisk();
+    // A failed write can leave LevelDB refusing every later one (a failed sync or compaction stays
+    // failed until reopened) and its log file's last record cut short: reopening replays the log
+    // file up to its last whole record and clears that state.
+    reopening = true;
+    const old = db;
+    db = undefined;
+    await old?.close();
+    const store: Db = new Level<string, string>(options.path, { valueEncoding: 'utf8' });
+    await store.open();
+    try {
+      await truncateTo(store, head, hash);
+    } catch (error) {
+      await store.close().catch(() => undefined);
+      throw error;
+    }
+    db = store;
+    reopening = false;
+  }
+
+  const core = createGroupCommit({
+    write,
+    recover,
+    retry: options.retry,
+    onWriteState: options.onWriteState,
+    now: options.now,
+    onListenerError: options.onListenerError,
+  });
 
   async function readHead(store: Db): Promise<{ head: number; hash: string }> {
     const [last] = await store.iterator({ ...prefixRange(ENTRY_PREFIX), reverse: true, limit: 1 }).all();
@@ -78,6 +175,7 @@ export function createLevelLog(options: LevelLogOptions): EventLog {
     await Promise.allSettled(pendingMeta);
     const store = db;
     db = undefined;
+    reopening = false;
     await store?.close();
   }
 
@@ -100,7 +198,7 @@ export function createLevelLog(options: LevelLogOptions): EventLog {
             ? `the data dir ${options.path} is in use by another mesh-cp process (LevelDB lock held)`
             : fsCode === 'EEXIST' || fsCode === 'ENOTDIR'
               ? `cannot open the event log at ${options.path}: it (or a parent) is a file, not a directory`
-              : `cannot open the event log at ${options.path}: ${(error as Error).message}`,
+              : `cannot open the event log at ${options.path}: ${errorChain(error)}`,
           error,
         );
       }
@@ -175,10 +273,17 @@ export function createLevelLog(options: LevelLogOptions): EventLog {
     async putMeta(key, value) {
       core.assertWritable();
       assertMetaKey(key);
-      const put = currentDb().put(metaKey(key), value, { sync: true });
+      const put = (async () => {
+        injectedFault();
+        await currentDb().put(metaKey(key), value, { sync: true });
+      })();
       pendingMeta.add(put);
       try {
         await put;
+      } catch (error) {
+        throw error instanceof AppError
+          ? error
+          : logUnavailable(`event log cannot write: ${errorChain(error)}`, error);
       } finally {
         pendingMeta.delete(put);
       }
@@ -187,6 +292,8 @@ export function createLevelLog(options: LevelLogOptions): EventLog {
     onCommit: (listener) => core.onCommit(listener),
 
     stats: () => core.stats(),
+
+    writeFailure: () => core.writeFailure(),
 
     snapshots: createLevelSnapshotStore(currentDb),
   };

@@ -100,5 +100,7 @@ export function createMemoryLog(options: MemoryLogOptions = {}): EventLog {
     onCommit: (listener) => core.onCommit(listener),
 
     stats: () => core.stats(),
+
+    writeFailure: () => core.writeFailure(),
   };
 }

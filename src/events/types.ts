@@ -89,6 +89,11 @@ export interface EventLog {
   onCommit(listener: CommitListener): () => void;
   /** Group-commit counters, for benchmarks and tests. */
   stats(): EventLogStats;
+  /**
+   * Why appends are refused while the log retries a failed write (a full disk), e.g. `event log
+   * cannot write: …: No space left on device`; undefined while it takes writes.
+   */
+  writeFailure(): string | undefined;
   /** Snapshots of the projections kept in the same store (LevelDB only; issue 6). */
   snapshots?: SnapshotStore;
 }

@@ -17,6 +17,8 @@ import type { Config } from '../config/schema.js';
 import { maskConfig } from '../config/mask.js';
 import { createBus } from '../events/bus.js';
 import { createLevelLog } from '../events/level-log.js';
+import type { LevelLogOptions } from '../events/level-log.js';
+import type { WriteStateChange } from '../events/group-commit.js';
 import { createMemoryLog } from '../events/memory-log.js';
 import type { EventLog } from '../events/types.js';
 import { createDerivedViews } from '../projections/derived-views.js';
@@ -72,16 +74,33 @@ export interface StartOptions {
   /** The HTTPS material, when the caller started loading it early (`mesh-cp run` does, so that a
    * first start makes its certificate while the modules load); else it is loaded here. */
   tls?: Promise<TlsMaterial>;
+  /** The LevelDB log's retry back-off and injected write fault (tests of a full disk, issue 15). */
+  levelLog?: Pick<LevelLogOptions, 'retry' | 'fault'>;
 }
 
 const CLUSTER_ID = 'clusterId';
 
+/** One log line when the log starts failing to write and one when it writes again. */
+function logWriteState(logger: Logger | undefined): (change: WriteStateChange) => void {
+  return (change) => {
+    if (change.failed) {
+      logger?.error({ err: change.error }, `${change.reason}; refusing writes (503) and retrying`);
+    } else {
+      logger?.info(
+        { downMs: change.downMs, attempts: change.attempts },
+        'event log writes again; accepting writes',
+      );
+    }
+  };
+}
+
 /** Opens the log for the configured store (the level adapter explains a locked or bad data dir). */
-async function openLog(config: Config, now: () => Date): Promise<EventLog> {
+async function openLog(config: Config, now: () => Date, opts: StartOptions): Promise<EventLog> {
+  const onWriteState = logWriteState(opts.logger);
   const log =
     config.store.type === 'memory'
       ? createMemoryLog({ now })
-      : createLevelLog({ path: config.store.level.path, now });
+      : createLevelLog({ path: config.store.level.path, now, onWriteState, ...opts.levelLog });
   await log.open();
   return log;
 }
@@ -106,7 +125,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   const tlsLoading =
     listen && config.apiServer.https.enabled ? (opts.tls ?? loadTlsMaterial(config)) : undefined;
   tlsLoading?.catch(() => undefined);
-  const log = await openLog(config, now);
+  const log = await openLog(config, now, opts);
   const views = createResourceViews(registry);
   const status = createStatusStore();
   const summaries = createMeshSummaries({ registry, views, status });
@@ -245,8 +264,13 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   const httpsServer = httpsServerOf(app);
 
   const diagnostics = Fastify({ logger: false, schemaController: lazySchemaCompilers });
+  // Liveness only: a log that cannot write retries by itself, and a restart would not free the disk.
   diagnostics.get('/healthy', async () => ({ status: 'ok' }));
-  diagnostics.get('/ready', async () => ({ status: 'ready', revision: views.revision() }));
+  diagnostics.get('/ready', async (_request, reply) => {
+    const reason = log.writeFailure();
+    if (reason === undefined) return { status: 'ready', revision: views.revision() };
+    return reply.code(503).send({ status: 'unavailable', reason, revision: views.revision() });
+  });
 
   const ports = { api: 0, diagnostics: 0, https: 0, kds: 0 };
   const listening: FastifyInstance[] = [];
@@ -299,7 +323,8 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   }
 
   startupOver();
-  // A tail past the interval is due now; checked once listening, so that a snapshot does not delay `ready`.
+  // A tail past the interval is due now. Checked once listening, so that a snapshot does not delay
+  // `ready`, and a start that fails (a port in use, a full disk) writes none.
   snapshotter?.committed();
   return {
     app,

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 
 import { GENESIS_HASH } from '../../../src/events/hash.js';
 import { createGroupCommit } from '../../../src/events/group-commit.js';
@@ -53,9 +53,20 @@ describe('group commit', () => {
     expect(core.stats()).toEqual({ batches: 2, entries: 4 });
   });
 
-  it('fails stop when a batch write fails', async () => {
+  it('refuses writes at once after a failed batch, retries with back-off and resumes the chain from the durable head', async () => {
     const writer = manualWriter();
-    const core = createGroupCommit({ write: writer.write });
+    let recoverable = false;
+    const recoveries: { head: number; hash: string }[] = [];
+    const changes: unknown[] = [];
+    const core = createGroupCommit({
+      write: writer.write,
+      recover: async (head, hash) => {
+        recoveries.push({ head, hash });
+        if (!recoverable) throw new Error('ENOSPC: no space left on device, probe');
+      },
+      retry: { firstMs: 5, maxMs: 20 },
+      onWriteState: (change) => changes.push(change),
+    });
     core.start(0, GENESIS_HASH);
     const seen: number[] = [];
     core.onCommit((entries) => seen.push(...entries.map((entry) => entry.revision)));
@@ -63,21 +74,62 @@ describe('group commit', () => {
     await turn();
     writer.calls[0].resolve();
     await ok.durable;
+    const durableHash = ok.entries[0].hash;
 
     const failing = core.append([input]);
     await turn();
     const queued = core.append([input]);
-    writer.calls[1].reject(new Error('disk full'));
+    writer.calls[1].reject(new Error('ENOSPC: no space left on device, write'));
     await expect(failing.durable).rejects.toMatchObject({ code: 'UNAVAILABLE' });
     await expect(queued.durable).rejects.toMatchObject({ code: 'UNAVAILABLE' });
 
-    expect(() => core.append([input])).toThrow(AppError);
-    expect(() => core.assertWritable()).toThrow(/disk full/);
+    expect(() => core.append([input])).toThrow(/event log cannot write: ENOSPC: no space left on device/);
+    expect(core.writeFailure()).toBe('event log cannot write: ENOSPC: no space left on device, write');
     expect(() => core.assertReadable()).not.toThrow();
     expect(core.head()).toBe(1);
-    expect(seen).toEqual([1]);
+    await vi.waitFor(() => expect(recoveries.length).toBeGreaterThan(2), { timeout: 2000, interval: 5 });
+    expect(recoveries.every((r) => r.head === 1 && r.hash === durableHash)).toBe(true);
+    expect(core.writeFailure()).toBeDefined();
+
+    recoverable = true;
+    await vi.waitFor(() => expect(core.writeFailure()).toBeUndefined(), { timeout: 1000, interval: 5 });
+    const resumed = core.append([input]);
+    expect(resumed.entries[0]).toMatchObject({ revision: 2, prevHash: durableHash });
+    await turn();
+    writer.calls[2].resolve();
+    await resumed.durable;
+    expect(core.head()).toBe(2);
+    expect(seen).toEqual([1, 2]);
+    // One change each way, however many retries.
+    expect(changes).toHaveLength(2);
+    expect(changes[0]).toMatchObject({ failed: true, reason: expect.stringMatching(/ENOSPC/) as unknown });
+    expect(changes[1]).toMatchObject({ failed: false, attempts: recoveries.length });
     await core.stop();
-    expect(writer.calls).toHaveLength(2);
+    expect(writer.calls).toHaveLength(3);
+  });
+
+  it('stops retrying when stopped', async () => {
+    const writer = manualWriter();
+    let recoveries = 0;
+    const core = createGroupCommit({
+      write: writer.write,
+      recover: async () => {
+        recoveries += 1;
+        throw new Error('ENOSPC');
+      },
+      retry: { firstMs: 5, maxMs: 5 },
+    });
+    core.start(0, GENESIS_HASH);
+    const failing = core.append([input]);
+    await turn();
+    writer.calls[0].reject(new Error('ENOSPC'));
+    await expect(failing.durable).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    await vi.waitFor(() => expect(recoveries).toBeGreaterThan(1), { timeout: 1000, interval: 5 });
+    await core.stop();
+    const after = recoveries;
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    expect(recoveries).toBe(after);
+    expect(() => core.append([input])).toThrow(/closed/);
   });
 
   it('keeps answering appenders when a listener throws', async () => {

@@ -1,0 +1,65 @@
+import { spawn } from 'node:child_process';
+import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Level } from 'level';
+import { afterAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/control-plane.js';
+import { REPO_ROOT } from '../helpers/process.js';
+
+/** Runs `mesh-cp run` (the built CLI) until it exits. */
+function run(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const proc = spawn('node', ['dist/bin/mesh-cp.js', 'run'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    proc.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    proc.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    proc.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Name, size and content of each file of a dir but LevelDB's own info log (`LOG`, `LOG.old`). */
+function contents(dir: string): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (const name of readdirSync(dir).sort()) {
+    if (name === 'LOG' || name === 'LOG.old') continue;
+    files[name] = `${statSync(join(dir, name)).size}:${readFileSync(join(dir, name)).toString('base64')}`;
+  }
+  return files;
+}
+
+describe('a store that fails to open (issue 15)', () => {
+  const dir = tempDir();
+  afterAll(() => dir.cleanup());
+
+  it('prints the underlying cause and leaves the data dir as it was', async () => {
+    const db = new Level<string, string>(dir.path, { valueEncoding: 'utf8' });
+    await db.put('m!probe', 'x');
+    await db.close();
+    // A real open failure with a cause: LevelDB refuses a CURRENT file cut short.
+    writeFileSync(join(dir.path, 'CURRENT'), 'MANIFEST-0000');
+    const before = contents(dir.path);
+
+    const result = await run({
+      MESH_STORE_TYPE: 'level',
+      MESH_STORE_LEVEL_PATH: dir.path,
+      MESH_API_SERVER_PORT: '0',
+      MESH_API_SERVER_HTTPS_ENABLED: 'false',
+      MESH_DIAGNOSTICS_PORT: '0',
+    });
+    expect(result.code).toBe(1);
+    const fatal = result.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { level: number; msg: string })
+      .find((line) => line.level === 60);
+    expect(fatal?.msg).toBe(
+      `cannot open the event log at ${dir.path}: Database failed to open: Corruption: CURRENT file does not end with newline`,
+    );
+    expect(contents(dir.path)).toEqual(before);
+  }, 30_000);
+});
