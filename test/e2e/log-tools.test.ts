@@ -5,26 +5,7 @@ import { Level } from 'level';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { tempDir } from '../helpers/control-plane.js';
-import { REPO_ROOT, startNpm } from '../helpers/process.js';
-
-/** Runs `mesh-cp <args>` (the built CLI) as a process. */
-function meshCp(
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const proc = spawn('node', ['dist/bin/mesh-cp.js', ...args], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    proc.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    proc.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    proc.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+import { REPO_ROOT, meshCp, startNpm } from '../helpers/process.js';
 
 const SERVER_ENV = { MESH_API_SERVER_HTTPS_ENABLED: 'false' };
 const all = [{ match: { 'mesh.io/service': '*' } }];

@@ -1,26 +1,9 @@
-import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Level } from 'level';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/control-plane.js';
-import { REPO_ROOT } from '../helpers/process.js';
-
-/** Runs `mesh-cp run` (the built CLI) until it exits. */
-function run(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const proc = spawn('node', ['dist/bin/mesh-cp.js', 'run'], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    proc.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    proc.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    proc.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+import { meshCp } from '../helpers/process.js';
 
 /** Name, size and content of each file of a dir but LevelDB's own info log (`LOG`, `LOG.old`). */
 function contents(dir: string): Record<string, string> {
@@ -44,7 +27,7 @@ describe('a store that fails to open (issue 15)', () => {
     writeFileSync(join(dir.path, 'CURRENT'), 'MANIFEST-0000');
     const before = contents(dir.path);
 
-    const result = await run({
+    const result = await meshCp(['run'], {
       MESH_STORE_TYPE: 'level',
       MESH_STORE_LEVEL_PATH: dir.path,
       MESH_API_SERVER_PORT: '0',

@@ -97,3 +97,22 @@ export function startNpm(env: Record<string, string>, args: string[] = ['start']
   ready.catch(() => undefined);
   return { proc, lines, stderr: () => err, ready, exited };
 }
+
+/** Runs `mesh-cp <args>` (the built CLI) as a process until it exits. */
+export function meshCp(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const proc = spawn('node', ['dist/bin/mesh-cp.js', ...args], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    proc.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    proc.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    proc.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
