@@ -50,7 +50,9 @@ export function parseYamlBody(text: string, bodyLimit: number): unknown {
   const { parse } = createRequire(import.meta.url)('yaml') as typeof Yaml;
   let value: unknown;
   try {
-    value = parse(text, { maxAliasCount: MAX_ALIAS_COUNT });
+    // logLevel 'error': yaml's warnings (an unknown directive) would go to the process's stderr
+    // through process.emitWarning, with text of the caller's choosing.
+    value = parse(text, { maxAliasCount: MAX_ALIAS_COUNT, logLevel: 'error' });
   } catch (err) {
     const message = (err as Error).message.split('\n')[0];
     throw new AppError(

@@ -204,6 +204,25 @@ describe('YAML alias amplification and stored size (issue 15 item 2)', () => {
     expectErrorShape(res.json());
   });
 
+  it('writes nothing of a body to the process: a YAML warning is not emitted', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      const res = await cp.app.inject({
+        method: 'PUT',
+        url: '/meshes/directive',
+        headers: yaml,
+        payload: '%EVIL \u001b[31mdirective\n---\ntype: Mesh\nname: directive\n',
+      });
+      expect(res.statusCode).toBe(201);
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.map((w) => w.message)).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('accepts aliases that stay within the limits', async () => {
     const body = proxyTemplate('fine', `[&a ${'x'.repeat(1000)}, ${Array(50).fill('*a').join(', ')}]`);
     const res = await cp.app.inject({
