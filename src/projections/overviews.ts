@@ -24,7 +24,10 @@ export function proxyState(resource: WireResource, insight: Insight | undefined)
   return inbound.some((i) => i.health?.ready === false) ? 'partially_degraded' : 'online';
 }
 
-/** Builds an overview: the resource's meta, its spec under `specKey`, its insight under `insightKey`. */
+/**
+ * Builds an overview: the resource's meta, its spec under `specKey`, its insight under `insightKey`.
+ * The insight always has `subscriptions` (`[]` for a proxy or zone that never connected): the GUI reduces it.
+ */
 export function buildOverview(
   type: string,
   item: ViewItem,
@@ -39,6 +42,6 @@ export function buildOverview(
   out.creationTime = r.creationTime;
   out.modificationTime = r.modificationTime;
   out[specKey] = specOf(r);
-  out[insightKey] = insight ?? {};
+  out[insightKey] = insight?.subscriptions ? insight : { ...insight, subscriptions: [] };
   return out;
 }

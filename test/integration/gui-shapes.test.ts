@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ControlPlane } from '../../src/runtime/control-plane.js';
+import { startTestPlane, tempDir } from '../helpers/control-plane.js';
+
+// Fields the reference's web GUI reads that the spec leaves open (issue 16 point 7).
+
+const svc = (name: string) => ({ 'mesh.io/service': name });
+
+describe('overviews of proxies and zones that never connected carry subscriptions: [] (the GUI reduces it)', () => {
+  let cp: ControlPlane;
+  let dir: ReturnType<typeof tempDir>;
+  const get = async (url: string) => {
+    const res = await cp.app.inject({ method: 'GET', url });
+    expect(res.statusCode, url).toBe(200);
+    return res.json() as Record<string, unknown> & { items?: Array<Record<string, unknown>> };
+  };
+  const put = async (url: string, payload: Record<string, unknown>) => {
+    const res = await cp.app.inject({ method: 'PUT', url, payload });
+    expect(res.statusCode, res.body).toBe(201);
+  };
+
+  beforeAll(async () => {
+    dir = tempDir();
+    cp = await startTestPlane({ MESH_STORE_TYPE: 'level', MESH_STORE_LEVEL_PATH: dir.path });
+    await put('/meshes/default/dataplanes/web-1', {
+      type: 'Dataplane',
+      mesh: 'default',
+      name: 'web-1',
+      networking: { address: '10.0.0.1', inbound: [{ port: 80, servicePort: 8080, tags: svc('web') }] },
+    });
+    await put('/meshes/default/dataplanes/gw-1', {
+      type: 'Dataplane',
+      mesh: 'default',
+      name: 'gw-1',
+      networking: { address: '10.0.0.2', gateway: { type: 'BUILTIN', tags: svc('gw') } },
+    });
+    await put('/zones/zone-1', { type: 'Zone', name: 'zone-1', enabled: true });
+    await put('/zone-ingresses/ingress-1', {
+      type: 'ZoneIngress',
+      name: 'ingress-1',
+      zone: 'zone-1',
+      networking: {
+        address: '192.168.0.1',
+        advertisedAddress: '10.0.0.1',
+        port: 10001,
+        advertisedPort: 10000,
+      },
+    });
+    await put('/zoneegresses/egress-1', {
+      type: 'ZoneEgress',
+      name: 'egress-1',
+      zone: 'zone-1',
+      networking: { address: '192.168.0.2', port: 10002 },
+    });
+  });
+  afterAll(async () => {
+    await cp.close();
+    dir.cleanup();
+  });
+
+  it('dataplanes+insights: list, single item, singular alias, cross-mesh list and filters', async () => {
+    const list = await get('/meshes/default/dataplanes+insights');
+    expect(list.items?.map((o) => [o.name, o.dataplaneInsight])).toEqual([
+      ['gw-1', { subscriptions: [] }],
+      ['web-1', { subscriptions: [] }],
+    ]);
+    expect((await get('/meshes/default/dataplanes+insights/web-1')).dataplaneInsight).toEqual({
+      subscriptions: [],
+    });
+    expect((await get('/meshes/default/dataplane+insights/gw-1')).dataplaneInsight).toEqual({
+      subscriptions: [],
+    });
+    const all = await get('/dataplanes+insights');
+    expect(all.items?.map((o) => o.dataplaneInsight)).toEqual([{ subscriptions: [] }, { subscriptions: [] }]);
+    const offline = await get('/meshes/default/dataplanes+insights?status=offline&gateway=false');
+    expect(offline.items?.map((o) => [o.name, o.dataplaneInsight])).toEqual([
+      ['web-1', { subscriptions: [] }],
+    ]);
+  });
+
+  it('an insight without subscriptions gets [] and keeps its other fields; a connected one is unchanged', async () => {
+    const mTLS = { issuedBackend: 'ca-1', supportedBackends: ['ca-1'] };
+    cp.status.setDataplaneInsight('default', 'gw-1', { mTLS });
+    expect((await get('/meshes/default/dataplanes+insights/gw-1')).dataplaneInsight).toEqual({
+      mTLS,
+      subscriptions: [],
+    });
+    const subscriptions = [
+      { id: 's-1', controlPlaneInstanceId: 'cp-1', connectTime: '2026-01-01T00:00:00.000Z' },
+    ];
+    cp.status.setDataplaneInsight('default', 'web-1', { subscriptions });
+    expect((await get('/meshes/default/dataplanes+insights/web-1')).dataplaneInsight).toEqual({
+      subscriptions,
+    });
+    cp.status.setDataplaneInsight('default', 'gw-1', undefined);
+    cp.status.setDataplaneInsight('default', 'web-1', undefined);
+  });
+
+  it('zone ingress, zone egress and zone overviews: list and single item', async () => {
+    const cases: Array<[string, string, string]> = [
+      ['/zoneingresses+insights', 'ingress-1', 'zoneIngressInsight'],
+      ['/zoneegressoverviews', 'egress-1', 'zoneEgressInsight'],
+      ['/zones+insights', 'zone-1', 'zoneInsight'],
+    ];
+    for (const [path, name, key] of cases) {
+      expect((await get(path)).items?.map((o) => [o.name, o[key]])).toEqual([[name, { subscriptions: [] }]]);
+      expect((await get(`${path}/${name}`))[key]).toEqual({ subscriptions: [] });
+    }
+  });
+});
