@@ -78,7 +78,9 @@ export function createMeshSummaries(deps: {
 }): MeshSummaries {
   const { registry, views, status } = deps;
   const meshes = new Map<string, MeshState>();
-  const policyKinds = registry.stored.filter((d) => d.isPolicy && d.scope === 'mesh').map((d) => d.kind);
+  const policyKinds = registry.stored
+    .filter((d) => d.countedInMeshInsight && d.scope === 'mesh')
+    .map((d) => d.kind);
 
   const contributionOf = (mesh: string, r: WireResource): Contribution => {
     const insight = status.dataplaneInsight(mesh, r.name);

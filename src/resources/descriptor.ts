@@ -49,8 +49,10 @@ export interface ResourceDescriptor {
   derived?: DerivedInfo;
   /** Present when the kind is in the policy catalogue (`/policies`). */
   catalogue?: CatalogueEntry;
-  /** True for kinds MeshInsight counts under `policies`. */
+  /** True for policy kinds: the catalogue minus ExternalService. */
   isPolicy: boolean;
+  /** True for kinds MeshInsight counts under `policies`; defaults to `isPolicy`. */
+  countedInMeshInsight: boolean;
   /** True for kinds whose content is secret (auth and masking rules). */
   secret: boolean;
   sync: SyncDirection;
@@ -90,6 +92,7 @@ export function defineResource(def: ResourceDefinition): ResourceDescriptor {
     aliases: def.aliases ?? [],
     itemAliases: def.itemAliases ?? [],
     isPolicy: def.isPolicy ?? false,
+    countedInMeshInsight: def.countedInMeshInsight ?? def.isPolicy ?? false,
     secret: def.secret ?? false,
     sync: def.sync ?? 'none',
     crossMeshList: def.crossMeshList ?? false,

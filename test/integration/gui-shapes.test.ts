@@ -108,3 +108,61 @@ describe('overviews of proxies and zones that never connected carry subscription
     }
   });
 });
+
+describe('MeshInsight.policies counts ExternalService like every mesh-scoped kind (the GUI sidebar reads it)', () => {
+  let cp: ControlPlane;
+  let dir: ReturnType<typeof tempDir>;
+  beforeAll(async () => {
+    dir = tempDir();
+    cp = await startTestPlane({ MESH_STORE_TYPE: 'level', MESH_STORE_LEVEL_PATH: dir.path });
+  });
+  afterAll(async () => {
+    await cp.close();
+    dir.cleanup();
+  });
+
+  it('one external service is policies.ExternalService.total 1, and gone after DELETE', async () => {
+    const insight = async () => {
+      const res = await cp.app.inject({ method: 'GET', url: '/mesh-insights/gui' });
+      expect(res.statusCode).toBe(200);
+      return res.json() as { policies: Record<string, { total: number }>; services: Record<string, number> };
+    };
+    const listed = async () => {
+      const res = await cp.app.inject({ method: 'GET', url: '/mesh-insights' });
+      const items = (res.json() as { items: Array<{ name: string; policies: Record<string, unknown> }> })
+        .items;
+      return items.find((i) => i.name === 'gui')?.policies;
+    };
+    await cp.app.inject({ method: 'PUT', url: '/meshes/gui', payload: { type: 'Mesh', name: 'gui' } });
+    expect((await insight()).policies.ExternalService).toBeUndefined();
+    const put = await cp.app.inject({
+      method: 'PUT',
+      url: '/meshes/gui/external-services/httpbin',
+      payload: {
+        type: 'ExternalService',
+        mesh: 'gui',
+        name: 'httpbin',
+        networking: { address: 'httpbin.org:443' },
+        tags: svc('httpbin'),
+      },
+    });
+    expect(put.statusCode, put.body).toBe(201);
+    const after = await insight();
+    expect(after.policies.ExternalService).toEqual({ total: 1 });
+    expect(after.services).toEqual({ total: 1, internal: 0, external: 1 });
+    expect((await listed())?.ExternalService).toEqual({ total: 1 });
+    // Still policy kinds only besides it (decisions §6): secrets are not counted.
+    await cp.app.inject({
+      method: 'PUT',
+      url: '/meshes/gui/secrets/s',
+      payload: { type: 'Secret', mesh: 'gui', name: 's', data: 'YQ==' },
+    });
+    expect(Object.keys((await insight()).policies)).not.toContain('Secret');
+    const del = await cp.app.inject({ method: 'DELETE', url: '/meshes/gui/external-services/httpbin' });
+    expect(del.statusCode).toBe(200);
+    const gone = await insight();
+    expect(gone.policies.ExternalService?.total ?? 0).toBe(0);
+    expect(gone.services).toEqual({ total: 0, internal: 0, external: 0 });
+    expect((await listed())?.ExternalService).toBeUndefined();
+  });
+});

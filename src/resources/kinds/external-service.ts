@@ -12,7 +12,7 @@ const tls = z.strictObject({
   serverName: z.string().min(1).optional(),
 });
 
-/** ExternalService (spec 2.8): a service outside the mesh; in the catalogue, but counted as a service, not a policy. */
+/** ExternalService (spec 2.8): a service outside the mesh; in the catalogue, not a policy kind. */
 export const externalService = defineResource({
   kind: 'ExternalService',
   scope: 'mesh',
@@ -24,6 +24,8 @@ export const externalService = defineResource({
   }),
   catalogue: { displayName: 'External Services', singularDisplayName: 'External Service' },
   isPolicy: false,
+  // The reference counts it in MeshInsight.policies too, and the GUI's sidebar reads it there.
+  countedInMeshInsight: true,
   sync: 'down',
   crossMeshList: true,
   multiLineKeys: new Set(DATA_SOURCE_TEXT_KEYS),

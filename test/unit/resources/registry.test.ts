@@ -133,6 +133,11 @@ describe('registry', () => {
     }
   });
 
+  it('counts in MeshInsight.policies every catalogue kind: the policy kinds and ExternalService', () => {
+    const counted = registry.all.filter((d) => d.countedInMeshInsight).map((d) => d.kind);
+    expect(counted.sort()).toEqual(registry.catalogue.map((d) => d.kind).sort());
+  });
+
   it('keys GlobalInsights by spec 2.16 and decisions §2', () => {
     const keys = registry.all.filter((d) => d.globalInsightsKey).map((d) => [d.kind, d.globalInsightsKey]);
     expect(Object.fromEntries(keys)).toEqual({
