@@ -210,7 +210,9 @@ describe('history, point-in-time reads, audit log and revert (issue 6, decisions
       ).json() as {
         items: Array<{ name: string; dataplaneInsight: unknown }>;
       };
-      expect(overviews.items.map((o) => [o.name, o.dataplaneInsight])).toEqual([['web-1', { subscriptions: [] }]]);
+      expect(overviews.items.map((o) => [o.name, o.dataplaneInsight])).toEqual([
+        ['web-1', { subscriptions: [] }],
+      ]);
       const one = await inject('GET', `/meshes/default/dataplanes+insights/web-1?revision=${rev.dp}`);
       expect(one.statusCode).toBe(200);
       expect((await inject('GET', '/meshes/default/dataplanes+insights/web-1')).statusCode).toBe(404);
