@@ -1,7 +1,14 @@
 import { bestOf, compareCandidates, type Ranked } from './compare-candidates.js';
 import type { PolicyResource, Selector } from './policy-resource.js';
 import { SERVICE_TAG } from '../resources/fragments.js';
-import { combineRanks, compareRanks, rankOf, tagSelectorMatches, type Rank } from './tag-selector.js';
+import {
+  combineRanks,
+  compareRanks,
+  NO_RANK,
+  rankOf,
+  tagSelectorMatches,
+  type Rank,
+} from './tag-selector.js';
 
 type Tags = Readonly<Record<string, string>>;
 
@@ -25,15 +32,21 @@ export function bestForInbound<P extends PolicyResource>(tags: Tags, policies: r
 }
 
 /**
- * Inbound, all that match, best first: destinations against the inbound's tags; ordered by the rank
- * of the first source, as the reference orders them (Kuma's SelectInboundConnectionAllPolicies).
+ * Inbound, all that match, best first: destinations against the inbound's tags, ordered by the best
+ * rank among the policy's sources (the clients it is about). Kuma orders RateLimits by each source
+ * after splitting them one per source, FaultInjections by their first source; for whole resources the
+ * best source gives RateLimit's order and FaultInjection's whenever it has one source.
  */
 export function allForInbound<P extends PolicyResource>(tags: Tags, policies: readonly P[]): P[] {
   const matched: Ranked<P>[] = [];
   for (const policy of policies) {
     if (bestSelectorRank(policy.destinations, [tags]) === undefined) continue;
-    const first = policy.sources?.[0]?.match;
-    matched.push({ policy, rank: first ? rankOf(first) : { exact: 0, wildcard: 0 } });
+    let rank = NO_RANK;
+    for (const { match } of policy.sources ?? []) {
+      const r = rankOf(match);
+      if (compareRanks(r, rank) > 0) rank = r;
+    }
+    matched.push({ policy, rank });
   }
   return matched.sort(compareCandidates).map((c) => c.policy);
 }
