@@ -1,0 +1,26 @@
+import type { PolicyResource, Selector } from '../../src/policies/policy-resource.js';
+
+/** `mesh.io/service` (the reference's `kuma.io/service`). */
+export const SVC = 'mesh.io/service';
+
+/** A list of `{match}` selectors from tag maps. */
+export const sel = (...matches: Array<Record<string, string>>): Selector[] =>
+  matches.map((match) => ({ match }));
+
+/** Seconds since the epoch as a creation time, as the reference's tests write `time.Unix(s, 0)`. */
+export const at = (seconds: number): string => new Date(seconds * 1000).toISOString();
+
+/** A policy resource of `type` for the matcher tests; created at the epoch unless told. */
+export function policy(
+  type: string,
+  name: string,
+  fields: {
+    sources?: Selector[];
+    destinations?: Selector[];
+    selectors?: Selector[];
+    creationTime?: string;
+    conf?: unknown;
+  },
+): PolicyResource & { conf?: unknown } {
+  return { type, name, creationTime: at(0), ...fields };
+}
