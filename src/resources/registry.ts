@@ -13,8 +13,11 @@ import { dataplane } from './kinds/dataplane.js';
 import { externalService } from './kinds/external-service.js';
 import { faultInjection } from './kinds/fault-injection.js';
 import { healthCheck } from './kinds/health-check.js';
+import { meshAccessLog } from './kinds/mesh-access-log.js';
 import { meshGatewayRoute } from './kinds/mesh-gateway-route.js';
 import { meshGateway } from './kinds/mesh-gateway.js';
+import { meshTrace } from './kinds/mesh-trace.js';
+import { meshTrafficPermission } from './kinds/mesh-traffic-permission.js';
 import { mesh } from './kinds/mesh.js';
 import { proxyTemplate } from './kinds/proxy-template.js';
 import { rateLimit } from './kinds/rate-limit.js';
@@ -48,6 +51,9 @@ export const ALL_KINDS: readonly ResourceDescriptor[] = [
   meshGateway,
   meshGatewayRoute,
   virtualOutbound,
+  meshTrafficPermission,
+  meshAccessLog,
+  meshTrace,
   externalService,
   secret,
   globalSecret,

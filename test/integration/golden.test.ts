@@ -137,6 +137,68 @@ const WRITES: Array<[string, string, Record<string, unknown>]> = [
     },
   ],
   [
+    'meshtrafficpermissions',
+    'MeshTrafficPermission',
+    {
+      spec: {
+        targetRef: { kind: 'MeshService', name: 'backend' },
+        from: [
+          { targetRef: { kind: 'Mesh' }, default: { action: 'DENY' } },
+          { targetRef: { kind: 'MeshService', name: 'web' }, default: { action: 'ALLOW' } },
+        ],
+      },
+    },
+  ],
+  [
+    'meshaccesslogs',
+    'MeshAccessLog',
+    {
+      spec: {
+        targetRef: { kind: 'Mesh' },
+        to: [
+          {
+            targetRef: { kind: 'MeshService', name: 'backend' },
+            default: {
+              backends: [{ file: { path: '/tmp/access.log', format: { plain: '%START_TIME%\n' } } }],
+            },
+          },
+        ],
+        from: [
+          {
+            targetRef: { kind: 'Mesh' },
+            default: {
+              backends: [
+                {
+                  tcp: {
+                    address: '127.0.0.1:5000',
+                    format: { json: [{ key: 'start', value: '%START_TIME%' }] },
+                  },
+                },
+              ],
+            },
+          },
+        ],
+      },
+    },
+  ],
+  [
+    'meshtraces',
+    'MeshTrace',
+    {
+      spec: {
+        targetRef: { kind: 'MeshSubset', tags: { version: 'v1' } },
+        default: {
+          backends: [{ zipkin: { url: 'http://zipkin.local:9411/api/v2/spans', apiVersion: 'httpJson' } }],
+          sampling: { overall: 80 },
+          tags: [
+            { name: 'team', literal: 'core' },
+            { name: 'env', header: { name: 'x-env', default: 'prod' } },
+          ],
+        },
+      },
+    },
+  ],
+  [
     'external-services',
     'ExternalService',
     {

@@ -139,6 +139,41 @@ describe('Global and a zone in one process (gRPC on port 0, TLS)', () => {
     );
   });
 
+  it('the targetRef kinds flow down like every policy, and the zone refuses writing them', async () => {
+    const mesh = { kind: 'Mesh' };
+    const bodies: Array<[string, string, Record<string, unknown>]> = [
+      [
+        'meshtrafficpermissions',
+        'MeshTrafficPermission',
+        { targetRef: mesh, from: [{ targetRef: mesh, default: { action: 'ALLOW' } }] },
+      ],
+      [
+        'meshaccesslogs',
+        'MeshAccessLog',
+        { targetRef: mesh, from: [{ targetRef: mesh, default: { backends: [] } }] },
+      ],
+      ['meshtraces', 'MeshTrace', { targetRef: mesh, default: { backends: [] } }],
+    ];
+    for (const [collection, type, spec] of bodies) {
+      const body = { type, mesh: 'default', name: 'tr-1', spec };
+      expect(await put(global, `/meshes/default/${collection}/tr-1`, body), collection).toBe(201);
+      const synced = await eventually(
+        () => zone.views.get(type, 'default', 'tr-1'),
+        5000,
+        `${type} on the zone`,
+      );
+      expect(synced.resource).toEqual(await getJson(global, `/meshes/default/${collection}/tr-1`));
+      expect(synced.origin).toBe('global');
+      const onZone = await zone.app.inject({
+        method: 'PUT',
+        url: `/meshes/default/${collection}/tr-2`,
+        payload: body,
+      });
+      expect(onZone.statusCode, collection).toBe(405);
+      expect(onZone.json().details).toContain('write it on Global');
+    }
+  });
+
   it('a data plane written on the zone is on Global as <zone>.<name>, origin the zone, same creation time; its delete too', async () => {
     expect(await put(zone, '/meshes/default/dataplanes/dp-1', dp('dp-1', 'web'))).toBe(201);
     const onZone = await getJson(zone, '/meshes/default/dataplanes/dp-1');

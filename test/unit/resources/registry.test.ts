@@ -1,14 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { ALL_KINDS, createRegistry, registry } from '../../../src/resources/registry.js';
 
-// Spec 2.18, in table order (already sorted by name).
+// Spec 2.18 and the targetRef kinds of extra-policies.md, sorted by name.
 const CATALOGUE = [
   ['CircuitBreaker', 'circuit-breakers', 'Circuit Breakers'],
   ['ExternalService', 'external-services', 'External Services'],
   ['FaultInjection', 'fault-injections', 'Fault Injections'],
   ['HealthCheck', 'health-checks', 'Health Checks'],
+  ['MeshAccessLog', 'meshaccesslogs', 'Mesh Access Logs'],
   ['MeshGateway', 'meshgateways', 'Mesh Gateways'],
   ['MeshGatewayRoute', 'meshgatewayroutes', 'Mesh Gateway Routes'],
+  ['MeshTrace', 'meshtraces', 'Mesh Traces'],
+  ['MeshTrafficPermission', 'meshtrafficpermissions', 'Mesh Traffic Permissions'],
   ['ProxyTemplate', 'proxytemplates', 'Proxy Templates'],
   ['RateLimit', 'rate-limits', 'Rate Limits'],
   ['Retry', 'retries', 'Retries'],
@@ -20,7 +23,7 @@ const CATALOGUE = [
   ['VirtualOutbound', 'virtual-outbounds', 'Virtual Outbounds'],
 ];
 
-// Every kind named in spec 2.2–2.18 (2.10 names both Secret and Global Secret).
+// Every kind named in spec 2.2–2.18 (2.10 names both Secret and Global Secret) and extra-policies.md.
 const SPEC_KINDS = [
   'Mesh',
   'MeshInsight',
@@ -71,7 +74,7 @@ describe('registry', () => {
     expect(new Set(segments).size).toBe(segments.length);
   });
 
-  it('serves /policies as exactly the spec 2.18 table, sorted by name', () => {
+  it('serves /policies as exactly the spec 2.18 table and the targetRef kinds, sorted by name', () => {
     expect(registry.catalogue.map((d) => [d.kind, d.path, d.catalogue?.displayName])).toEqual(CATALOGUE);
   });
 
@@ -92,7 +95,7 @@ describe('registry', () => {
       expect(d.catalogue?.singularDisplayName).toMatch(/^[A-Z][A-Za-z ]+[a-z]$/);
   });
 
-  it('declares every kind named in spec 2.2–2.18', () => {
+  it('declares every kind named in spec 2.2–2.18 and extra-policies.md', () => {
     for (const kind of SPEC_KINDS) expect(registry.find(kind), kind).toBeDefined();
     expect(registry.all.map((d) => d.kind).sort()).toEqual([...new Set(SPEC_KINDS)].sort());
   });
