@@ -54,3 +54,8 @@ export function proxyInterfaces(networking: Networking): ProxyInterfaces {
   if (networking.gateway) tagSets.push(networking.gateway.tags);
   return { inbounds, outbounds, tagSets };
 }
+
+/** True for a built-in gateway proxy; a gateway without `type` is DELEGATED, Kuma's enum default. */
+export function isBuiltinGateway(networking: Pick<Networking, 'gateway'>): boolean {
+  return networking.gateway?.type === 'BUILTIN';
+}
