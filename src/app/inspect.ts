@@ -6,6 +6,7 @@
  * proxy (`{total: 0, items: []}`, as the reference answers).
  */
 import type { MatchView, ProxyMatches } from '../policies/match-view.js';
+import { proxyInterfaces } from '../policies/proxy-interfaces.js';
 import type { ResourceViews } from '../projections/resource-views.js';
 import type { ResourceDescriptor } from '../resources/descriptor.js';
 import { AppError } from '../util/errors.js';
@@ -56,7 +57,7 @@ export function createInspectQueries<V>(deps: {
     matchedPolicies(mesh, name) {
       const p = requireProxy(mesh, name);
       if (p.kind === 'SidecarDataplane') {
-        const items = p.cells.items();
+        const items = p.cells.items(proxyInterfaces(p.networking));
         return { total: items.length, kind: 'SidecarDataplane', items };
       }
       throw new AppError('NOT_FOUND', 'Not found', 'gateway proxies are not matched yet');
@@ -75,7 +76,7 @@ export function createInspectQueries<V>(deps: {
         items.push({
           kind: 'SidecarDataplane',
           dataplane: { mesh, name: proxy },
-          attachments: p.cells.attachmentsOf(desc.kind, name),
+          attachments: p.cells.attachmentsOf(desc.kind, name, proxyInterfaces(p.networking)),
         });
       }
       return { total: names.length, items };

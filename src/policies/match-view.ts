@@ -5,11 +5,14 @@
  * into them), then every committed write keeps them current before the write answers, because the
  * resource views call their listeners synchronously as they apply an entry:
  * - a proxy write re-matches that proxy alone;
- * - a policy write re-matches only the proxies its selectors can reach (`reachSelectors`, looked up
- *   through the views' tag index), and on each only the places of that one policy (`SidecarCells`);
- * - the reverse index (policy → the proxies it is listed on) moves with each change, so "proxies
- *   affected by a policy" is a look-up, not a scan of the mesh (the reference recomputes every proxy of
- *   the mesh per request).
+ * - sidecars that match identically (same inbound tags, outbound services and gateway tags, in
+ *   order: replicas of one workload) share one match class and its cells (`matchClassKey`), so the
+ *   work of a write scales with the distinct workloads it reaches, not with their replicas;
+ * - a policy write re-matches only the classes its selectors can reach (`reachSelectors`, looked up
+ *   through a tag index of the classes), and on each only the places of that one policy (`SidecarCells`);
+ * - the reverse index (policy → the classes and gateway proxies that list it) moves with each change,
+ *   so "proxies affected by a policy" is a look-up, not a scan of the mesh (the reference recomputes
+ *   every proxy of the mesh per request); its sorted proxy names are kept until they may change.
  * Building a mesh goes the same way, policy by policy through its reach, so its cost is the number of
  * (policy, reached proxy) pairs rather than proxies × policies.
  *
@@ -17,11 +20,12 @@
  * recomputed whole when anything in the mesh that can change it is written (few proxies, small views).
  */
 import type { ResourceViews, ViewItem } from '../projections/resource-views.js';
-import { TARGET_REF_POLICY_KINDS, type SidecarItem } from './match-sidecar.js';
+import type { SidecarItem } from './match-sidecar.js';
 import type { PolicyResource } from './policy-resource.js';
 import { isBuiltinGateway, type Networking } from './proxy-interfaces.js';
 import { reachSelectors } from './reach-selectors.js';
-import { SidecarCells, SIDECAR_KINDS, type Candidates } from './sidecar-cells.js';
+import { matchClassKey, SidecarCells, SIDECAR_KINDS, type Candidates } from './sidecar-cells.js';
+import { MATCH_ALL, tagSelectorMatches } from './tag-selector.js';
 
 type ChangeEntry = Parameters<Parameters<ResourceViews['onChange']>[0]>[0];
 
@@ -46,19 +50,43 @@ export interface GatewayMatcher<V> {
   policiesIn(view: V): Iterable<string>;
 }
 
-/** One proxy's matches. */
+/** One proxy's matches; a sidecar's cells are shared with every proxy of its match class. */
 export type ProxyMatches<V> =
-  | { kind: 'SidecarDataplane'; cells: SidecarCells }
+  | { kind: 'SidecarDataplane'; networking: Networking; cells: SidecarCells }
   | { kind: 'MeshGatewayDataplane'; networking: Networking; view: V | undefined };
+
+/** Sidecars that match identically (`matchClassKey`): one set of cells, the proxies that share it. */
+interface MatchClass {
+  key: string;
+  cells: SidecarCells;
+  members: Set<string>;
+}
+
+interface SidecarProxy {
+  kind: 'SidecarDataplane';
+  networking: Networking;
+  cls: MatchClass;
+}
+
+interface GatewayProxy<V> {
+  kind: 'MeshGatewayDataplane';
+  networking: Networking;
+  view: V | undefined;
+}
 
 interface MeshMatches<V> {
   candidates: Map<string, Map<string, PolicyResource>>;
-  proxies: Map<string, ProxyMatches<V>>;
+  proxies: Map<string, SidecarProxy | GatewayProxy<V>>;
+  classes: Map<string, MatchClass>;
+  /** `key\0value` and `key` → the classes one of whose tag sets has that tag (or key). */
+  classIndex: Map<string, Set<MatchClass>>;
   /** Built-in gateway proxies, re-matched whole on any change that can reach them. */
   gateways: Set<string>;
-  /** `Kind/name` → the proxies whose matches list it. */
-  affected: Map<string, Set<string>>;
-  /** Sorted copies of `affected` sets, made on read and dropped when the set changes. */
+  /** `Kind/name` → the match classes whose cells list it. */
+  affectedClasses: Map<string, Set<MatchClass>>;
+  /** `Kind/name` → the gateway proxies whose views list it. */
+  affectedGateways: Map<string, Set<string>>;
+  /** The sorted proxies of each policy, made on read and dropped when they may have changed. */
   sorted: Map<string, string[]>;
 }
 
@@ -75,7 +103,7 @@ export interface MatchView<V> {
 }
 
 const policyKey = (kind: string, name: string): string => `${kind}/${name}`;
-const TARGET_REF: ReadonlySet<string> = new Set(TARGET_REF_POLICY_KINDS);
+const tagKey = (k: string, v: string): string => `${k}\u0000${v}`;
 
 /** Creates the view over the resource views; it follows their changes from now on. */
 export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher<V>): MatchView<V> {
@@ -86,38 +114,50 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
   const networkingOf = (item: Pick<ViewItem, 'resource'>): Networking =>
     (item.resource.networking ?? { address: '' }) as Networking;
 
-  const link = (m: MeshMatches<V>, key: string, proxy: string, on: boolean): void => {
-    let set = m.affected.get(key);
+  /** Drops the sorted proxies of the policies a class lists (its members changed). */
+  const forgetSorted = (m: MeshMatches<V>, cls: MatchClass): void => {
+    for (const kind of SIDECAR_KINDS)
+      for (const n of cls.cells.namesOf(kind)) m.sorted.delete(policyKey(kind, n));
+  };
+
+  const link = <T>(
+    m: MeshMatches<V>,
+    index: Map<string, Set<T>>,
+    key: string,
+    target: T,
+    on: boolean,
+  ): void => {
+    let set = index.get(key);
     if (on) {
-      if (!set) m.affected.set(key, (set = new Set()));
-      if (set.has(proxy)) return;
-      set.add(proxy);
+      if (!set) index.set(key, (set = new Set()));
+      if (set.has(target)) return;
+      set.add(target);
     } else {
-      if (!set?.delete(proxy)) return;
-      if (set.size === 0) m.affected.delete(key);
+      if (!set?.delete(target)) return;
+      if (set.size === 0) index.delete(key);
     }
     m.sorted.delete(key);
   };
 
-  /** Runs `change` on a sidecar and moves the reverse index by what it changed for `kinds`. */
+  /** Runs `change` on a class's cells and moves the reverse index by what it changed for `kinds`. */
   const tracked = (
     m: MeshMatches<V>,
-    proxy: string,
-    cells: SidecarCells,
+    cls: MatchClass,
     kinds: readonly string[],
     change: () => void,
   ): void => {
-    const before = kinds.map((k) => cells.namesOf(k));
+    const before = kinds.map((k) => cls.cells.namesOf(k));
     change();
     kinds.forEach((kind, i) => {
-      const after = cells.namesOf(kind);
-      for (const n of before[i]) if (!after.has(n)) link(m, policyKey(kind, n), proxy, false);
-      for (const n of after) if (!before[i].has(n)) link(m, policyKey(kind, n), proxy, true);
+      const after = cls.cells.namesOf(kind);
+      for (const n of before[i])
+        if (!after.has(n)) link(m, m.affectedClasses, policyKey(kind, n), cls, false);
+      for (const n of after) if (!before[i].has(n)) link(m, m.affectedClasses, policyKey(kind, n), cls, true);
     });
   };
 
-  const gatewayPolicies = (p: ProxyMatches<V> | undefined): Set<string> =>
-    new Set(p?.kind === 'MeshGatewayDataplane' && p.view !== undefined ? gateway.policiesIn(p.view) : []);
+  const gatewayPolicies = (p: GatewayProxy<V>): Set<string> =>
+    new Set(p.view !== undefined ? gateway.policiesIn(p.view) : []);
 
   const rematchGateway = (m: MeshMatches<V>, name: string): void => {
     const p = m.proxies.get(name);
@@ -125,21 +165,40 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     const before = gatewayPolicies(p);
     p.view = gateway.view(p.networking, m.candidates);
     const after = gatewayPolicies(p);
-    for (const k of before) if (!after.has(k)) link(m, k, name, false);
-    for (const k of after) if (!before.has(k)) link(m, k, name, true);
+    for (const k of before) if (!after.has(k)) link(m, m.affectedGateways, k, name, false);
+    for (const k of after) if (!before.has(k)) link(m, m.affectedGateways, k, name, true);
+  };
+
+  const classTags = (cls: MatchClass): Set<string> => {
+    const keys = new Set<string>();
+    for (const tags of cls.cells.interfaces.tagSets) {
+      for (const k in tags) {
+        keys.add(k);
+        keys.add(tagKey(k, tags[k]));
+      }
+    }
+    return keys;
   };
 
   const removeProxy = (m: MeshMatches<V>, name: string): void => {
     const p = m.proxies.get(name);
     if (!p) return;
-    if (p.kind === 'SidecarDataplane') {
-      for (const kind of SIDECAR_KINDS)
-        for (const n of p.cells.namesOf(kind)) link(m, policyKey(kind, n), name, false);
-    } else {
-      for (const k of gatewayPolicies(p)) link(m, k, name, false);
-      m.gateways.delete(name);
-    }
     m.proxies.delete(name);
+    if (p.kind === 'MeshGatewayDataplane') {
+      for (const k of gatewayPolicies(p)) link(m, m.affectedGateways, k, name, false);
+      m.gateways.delete(name);
+      return;
+    }
+    const { cls } = p;
+    cls.members.delete(name);
+    forgetSorted(m, cls);
+    if (cls.members.size > 0) return;
+    // The last member gone: the class and its links go too.
+    m.classes.delete(cls.key);
+    for (const kind of SIDECAR_KINDS) {
+      for (const n of cls.cells.namesOf(kind)) link(m, m.affectedClasses, policyKey(kind, n), cls, false);
+    }
+    for (const t of classTags(cls)) link(m, m.classIndex, t, cls, false);
   };
 
   const putProxy = (m: MeshMatches<V>, name: string, networking: Networking): void => {
@@ -147,26 +206,48 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     if (networking.gateway && isBuiltinGateway(networking)) {
       m.proxies.set(name, { kind: 'MeshGatewayDataplane', networking, view: undefined });
       m.gateways.add(name);
-      rematchGateway(m, name);
+      if (!building) rematchGateway(m, name);
       return;
     }
-    const cells = new SidecarCells(networking);
-    m.proxies.set(name, { kind: 'SidecarDataplane', cells });
-    tracked(m, name, cells, SIDECAR_KINDS, () => cells.recomputeAll(m.candidates));
+    const key = matchClassKey(networking);
+    let cls = m.classes.get(key);
+    if (!cls) {
+      const created: MatchClass = { key, cells: new SidecarCells(networking), members: new Set() };
+      cls = created;
+      m.classes.set(key, cls);
+      for (const t of classTags(cls)) link(m, m.classIndex, t, cls, true);
+      tracked(m, cls, SIDECAR_KINDS, () => created.cells.recomputeAll(m.candidates));
+    }
+    cls.members.add(name);
+    forgetSorted(m, cls);
+    m.proxies.set(name, { kind: 'SidecarDataplane', networking, cls });
   };
 
-  /** The sidecar proxies of the mesh that one of `policy`'s reach selectors matches. */
-  const reached = (mesh: string, policy: PolicyResource, into: Set<string>): void => {
+  /** The classes one of whose tag sets one of `policy`'s reach selectors matches. */
+  const reached = (m: MeshMatches<V>, policy: PolicyResource, into: Set<MatchClass>): void => {
     for (const { match } of reachSelectors(policy) ?? []) {
-      const tags = Object.entries(match);
-      const page = views.page('Dataplane', { mesh, offset: 0, size: Number.MAX_SAFE_INTEGER, tags });
-      for (const item of page.items) into.add(item.name);
+      // Walk the classes of the rarest tag the selector names (a concrete value, else the key).
+      let pool: Iterable<MatchClass> | undefined;
+      let size = Infinity;
+      for (const k in match) {
+        const set = m.classIndex.get(match[k] === MATCH_ALL ? k : tagKey(k, match[k]));
+        if (!set) {
+          pool = [];
+          break;
+        }
+        if (set.size < size) {
+          pool = set;
+          size = set.size;
+        }
+      }
+      for (const cls of pool ?? m.classes.values()) {
+        if (cls.cells.interfaces.tagSets.some((tags) => tagSelectorMatches(match, tags))) into.add(cls);
+      }
     }
   };
 
   const putPolicy = (
     m: MeshMatches<V>,
-    mesh: string,
     kind: string,
     name: string,
     after: PolicyResource | undefined,
@@ -177,25 +258,18 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     if (after) byName.set(name, after);
     else byName.delete(name);
     if (SIDECAR_KINDS.includes(kind)) {
-      const proxies = new Set<string>();
-      if (before) reached(mesh, before, proxies);
-      if (after) reached(mesh, after, proxies);
-      // A route change moves where the routed kinds attach: those are tracked too.
-      const kinds =
-        kind === 'TrafficRoute' ? ['TrafficRoute', 'HealthCheck', 'CircuitBreaker', 'Retry'] : [kind];
-      for (const proxy of proxies) {
-        const p = m.proxies.get(proxy);
-        if (p?.kind !== 'SidecarDataplane') continue;
-        tracked(m, proxy, p.cells, kinds, () => p.cells.update(kind, before, after, m.candidates));
+      const classes = new Set<MatchClass>();
+      if (before) reached(m, before, classes);
+      if (after) reached(m, after, classes);
+      for (const cls of classes) {
+        for (const c of cls.cells.update(kind, before, after, m.candidates)) {
+          link(m, m.affectedClasses, policyKey(c.kind, c.name), cls, c.listed);
+        }
       }
     }
     // Gateway views read gateways, routes and per-destination policies; targetRef listeners carry
     // tags no index holds. Gateway proxies are few: re-match them all.
-    if (
-      !building &&
-      m.gateways.size > 0 &&
-      (GATEWAY_KINDS.includes(kind) || SIDECAR_KINDS.includes(kind) || TARGET_REF.has(kind))
-    ) {
+    if (!building && m.gateways.size > 0 && (GATEWAY_KINDS.includes(kind) || SIDECAR_KINDS.includes(kind))) {
       for (const g of m.gateways) rematchGateway(m, g);
     }
   };
@@ -205,8 +279,11 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     const m: MeshMatches<V> = {
       candidates: new Map(),
       proxies: new Map(),
+      classes: new Map(),
+      classIndex: new Map(),
       gateways: new Set(),
-      affected: new Map(),
+      affectedClasses: new Map(),
+      affectedGateways: new Map(),
       sorted: new Map(),
     };
     meshes.set(mesh, m);
@@ -215,7 +292,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
       views.each('Dataplane', mesh, (item) => putProxy(m, item.name, networkingOf(item)));
       for (const kind of MATCHED_KINDS) {
         views.each(kind, mesh, (item) =>
-          putPolicy(m, mesh, kind, item.name, item.resource as unknown as PolicyResource),
+          putPolicy(m, kind, item.name, item.resource as unknown as PolicyResource),
         );
       }
     } finally {
@@ -236,24 +313,23 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
       return;
     }
     const m = e.mesh === undefined ? undefined : meshes.get(e.mesh);
-    if (!m || e.mesh === undefined) return;
+    if (!m) return;
     if (e.kind === 'Dataplane') {
-      if (e.operation === 'delete' || !e.resource) {
-        removeProxy(m, e.name);
-      } else {
-        putProxy(m, e.name, networkingOf({ resource: e.resource }));
-      }
+      if (e.operation === 'delete' || !e.resource) removeProxy(m, e.name);
+      else putProxy(m, e.name, networkingOf({ resource: e.resource }));
       return;
     }
     if (!MATCHED_KINDS.has(e.kind)) return;
     const after =
       e.operation === 'delete' ? undefined : (e.resource as unknown as PolicyResource | undefined);
-    putPolicy(m, e.mesh, e.kind, e.name, after);
+    putPolicy(m, e.kind, e.name, after);
   });
 
   return {
     proxy(mesh, name) {
-      return meshOf(mesh)?.proxies.get(name);
+      const p = meshOf(mesh)?.proxies.get(name);
+      if (p?.kind !== 'SidecarDataplane') return p;
+      return { kind: p.kind, networking: p.networking, cells: p.cls.cells };
     },
     affected(mesh, kind, name) {
       const m = meshOf(mesh);
@@ -261,7 +337,9 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
       const key = policyKey(kind, name);
       let sorted = m.sorted.get(key);
       if (!sorted) {
-        sorted = [...(m.affected.get(key) ?? [])].sort();
+        const names: string[] = [...(m.affectedGateways.get(key) ?? [])];
+        for (const cls of m.affectedClasses.get(key) ?? []) for (const n of cls.members) names.push(n);
+        sorted = names.sort();
         m.sorted.set(key, sorted);
       }
       return sorted;
@@ -272,7 +350,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     gatewayProxies(mesh) {
       const m = meshOf(mesh);
       if (!m) return [];
-      return [...m.gateways].sort().map((g) => [g, m.proxies.get(g) as ProxyMatches<V>] as const);
+      return [...m.gateways].sort().map((g) => [g, m.proxies.get(g) as GatewayProxy<V>] as const);
     },
   };
 }

@@ -39,6 +39,13 @@ interface Placed {
 /** The cells of one location, by kind. */
 type LocationCells = Record<string, Placed | Placed[]>;
 
+/** A policy that became listed on a class, or stopped being listed. */
+export interface Listing {
+  kind: string;
+  name: string;
+  listed: boolean;
+}
+
 /** Candidate policies of one mesh by kind and name, as the view keeps them. */
 export type Candidates = ReadonlyMap<string, ReadonlyMap<string, PolicyResource>>;
 
@@ -74,6 +81,12 @@ const isAll = (location: string, kind: string): boolean =>
     ? INBOUND_ALL.has(kind)
     : location[0] === 'd' && (DATAPLANE_ALL.has(kind) || TARGET_REF.has(kind));
 
+/** A source-matched policy's rank towards `service`: source plus destination, or undefined. */
+function serviceRank(policy: PolicyResource, sourceRank: number, service: string): number | undefined {
+  const d = bestSelectorRank(policy.destinations, [{ [SERVICE_TAG]: service }]);
+  return d ? sourceRank + rankNumber(d) : undefined;
+}
+
 /** Negative when `a` is listed before `b` in an `all` cell. */
 function compareAll(kind: string, a: Placed, b: Placed): number {
   if (TARGET_REF.has(kind)) {
@@ -90,7 +103,20 @@ function comparePlaced(a: Placed, b: Placed): number {
   return a.policy.name < b.policy.name ? -1 : a.policy.name > b.policy.name ? 1 : 0;
 }
 
-/** One sidecar proxy's interfaces and cells. */
+/**
+ * What matching reads of a sidecar: its inbounds' tags, its outbounds' services and its gateway's
+ * tags, in order. Proxies with equal keys match identically (replicas of one workload do), so they
+ * share one `SidecarCells`; only the names of their items differ.
+ */
+export function matchClassKey(networking: Networking): string {
+  return JSON.stringify([
+    (networking.inbound ?? []).map((ib) => ib.tags),
+    proxyInterfaces({ address: '', outbound: networking.outbound }).outbounds.map((o) => o.service),
+    networking.gateway?.tags ?? null,
+  ]);
+}
+
+/** The cells of every sidecar proxy of one match class (see `matchClassKey`). */
 export class SidecarCells {
   readonly interfaces: ProxyInterfaces;
   /** Location (`i<index>`, `o<index>`, `s<service>`, `d`) → cells by kind; empty locations are absent. */
@@ -128,18 +154,14 @@ export class SidecarCells {
       const source = bestSelectorRank(policy.sources, tagSets);
       if (!source) return out;
       const s = rankNumber(source);
-      const toService = (service: string): number | undefined => {
-        const d = bestSelectorRank(policy.destinations, [{ [SERVICE_TAG]: service }]);
-        return d ? s + rankNumber(d) : undefined;
-      };
       if (OUTBOUND.has(kind)) {
-        outbounds.forEach((ob, j) => {
-          const r = toService(ob.service);
+        for (let j = 0; j < outbounds.length; j++) {
+          const r = serviceRank(policy, s, outbounds[j].service);
           if (r !== undefined) out.push([`o${j}`, r]);
-        });
+        }
       } else {
         for (const service of kind === 'TrafficLog' ? this.logged : this.reached) {
-          const r = toService(service);
+          const r = serviceRank(policy, s, service);
           if (r !== undefined) out.push([`s${service}`, r]);
         }
       }
@@ -165,23 +187,28 @@ export class SidecarCells {
 
   /**
    * Moves one policy of `kind` from its `before` version to its `after` version (either may be
-   * undefined: created, deleted). `candidates` already holds `after`. Returns true when a cell changed.
+   * undefined: created, deleted). `candidates` already holds `after`. Returns the policies whose
+   * listing on this class changed (the reverse index follows them): the policy itself, a best it
+   * displaced, and on the slow paths whatever a recomputed kind gained or lost.
    */
   update(
     kind: string,
     before: PolicyResource | undefined,
     after: PolicyResource | undefined,
     candidates: Candidates,
-  ): boolean {
+  ): Listing[] {
     const was = before ? this.places(kind, before) : [];
     const now = after ? this.places(kind, after) : [];
-    if (was.length === 0 && now.length === 0) return false;
-    const name = (after ?? before)?.name;
-    const nowAt = new Map(now);
-    const locations = new Set([...was.map(([l]) => l), ...nowAt.keys()]);
-    let recompute = false;
+    if (was.length === 0 && now.length === 0) return [];
+    const name = ((after ?? before) as PolicyResource).name;
+    const suspects = new Map<string, boolean>([[name, this.lists(kind, name)]]);
+    const locations = new Set<string>();
+    for (const [l] of was) locations.add(l);
+    for (const [l] of now) locations.add(l);
+    const stale: string[] = [];
     for (const location of locations) {
-      const rank = nowAt.get(location);
+      let rank: number | undefined;
+      for (const [l, r] of now) if (l === location) rank = r;
       const placed = rank === undefined || !after ? undefined : { policy: after, rank };
       if (isAll(location, kind)) {
         const list = ((this.cells.get(location)?.[kind] as Placed[] | undefined) ?? []).filter(
@@ -200,14 +227,38 @@ export class SidecarCells {
         // The best changed: still the best if it compares no worse than it did (rank, then creation
         // time: a zone may re-create a policy); otherwise any other may win now.
         if (placed && comparePlaced(placed, current) <= 0) this.set(location, kind, placed);
-        else recompute = true;
+        else stale.push(location);
       } else if (placed && (!current || comparePlaced(placed, current) < 0)) {
+        if (current && !suspects.has(current.policy.name)) suspects.set(current.policy.name, true);
         this.set(location, kind, placed);
       }
     }
-    if (recompute) this.recomputeKind(kind, candidates);
-    if (kind === 'TrafficRoute') this.refreshRouted(candidates);
-    return true;
+    // The slow path: where the policy was the best and fell, the best of the rest, at that place only.
+    if (stale.length > 0) {
+      const bests = this.bestAt(kind, stale, candidates);
+      for (const best of bests) {
+        if (best && !suspects.has(best.policy.name))
+          suspects.set(best.policy.name, this.lists(kind, best.policy.name));
+      }
+      stale.forEach((location, i) => this.set(location, kind, bests[i]));
+    }
+    const changes: Listing[] = [];
+    for (const [n, listedBefore] of suspects) {
+      const listed = this.lists(kind, n);
+      if (listed !== listedBefore) changes.push({ kind, name: n, listed });
+    }
+    if (kind === 'TrafficRoute') changes.push(...this.refreshRouted(candidates));
+    return changes;
+  }
+
+  /** True when a policy named `name` of `kind` is in a cell. */
+  lists(kind: string, name: string): boolean {
+    for (const cells of this.cells.values()) {
+      const c = cells[kind];
+      if (c === undefined) continue;
+      if (Array.isArray(c) ? c.some((p) => p.policy.name === name) : c.policy.name === name) return true;
+    }
+    return false;
   }
 
   /** The names of the policies of `kind` in any cell. */
@@ -222,9 +273,12 @@ export class SidecarCells {
     return names;
   }
 
-  /** The matched-policies items (spec 2.20), exactly as `matchSidecar` gives them. */
-  items(): SidecarItem[] {
-    const { inbounds, outbounds } = this.interfaces;
+  /**
+   * The matched-policies items (spec 2.20) of one proxy of the class, exactly as `matchSidecar`
+   * gives them; `proxy` names its inbounds and outbounds (the class's own when absent).
+   */
+  items(proxy: ProxyInterfaces = this.interfaces): SidecarItem[] {
+    const { inbounds, outbounds } = proxy;
     const items: SidecarItem[] = [];
     const item = (
       type: SidecarItem['type'],
@@ -262,15 +316,16 @@ export class SidecarCells {
     return items.sort((a, b) => cmp(a.type, b.type) || cmp(a.name, b.name));
   }
 
-  /** Where the policy `name` of `kind` is listed: the attachments of the affected-proxies view. */
+  /** Where the policy `name` of `kind` is listed on `proxy`: the attachments of the affected-proxies view. */
   attachmentsOf(
     kind: string,
     name: string,
+    proxy: ProxyInterfaces = this.interfaces,
   ): Array<{ type: SidecarItem['type']; name: string; service?: string }> {
     const listed = (c: Placed | Placed[] | undefined): boolean =>
       c !== undefined && (Array.isArray(c) ? c.some((p) => p.policy.name === name) : c.policy.name === name);
-    return this.items()
-      .filter((i) => listed(this.cellOf(i, kind)))
+    return this.items(proxy)
+      .filter((i) => listed(this.cellOf(i, kind, proxy)))
       .map((i) =>
         i.service === undefined
           ? { type: i.type, name: i.name }
@@ -278,8 +333,8 @@ export class SidecarCells {
       );
   }
 
-  private cellOf(item: SidecarItem, kind: string): Placed | Placed[] | undefined {
-    const { inbounds, outbounds } = this.interfaces;
+  private cellOf(item: SidecarItem, kind: string, proxy: ProxyInterfaces): Placed | Placed[] | undefined {
+    const { inbounds, outbounds } = proxy;
     let location: string | undefined;
     if (item.type === 'inbound') location = `i${inbounds.findIndex((ib) => ib.name === item.name)}`;
     else if (item.type === 'outbound') location = `o${outbounds.findIndex((ob) => ob.name === item.name)}`;
@@ -322,12 +377,61 @@ export class SidecarCells {
     }
   }
 
+  /** The best candidate of `kind` at each of some `best` locations (sources ranked once per candidate). */
+  private bestAt(
+    kind: string,
+    locations: readonly string[],
+    candidates: Candidates,
+  ): Array<Placed | undefined> {
+    const { inbounds, outbounds, tagSets } = this.interfaces;
+    const best: Array<Placed | undefined> = locations.map(() => undefined);
+    for (const policy of candidates.get(kind)?.values() ?? []) {
+      let source: number | undefined | null = null;
+      for (let i = 0; i < locations.length; i++) {
+        const location = locations[i];
+        const at = location[0];
+        let rank: number | undefined;
+        if (at === 'i') {
+          const r = bestSelectorRank(policy.destinations, [inbounds[Number(location.slice(1))].tags]);
+          rank = r && rankNumber(r);
+        } else if (at === 'd') {
+          const r = bestSelectorRank(policy.selectors, tagSets);
+          rank = r && rankNumber(r);
+        } else {
+          if (source === null) {
+            const r = bestSelectorRank(policy.sources, tagSets);
+            source = r && rankNumber(r);
+          }
+          if (source === undefined) break;
+          const service = at === 'o' ? outbounds[Number(location.slice(1))].service : location.slice(1);
+          rank = serviceRank(policy, source, service);
+        }
+        if (rank === undefined) continue;
+        const placed = { policy, rank };
+        const current = best[i];
+        if (!current || comparePlaced(placed, current) < 0) best[i] = placed;
+      }
+    }
+    return best;
+  }
+
+  /** Recomputes `kind` and returns the listing changes. */
+  private recomputeTracked(kind: string, candidates: Candidates): Listing[] {
+    const before = this.namesOf(kind);
+    this.recomputeKind(kind, candidates);
+    const after = this.namesOf(kind);
+    const changes: Listing[] = [];
+    for (const n of before) if (!after.has(n)) changes.push({ kind, name: n, listed: false });
+    for (const n of after) if (!before.has(n)) changes.push({ kind, name: n, listed: true });
+    return changes;
+  }
+
   /** After a route change: the routed kinds follow the services the routes now reach. */
-  private refreshRouted(candidates: Candidates): void {
+  private refreshRouted(candidates: Candidates): Listing[] {
     const reached = this.routedServices();
-    if (reached.size === this.reached.size && [...reached].every((s) => this.reached.has(s))) return;
+    if (reached.size === this.reached.size && [...reached].every((s) => this.reached.has(s))) return [];
     this.reached = reached;
-    for (const kind of ROUTED) this.recomputeKind(kind, candidates);
+    return ROUTED_KINDS.flatMap((kind) => this.recomputeTracked(kind, candidates));
   }
 
   private routedServices(): Set<string> {

@@ -3,7 +3,7 @@ import type { LogEntry, WireResource } from '../../../src/events/types.js';
 import { matchSidecar } from '../../../src/policies/match-sidecar.js';
 import { createMatchView, type GatewayMatcher } from '../../../src/policies/match-view.js';
 import type { PolicyResource } from '../../../src/policies/policy-resource.js';
-import type { Networking } from '../../../src/policies/proxy-interfaces.js';
+import { proxyInterfaces, type Networking } from '../../../src/policies/proxy-interfaces.js';
 import { SIDECAR_KINDS } from '../../../src/policies/sidecar-cells.js';
 import { createResourceViews } from '../../../src/projections/resource-views.js';
 import { registry } from '../../../src/resources/registry.js';
@@ -150,7 +150,9 @@ describe('the match view (issue 16 point 6): incremental equals a full recomputa
           }
           expect(got?.kind).toBe('SidecarDataplane');
           if (got?.kind !== 'SidecarDataplane') continue;
-          expect(got.cells.items(), `${name} at step ${step}`).toEqual(expected);
+          expect(got.cells.items(proxyInterfaces(got.networking)), `${name} at step ${step}`).toEqual(
+            expected,
+          );
           slowChecks++;
         }
         for (const kind of SIDECAR_KINDS) {
