@@ -6,7 +6,9 @@
  * proxy (`{total: 0, items: []}`, as the reference answers).
  */
 import type { MatchView, ProxyMatches } from '../policies/match-view.js';
+import type { PolicyResource } from '../policies/policy-resource.js';
 import { proxyInterfaces } from '../policies/proxy-interfaces.js';
+import { bestSelectorRank } from '../policies/select-policies.js';
 import type { ResourceViews } from '../projections/resource-views.js';
 import type { ResourceDescriptor } from '../resources/descriptor.js';
 import { AppError } from '../util/errors.js';
@@ -31,6 +33,8 @@ export interface InspectQueries {
     name: string,
     page: InspectPage,
   ): { total: number; items: AffectedItem[] };
+  /** `GET /meshes/{mesh}/meshgateways/{name}/dataplanes`: the built-in gateway proxies it selects. */
+  gatewayDataplanes(mesh: string, name: string, page: InspectPage): { total: number; items: AffectedItem[] };
 }
 
 const notFound = (details: string): AppError => new AppError('NOT_FOUND', 'Not found', details);
@@ -80,6 +84,18 @@ export function createInspectQueries<V>(deps: {
         });
       }
       return { total: names.length, items };
+    },
+
+    gatewayDataplanes(mesh, name, page) {
+      requireMesh(mesh);
+      const gw = views.get('MeshGateway', mesh, name);
+      if (!gw) throw notFound(`MeshGateway "${name}" not found in mesh "${mesh}"`);
+      const selectors = (gw.resource as unknown as PolicyResource).selectors;
+      const selected = matches
+        .gatewayProxies(mesh)
+        .filter(([, p]) => bestSelectorRank(selectors, proxyInterfaces(p.networking).tagSets) !== undefined)
+        .map(([proxy]) => ({ dataplane: { mesh, name: proxy } }));
+      return { total: selected.length, items: selected.slice(page.offset, page.offset + page.size) };
     },
   };
 }

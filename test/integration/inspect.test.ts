@@ -209,3 +209,73 @@ describe('the inspect API for sidecar proxies (spec 4.9, decisions §10)', () =>
     expect(res.headers['x-mesh-revision']).toBe(head.headers['x-mesh-revision']);
   });
 });
+
+describe('proxies configured by a gateway (spec 2.20, decisions §10)', () => {
+  let cp: ControlPlane;
+  const gatewayProxy = (name: string, service: string, type?: string) => ({
+    type: 'Dataplane',
+    mesh: 'default',
+    name,
+    networking: { address: '10.0.0.9', gateway: { tags: { [SVC]: service }, ...(type ? { type } : {}) } },
+  });
+  const get = async (url: string) => {
+    const res = await cp.app.inject({ method: 'GET', url });
+    return { status: res.statusCode, body: res.json() };
+  };
+
+  beforeAll(async () => {
+    cp = await startTestPlane();
+    for (const [name, service, type] of [
+      ['edge-1', 'edge', 'BUILTIN'],
+      ['edge-2', 'edge', 'BUILTIN'],
+      ['other', 'other', 'BUILTIN'],
+      ['edge-delegated', 'edge', undefined],
+    ] as const) {
+      const res = await cp.app.inject({
+        method: 'PUT',
+        url: `/meshes/default/dataplanes/${name}`,
+        payload: gatewayProxy(name, service, type),
+      });
+      expect(res.statusCode, res.body).toBe(201);
+    }
+    const res = await cp.app.inject({
+      method: 'PUT',
+      url: '/meshes/default/meshgateways/edge',
+      payload: {
+        type: 'MeshGateway',
+        mesh: 'default',
+        name: 'edge',
+        selectors: [{ match: { [SVC]: 'edge' } }],
+        tags: { [SVC]: 'edge' },
+        conf: { listeners: [{ port: 8080, protocol: 'HTTP', hostname: '*' }] },
+      },
+    });
+    expect(res.statusCode, res.body).toBe(201);
+  });
+  afterAll(async () => {
+    await cp.close();
+  });
+
+  it('lists every built-in gateway proxy the gateway selects, paged; a delegated one is not configured by it', async () => {
+    expect((await get('/meshes/default/meshgateways/edge/dataplanes')).body).toEqual({
+      total: 2,
+      items: [
+        { dataplane: { mesh: 'default', name: 'edge-1' } },
+        { dataplane: { mesh: 'default', name: 'edge-2' } },
+      ],
+      next: null,
+    });
+    const page = (await get('/meshes/default/meshgateways/edge/dataplanes?size=1&offset=1')).body;
+    expect(page.items).toEqual([{ dataplane: { mesh: 'default', name: 'edge-2' } }]);
+    expect(page.total).toBe(2);
+  });
+
+  it('404 names the missing gateway or mesh', async () => {
+    const missing = await get('/meshes/default/meshgateways/nope/dataplanes');
+    expect(missing.status).toBe(404);
+    expect(missing.body.details).toBe('MeshGateway "nope" not found in mesh "default"');
+    const noMesh = await get('/meshes/nope/meshgateways/edge/dataplanes');
+    expect(noMesh.status).toBe(404);
+    expect(noMesh.body.details).toBe('Mesh "nope" not found');
+  });
+});
