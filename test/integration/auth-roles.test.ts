@@ -437,6 +437,14 @@ describe('authorization settings', () => {
       expect((await req(teamA, 'GET', '/mesh-insights/a')).statusCode).toBe(200);
       expect((await req(teamA, 'GET', '/meshes/a/traffic-permissions')).statusCode).toBe(200);
       expect((await req(teamA, 'GET', '/meshes/b')).statusCode).toBe(403);
+      // The inspect API is a read of the proxy's or the policy's kind in that mesh (issue 16).
+      expect((await req(teamA, 'GET', '/meshes/a/traffic-permissions/p/dataplanes')).statusCode).toBe(200);
+      expect((await req(teamA, 'GET', '/meshes/b/traffic-permissions/p/dataplanes')).statusCode).toBe(403);
+      expect((await req(teamA, 'GET', '/meshes/a/dataplanes/x/policies')).statusCode).toBe(404);
+      const inspectB = await req(teamA, 'GET', '/meshes/b/dataplanes/x/policies');
+      expect(inspectB.statusCode).toBe(403);
+      expect(inspectB.json().details).toBe('user "tess" (groups: team-a) may not GET Dataplane in mesh "b"');
+      expect((await req(teamA, 'GET', '/meshes/b/meshgateways/g/dataplanes')).statusCode).toBe(403);
       // Lists across meshes and global kinds are outside any one mesh.
       expect((await req(teamA, 'GET', '/meshes')).statusCode).toBe(403);
       expect((await req(teamA, 'GET', '/traffic-permissions')).statusCode).toBe(403);
