@@ -28,7 +28,9 @@ import { errorHandler } from './errors.js';
 import { noSuchEndpoint } from './kind-paths.js';
 import type { RouteInfo } from './resource-routes.js';
 import type { WatchOptions } from './watch.js';
+import type { InspectQueries } from '../app/inspect.js';
 import { registerHistoryRoutes } from './history-routes.js';
+import { registerInspectRoutes } from './inspect-routes.js';
 import { createRequestOrigin } from './request-origin.js';
 import { registerResourceRoutes } from './resource-routes.js';
 import { registerTokenRoutes } from './token-routes.js';
@@ -73,6 +75,8 @@ export interface ServerDeps {
   https?: HttpsOptions;
   /** History, audit, `?revision` reads and revert (issue 6); absent: none of them is served. */
   history?: History;
+  /** The inspect API (issue 16); absent: not served. */
+  inspect?: InspectQueries;
   /** Limits of the `/_events` watch streams (issue 6). */
   watch?: WatchOptions;
   /** The clock tokens are verified with (default: the system clock); a token's stream ends at its expiry by it. */
@@ -266,6 +270,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       watch: deps.watch ?? { heartbeatMs: 15_000, bufferLimit: 4 * 1024 * 1024 },
     });
   }
+  if (deps.inspect) registerInspectRoutes(app, { ...deps, inspect: deps.inspect });
   registerTokenRoutes(app, deps.tokens);
   return app;
 }

@@ -12,7 +12,10 @@
  *   Timeout, TrafficRoute, RateLimit per outbound; HealthCheck, CircuitBreaker, Retry per service
  *   that the outbounds' routes reach; TrafficLog per outbound service and for `pass_through`, the
  *   implicit service of traffic that leaves through no declared outbound;
- * - `dataplane` (name `""`): TrafficTrace and ProxyTemplate, selectors against the proxy.
+ * - `dataplane` (name `""`): TrafficTrace and ProxyTemplate (the best), VirtualOutbound (all that
+ *   match, best first), selectors against the proxy; and the `targetRef` kinds (MeshTrafficPermission,
+ *   MeshAccessLog, MeshTrace): all whose top-level `targetRef` selects a listener of the proxy, in the
+ *   order they apply (`compareByTargetRef`), as Kuma 2.0 lists a proxy's `DataplanePolicies`.
  * Ties go to the later `creationTime`, then to the name that sorts first.
  *
  * `matchSidecar` matches one proxy against candidates already grouped by kind, so that a view kept
@@ -21,7 +24,15 @@
 import type { PolicyResource } from './policy-resource.js';
 import { proxyInterfaces, type Networking } from './proxy-interfaces.js';
 import { routeDestinations } from './route-destinations.js';
-import { allForInbound, bestForInbound, bestForProxy, bestForService, bySource } from './select-policies.js';
+import {
+  allForInbound,
+  allForProxy,
+  bestForInbound,
+  bestForProxy,
+  bestForService,
+  bySource,
+} from './select-policies.js';
+import { compareByTargetRef, targetRefListeners, type TargetRefPolicy } from './target-ref-match.js';
 
 /** Where an item of the matched-policies view attaches (spec 2.20). */
 export type AttachmentType = 'dataplane' | 'inbound' | 'outbound' | 'service';
@@ -48,8 +59,11 @@ export const ATTACHMENT_KINDS = {
   inbound: { best: ['TrafficPermission'], all: ['FaultInjection', 'RateLimit'] },
   outbound: ['Timeout', 'TrafficRoute', 'RateLimit'],
   service: ['HealthCheck', 'CircuitBreaker', 'Retry', 'TrafficLog'],
-  dataplane: ['TrafficTrace', 'ProxyTemplate'],
+  dataplane: { best: ['TrafficTrace', 'ProxyTemplate'], all: ['VirtualOutbound'] },
 } as const;
+
+/** The kinds matched by a top-level `targetRef` (Kuma 2.0's new policies), listed on the `dataplane` item. */
+export const TARGET_REF_POLICY_KINDS = ['MeshTrafficPermission', 'MeshAccessLog', 'MeshTrace'] as const;
 
 /**
  * The matched-policies items of one sidecar proxy: one per attachment with at least one policy,
@@ -122,9 +136,23 @@ export function matchSidecar<P extends PolicyResource>(
   for (const [service, matched] of byService) push('service', service, service, matched);
 
   const matched: Record<string, P[]> = {};
-  for (const kind of ATTACHMENT_KINDS.dataplane) {
+  for (const kind of ATTACHMENT_KINDS.dataplane.best) {
     const best = bestForProxy(proxy.tagSets, of(kind));
     if (best) matched[kind] = [best];
+  }
+  for (const kind of ATTACHMENT_KINDS.dataplane.all) {
+    const all = allForProxy(proxy.tagSets, of(kind));
+    if (all.length > 0) matched[kind] = all;
+  }
+  for (const kind of TARGET_REF_POLICY_KINDS) {
+    const selecting = of(kind).filter(
+      (p) => targetRefListeners((p as unknown as TargetRefPolicy).spec.targetRef, networking).length > 0,
+    );
+    if (selecting.length > 0) {
+      matched[kind] = [...selecting].sort((a, b) =>
+        compareByTargetRef(a as unknown as TargetRefPolicy, b as unknown as TargetRefPolicy),
+      );
+    }
   }
   push('dataplane', '', undefined, matched);
 

@@ -85,6 +85,16 @@ export function bestForProxy<P extends PolicyResource>(
   return bestOf(ranked(policies, (p) => bestSelectorRank(p.selectors, proxyTags)))?.policy;
 }
 
+/** Whole proxy, all that match, best first: selectors as in `bestForProxy` (VirtualOutbound: each applies). */
+export function allForProxy<P extends PolicyResource>(
+  proxyTags: readonly Tags[],
+  policies: readonly P[],
+): P[] {
+  return ranked(policies, (p) => bestSelectorRank(p.selectors, proxyTags))
+    .sort(compareCandidates)
+    .map((c) => c.policy);
+}
+
 function ranked<P extends PolicyResource>(
   policies: readonly P[],
   rank: (p: P) => Rank | undefined,

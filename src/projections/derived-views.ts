@@ -173,7 +173,8 @@ export function dataplaneMatches(
   const networking = (item.resource.networking ?? {}) as { gateway?: { type?: string } };
   if (f.gateway !== undefined) {
     const gw = networking.gateway;
-    const type = gw ? (gw.type === 'DELEGATED' ? 'delegated' : 'builtin') : undefined;
+    // A gateway without `type` is DELEGATED, Kuma's enum default.
+    const type = gw ? (gw.type === 'BUILTIN' ? 'builtin' : 'delegated') : undefined;
     if (f.gateway === 'true' && !gw) return false;
     if (f.gateway === 'false' && gw) return false;
     if ((f.gateway === 'builtin' || f.gateway === 'delegated') && type !== f.gateway) return false;

@@ -92,10 +92,11 @@ export function createMeshSummaries(deps: {
     const version = subs[subs.length - 1]?.version as
       { meshDp?: { version?: string }; proxy?: { version?: string } } | undefined;
     const mtls = insight?.mTLS as { issuedBackend?: string; supportedBackends?: string[] } | undefined;
+    // A gateway without `type` is DELEGATED, Kuma's enum default (isBuiltinGateway agrees).
     const serviceType = networking.gateway
-      ? networking.gateway.type === 'DELEGATED'
-        ? 'gateway_delegated'
-        : 'gateway_builtin'
+      ? networking.gateway.type === 'BUILTIN'
+        ? 'gateway_builtin'
+        : 'gateway_delegated'
       : 'internal';
     const names = new Set<string>();
     if (networking.gateway?.tags?.[SERVICE_TAG]) names.add(networking.gateway.tags[SERVICE_TAG]);

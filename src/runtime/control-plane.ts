@@ -10,6 +10,8 @@ import type { Commands } from '../app/commands.js';
 import { createCommands } from '../app/commands.js';
 import { createHistory } from '../app/history.js';
 import { createQueries } from '../app/queries.js';
+import { createInspectQueries } from '../app/inspect.js';
+import { createMatchView } from '../policies/match-view.js';
 import type { TokenService } from '../app/token-service.js';
 import { createTokenService } from '../app/token-service.js';
 import { MESH_CP_VERSION } from '../app/versions.js';
@@ -79,6 +81,8 @@ export interface StartOptions {
 }
 
 const CLUSTER_ID = 'clusterId';
+/** Interim: built-in gateway proxies get no view until the gateway half of the matcher lands. */
+const GATEWAY_MATCHER = { view: () => undefined, policiesIn: () => [] };
 
 /** One log line when the log starts failing to write and one when it writes again. */
 function logWriteState(logger: Logger | undefined): (change: WriteStateChange) => void {
@@ -190,6 +194,9 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   }
   const derived = createDerivedViews({ registry, views, status, summaries, now });
   const queries = createQueries({ views, derived, status });
+  // Issue 16: the policy engine, built per mesh on its first inspect read, then kept by every write.
+  const matches = createMatchView(views, GATEWAY_MATCHER);
+  const inspect = createInspectQueries({ views, matches });
   const history = createHistory({
     registry,
     log,
@@ -245,6 +252,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
       },
     },
     history,
+    inspect,
     now,
     watch: {
       heartbeatMs: parseDuration(config.apiServer.watch.heartbeatInterval),

@@ -166,3 +166,39 @@ describe('MeshInsight.policies counts ExternalService like every mesh-scoped kin
     expect((await listed())?.ExternalService).toBeUndefined();
   });
 });
+
+describe('a gateway proxy without networking.gateway.type is DELEGATED (Kuma enum default)', () => {
+  it('in the gateway filter of overviews and in the ServiceInsight serviceType', async () => {
+    const cp = await startTestPlane();
+    try {
+      const put = (name: string, gateway: Record<string, unknown>) =>
+        cp.app.inject({
+          method: 'PUT',
+          url: `/meshes/default/dataplanes/${name}`,
+          payload: { type: 'Dataplane', mesh: 'default', name, networking: { address: '10.0.0.1', gateway } },
+        });
+      expect((await put('untyped', { tags: { 'mesh.io/service': 'edge-a' } })).statusCode).toBe(201);
+      expect(
+        (await put('builtin', { tags: { 'mesh.io/service': 'edge-b' }, type: 'BUILTIN' })).statusCode,
+      ).toBe(201);
+      const names = async (filter: string) =>
+        (
+          (
+            await cp.app.inject({
+              method: 'GET',
+              url: `/meshes/default/dataplanes+insights?gateway=${filter}`,
+            })
+          ).json().items as Array<{ name: string }>
+        ).map((i) => i.name);
+      expect(await names('delegated')).toEqual(['untyped']);
+      expect(await names('builtin')).toEqual(['builtin']);
+      const type = async (service: string) =>
+        (await cp.app.inject({ method: 'GET', url: `/meshes/default/service-insights/${service}` })).json()
+          .serviceType;
+      expect(await type('edge-a')).toBe('gateway_delegated');
+      expect(await type('edge-b')).toBe('gateway_builtin');
+    } finally {
+      await cp.close();
+    }
+  });
+});

@@ -14,7 +14,7 @@ const ALLOWED_IMPORTS: Record<string, readonly string[]> = {
   events: ['resources', 'util'],
   projections: ['events', 'resources', 'util'],
   status: ['resources', 'util'],
-  app: ['util', 'resources', 'events', 'projections', 'status', 'tokens', 'inspect', 'config'],
+  app: ['util', 'resources', 'events', 'projections', 'status', 'tokens', 'inspect', 'config', 'policies'],
   api: ['app', 'resources', 'util', 'config', 'events', 'status', 'projections', 'tokens'],
   zones: ['app', 'resources', 'util', 'config', 'events', 'status'],
   policies: ['projections', 'resources', 'util'],

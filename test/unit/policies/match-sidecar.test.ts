@@ -469,3 +469,35 @@ describe('matchSidecar: the whole view', () => {
     expect(matchSidecar(networking, {})).toEqual([]);
   });
 });
+
+describe('matchSidecar: VirtualOutbound and targetRef kinds on the dataplane item', () => {
+  const proxy: Networking = {
+    address: '10.0.0.1',
+    inbound: [{ port: 80, tags: { [SVC]: 'web', version: 'v1' } }],
+  };
+  const targetRef = (type: string, name: string, ref: Record<string, unknown>) =>
+    ({ type, name, creationTime: at(0), spec: { targetRef: ref } }) as unknown as PolicyResource;
+
+  it('VirtualOutbound: every one whose selectors match, best first', () => {
+    const wide = policy('VirtualOutbound', 'wide', { selectors: sel({ [SVC]: '*' }) });
+    const exact = policy('VirtualOutbound', 'exact', { selectors: sel({ [SVC]: 'web', version: 'v1' }) });
+    const other = policy('VirtualOutbound', 'other', { selectors: sel({ [SVC]: 'db' }) });
+    expect(match(proxy, wide, other, exact)).toEqual(['dataplane : VirtualOutbound=exact,wide']);
+  });
+
+  it('targetRef kinds: every one that selects an inbound, least specific first, then by name', () => {
+    const mesh = targetRef('MeshTrace', 'zz-mesh', { kind: 'Mesh' });
+    const service = targetRef('MeshTrace', 'a-service', { kind: 'MeshService', name: 'web' });
+    const subset = targetRef('MeshTrace', 'b-subset', { kind: 'MeshSubset', tags: { version: 'v1' } });
+    const elsewhere = targetRef('MeshTrace', 'c', { kind: 'MeshService', name: 'db' });
+    const mtp = targetRef('MeshTrafficPermission', 'allow', { kind: 'Mesh' });
+    expect(match(proxy, service, elsewhere, subset, mesh, mtp)).toEqual([
+      'dataplane : MeshTrafficPermission=allow; MeshTrace=zz-mesh,b-subset,a-service',
+    ]);
+  });
+
+  it('targetRef kinds: a proxy without inbounds is selected by none, even with kind Mesh', () => {
+    const outboundOnly: Networking = { address: '10.0.0.2', outbound: [{ port: 1, tags: { [SVC]: 'db' } }] };
+    expect(match(outboundOnly, targetRef('MeshAccessLog', 'all', { kind: 'Mesh' }))).toEqual([]);
+  });
+});

@@ -3,7 +3,7 @@ import { matchSidecar } from '../../../src/policies/match-sidecar.js';
 import type { Networking } from '../../../src/policies/proxy-interfaces.js';
 import { reachSelectors } from '../../../src/policies/reach-selectors.js';
 import { tagSelectorMatches } from '../../../src/policies/tag-selector.js';
-import { policy, sel, SVC } from '../../helpers/policies.js';
+import { at, policy, sel, SVC } from '../../helpers/policies.js';
 
 describe('reachSelectors', () => {
   const fields = {
@@ -22,7 +22,24 @@ describe('reachSelectors', () => {
     expect(reach('HealthCheck')).toEqual(['src']);
     expect(reach('ProxyTemplate')).toEqual(['sel']);
     expect(reach('TrafficTrace')).toEqual(['sel']);
+    expect(reach('VirtualOutbound')).toEqual(['sel']);
     expect(reach('MeshGateway')).toBeUndefined();
+  });
+
+  it('gives a targetRef policy its ref tags as one selector; Mesh reaches every proxy', () => {
+    const ref = (targetRef: Record<string, unknown>) =>
+      reachSelectors({
+        type: 'MeshTrace',
+        name: 'p',
+        creationTime: at(0),
+        spec: { targetRef },
+      } as never)?.map((s) => s.match);
+    expect(ref({ kind: 'Mesh' })).toEqual([{}]);
+    expect(ref({ kind: 'MeshService', name: 'web' })).toEqual([{ [SVC]: 'web' }]);
+    expect(ref({ kind: 'MeshServiceSubset', name: 'web', tags: { v: '1' } })).toEqual([
+      { v: '1', [SVC]: 'web' },
+    ]);
+    expect(ref({ kind: 'MeshGatewayRoute', name: 'r' })).toEqual([]);
   });
 
   // The contract a view relies on: a proxy none of whose tag sets the reach selectors match gets no

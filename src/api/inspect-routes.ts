@@ -1,0 +1,66 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { InspectQueries } from '../app/inspect.js';
+import type { Queries } from '../app/queries.js';
+import type { Registry } from '../resources/registry.js';
+import { AppError } from '../util/errors.js';
+import { addKindRoute, createKindPaths } from './kind-paths.js';
+import { nextUrl, parsePage, rawQuery } from './list-query.js';
+import { pageBody } from './page-body.js';
+import type { RouteInfo } from './resource-routes.js';
+
+/** Dependencies of the inspect routes. */
+export interface InspectRouteDeps {
+  registry: Registry;
+  queries: Queries;
+  inspect: InspectQueries;
+}
+
+const json = (reply: FastifyReply, revision: number, body: string | Buffer): FastifyReply =>
+  reply.type('application/json; charset=utf-8').header('x-mesh-revision', String(revision)).send(body);
+
+/**
+ * The inspect API (spec 4.9): what applies to a proxy, and which proxies a policy affects. Reads of
+ * the kind the path names: a proxy's views are reads of Dataplane in its mesh, a policy's proxies
+ * reads of that policy kind.
+ */
+export function registerInspectRoutes(app: FastifyInstance, deps: InspectRouteDeps): void {
+  const { registry, queries, inspect } = deps;
+  const paths = createKindPaths(registry);
+  const dataplaneRead = { config: { action: 'read', kind: 'Dataplane' } satisfies RouteInfo };
+
+  type ProxyParams = { mesh: string; name: string };
+  app.get<{ Params: ProxyParams }>(
+    '/meshes/:mesh/dataplanes/:name/policies',
+    dataplaneRead,
+    async (req, reply) => {
+      const revision = queries.revision();
+      const { mesh, name } = req.params;
+      return json(reply, revision, JSON.stringify(inspect.matchedPolicies(mesh, name)));
+    },
+  );
+
+  const page = (req: FastifyRequest) => {
+    const causes: Parameters<typeof parsePage>[1] = [];
+    const q = rawQuery(req);
+    const p = parsePage(q, causes);
+    if (causes.length > 0) {
+      throw new AppError('INVALID_QUERY', 'Invalid query parameters', 'bad list parameters', causes);
+    }
+    return { q, ...p };
+  };
+
+  addKindRoute(
+    app,
+    'GET',
+    '/meshes/:mesh/:seg/:name/dataplanes',
+    (p) => paths.stored('mesh', p.seg),
+    async (desc, req, reply) => {
+      const revision = queries.revision();
+      const { q, offset, size } = page(req);
+      const mesh = req.params.mesh as string;
+      const result = inspect.affected(desc, mesh, req.params.name as string, { offset, size });
+      const next = nextUrl(req, q, offset, size, result.total);
+      return json(reply, revision, pageBody(result.total, result.items, next));
+    },
+  );
+}

@@ -1,0 +1,211 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ControlPlane } from '../../src/runtime/control-plane.js';
+import { startTestPlane } from '../helpers/control-plane.js';
+
+const SVC = 'mesh.io/service';
+
+const sidecar = (name: string, service: string, outbound: string[] = [], version = 'v1') => ({
+  type: 'Dataplane',
+  mesh: 'default',
+  name,
+  networking: {
+    address: '10.0.0.1',
+    inbound: [{ port: 8080, tags: { [SVC]: service, version } }],
+    outbound: outbound.map((s, i) => ({ port: 10001 + i, tags: { [SVC]: s } })),
+  },
+});
+
+const selectorPolicy = (type: string, name: string, fields: Record<string, unknown>) => ({
+  type,
+  mesh: 'default',
+  name,
+  ...fields,
+});
+
+describe('the inspect API for sidecar proxies (spec 4.9, decisions §10)', () => {
+  let cp: ControlPlane;
+  const req = async (method: 'GET' | 'PUT' | 'DELETE', url: string, payload?: unknown) => {
+    const res = await cp.app.inject({ method, url, payload: payload as Record<string, unknown> | undefined });
+    return { status: res.statusCode, body: res.body ? res.json() : undefined, headers: res.headers };
+  };
+  const ok = async (url: string) => {
+    const res = await req('GET', url);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return res.body;
+  };
+  const put = async (url: string, payload: unknown) => {
+    const res = await req('PUT', url, payload);
+    expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
+  };
+  const summary = (view: {
+    items: Array<{ type: string; name: string; matchedPolicies: Record<string, Array<{ name: string }>> }>;
+  }) =>
+    view.items.map(
+      (i) =>
+        `${i.type} ${i.name}: ` +
+        Object.entries(i.matchedPolicies)
+          .map(([kind, ps]) => `${kind}=${ps.map((p) => p.name).join(',')}`)
+          .join('; '),
+    );
+
+  beforeAll(async () => {
+    cp = await startTestPlane();
+    await put('/meshes/default/dataplanes/web-1', sidecar('web-1', 'web', ['db']));
+    await put('/meshes/default/dataplanes/web-2', sidecar('web-2', 'web', [], 'v2'));
+    await put('/meshes/default/dataplanes/db-1', sidecar('db-1', 'db'));
+  });
+  afterAll(async () => {
+    await cp.close();
+  });
+
+  it('matched policies: {total, kind, items} with one item per attachment, sorted, whole resources', async () => {
+    const view = await ok('/meshes/default/dataplanes/web-1/policies');
+    expect(view.kind).toBe('SidecarDataplane');
+    expect(view.total).toBe(view.items.length);
+    // The mesh's default policies (decisions §3) attach at every level.
+    expect(summary(view)).toEqual([
+      'inbound 10.0.0.1:8080:8080: TrafficPermission=allow-all-default',
+      'outbound 127.0.0.1:10001: Timeout=timeout-all-default; TrafficRoute=route-all-default',
+      'service db: CircuitBreaker=circuit-breaker-all-default; Retry=retry-all-default',
+    ]);
+    expect(view.items[0].service).toBe('web');
+    const stored = await ok('/meshes/default/traffic-permissions/allow-all-default');
+    expect(view.items[0].matchedPolicies.TrafficPermission[0]).toEqual(stored);
+  });
+
+  it('reflects each write as soon as it has answered: a more specific policy, its delete, a proxy change', async () => {
+    await put(
+      '/meshes/default/traffic-permissions/web-only',
+      selectorPolicy('TrafficPermission', 'web-only', {
+        sources: [{ match: { [SVC]: 'db' } }],
+        destinations: [{ match: { [SVC]: 'web', version: 'v1' } }],
+      }),
+    );
+    expect(summary(await ok('/meshes/default/dataplanes/web-1/policies'))[0]).toBe(
+      'inbound 10.0.0.1:8080:8080: TrafficPermission=web-only',
+    );
+    // web-2 is v2: its selectors do not reach it.
+    expect(summary(await ok('/meshes/default/dataplanes/web-2/policies'))[0]).toBe(
+      'inbound 10.0.0.1:8080:8080: TrafficPermission=allow-all-default',
+    );
+    await put('/meshes/default/dataplanes/web-2', sidecar('web-2', 'web', [], 'v1'));
+    expect(summary(await ok('/meshes/default/dataplanes/web-2/policies'))[0]).toBe(
+      'inbound 10.0.0.1:8080:8080: TrafficPermission=web-only',
+    );
+    expect((await req('DELETE', '/meshes/default/traffic-permissions/web-only')).status).toBe(200);
+    expect(summary(await ok('/meshes/default/dataplanes/web-1/policies'))[0]).toBe(
+      'inbound 10.0.0.1:8080:8080: TrafficPermission=allow-all-default',
+    );
+    await put('/meshes/default/dataplanes/web-2', sidecar('web-2', 'web', [], 'v2'));
+  });
+
+  it('proxies affected by a policy: the attachments through which it applies, paged like a list', async () => {
+    const all = await ok('/meshes/default/traffic-permissions/allow-all-default/dataplanes');
+    expect(all).toEqual({
+      total: 3,
+      items: ['db-1', 'web-1', 'web-2'].map((name) => ({
+        kind: 'SidecarDataplane',
+        dataplane: { mesh: 'default', name },
+        attachments: [
+          { type: 'inbound', name: '10.0.0.1:8080:8080', service: name.startsWith('db') ? 'db' : 'web' },
+        ],
+      })),
+      next: null,
+    });
+    const first = await ok('/meshes/default/traffic-permissions/allow-all-default/dataplanes?size=2');
+    expect(first.items.map((i: { dataplane: { name: string } }) => i.dataplane.name)).toEqual([
+      'db-1',
+      'web-1',
+    ]);
+    expect(first.total).toBe(3);
+    expect(first.next).toMatch(
+      /\/meshes\/default\/traffic-permissions\/allow-all-default\/dataplanes\?offset=2&size=2$/,
+    );
+    const second = await ok(
+      '/meshes/default/traffic-permissions/allow-all-default/dataplanes?offset=2&size=2',
+    );
+    expect(second.items.map((i: { dataplane: { name: string } }) => i.dataplane.name)).toEqual(['web-2']);
+    expect(second.next).toBeNull();
+
+    const retry = await ok('/meshes/default/retries/retry-all-default/dataplanes');
+    expect(retry.items).toEqual([
+      {
+        kind: 'SidecarDataplane',
+        dataplane: { mesh: 'default', name: 'web-1' },
+        attachments: [{ type: 'service', name: 'db', service: 'db' }],
+      },
+    ]);
+  });
+
+  it('a policy that does not exist affects nothing; bad paging is 400', async () => {
+    expect(await ok('/meshes/default/timeouts/no-such/dataplanes')).toEqual({
+      total: 0,
+      items: [],
+      next: null,
+    });
+    const bad = await req('GET', '/meshes/default/timeouts/timeout-all-default/dataplanes?size=0');
+    expect(bad.status).toBe(400);
+    expect(bad.body.causes).toEqual([{ field: 'size', message: 'must be an integer between 1 and 1000' }]);
+  });
+
+  it('404 names what is missing: the mesh, the proxy; a kind that is not a policy says so', async () => {
+    const noMesh = await req('GET', '/meshes/nope/dataplanes/web-1/policies');
+    expect(noMesh.status).toBe(404);
+    expect(noMesh.body.details).toBe('Mesh "nope" not found');
+    const noProxy = await req('GET', '/meshes/default/dataplanes/nope/policies');
+    expect(noProxy.status).toBe(404);
+    expect(noProxy.body.details).toBe('Dataplane "nope" not found in mesh "default"');
+    const noMeshAffected = await req('GET', '/meshes/nope/timeouts/t/dataplanes');
+    expect(noMeshAffected.status).toBe(404);
+    expect(noMeshAffected.body.details).toBe('Mesh "nope" not found');
+    const external = await req('GET', '/meshes/default/external-services/x/dataplanes');
+    expect(external.status).toBe(404);
+    expect(external.body.details).toBe(
+      'ExternalService is not inspectable: only policies have affected data plane proxies',
+    );
+    const unknown = await req('GET', '/meshes/default/no-such-kind/x/dataplanes');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.details).toBe('no such endpoint: GET /meshes/default/no-such-kind/x/dataplanes');
+  });
+
+  it('virtual outbounds and targetRef policies show on the dataplane item, and list their proxies', async () => {
+    await put(
+      '/meshes/default/virtual-outbounds/by-host',
+      selectorPolicy('VirtualOutbound', 'by-host', {
+        selectors: [{ match: { [SVC]: 'db' } }],
+        conf: { host: '{{.service}}.mesh', port: '80', parameters: [{ name: 'service', tagKey: SVC }] },
+      }),
+    );
+    await put('/meshes/default/meshtraces/everywhere', {
+      type: 'MeshTrace',
+      mesh: 'default',
+      name: 'everywhere',
+      spec: {
+        targetRef: { kind: 'Mesh' },
+        default: { backends: [{ zipkin: { url: 'http://zipkin:9411/api/v2/spans' } }] },
+      },
+    });
+    expect(summary(await ok('/meshes/default/dataplanes/db-1/policies')).at(0)).toBe(
+      'dataplane : VirtualOutbound=by-host; MeshTrace=everywhere',
+    );
+    expect(summary(await ok('/meshes/default/dataplanes/web-1/policies')).at(0)).toBe(
+      'dataplane : MeshTrace=everywhere',
+    );
+    const vo = await ok('/meshes/default/virtual-outbounds/by-host/dataplanes');
+    expect(vo.items).toEqual([
+      {
+        kind: 'SidecarDataplane',
+        dataplane: { mesh: 'default', name: 'db-1' },
+        attachments: [{ type: 'dataplane', name: '' }],
+      },
+    ]);
+    const trace = await ok('/meshes/default/meshtraces/everywhere/dataplanes');
+    expect(trace.total).toBe(3);
+  });
+
+  it('carries the revision it reflects', async () => {
+    const res = await req('GET', '/meshes/default/dataplanes/web-1/policies');
+    const head = await req('GET', '/meshes/default/dataplanes/web-1');
+    expect(res.headers['x-mesh-revision']).toBe(head.headers['x-mesh-revision']);
+  });
+});

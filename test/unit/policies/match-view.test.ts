@@ -1,0 +1,219 @@
+import { describe, expect, it } from 'vitest';
+import type { LogEntry, WireResource } from '../../../src/events/types.js';
+import { matchSidecar } from '../../../src/policies/match-sidecar.js';
+import { createMatchView, type GatewayMatcher } from '../../../src/policies/match-view.js';
+import type { PolicyResource } from '../../../src/policies/policy-resource.js';
+import { proxyInterfaces, type Networking } from '../../../src/policies/proxy-interfaces.js';
+import { SIDECAR_KINDS } from '../../../src/policies/sidecar-cells.js';
+import { createResourceViews } from '../../../src/projections/resource-views.js';
+import { registry } from '../../../src/resources/registry.js';
+import { SVC } from '../../helpers/policies.js';
+
+const MESH = 'default';
+let revision = 0;
+
+function entry(
+  kind: string,
+  name: string,
+  resource: Record<string, unknown> | undefined,
+  mesh = MESH,
+): LogEntry {
+  const wire = resource && ({ type: kind, mesh, name, modificationTime: 't', ...resource } as WireResource);
+  return {
+    revision: ++revision,
+    time: 't',
+    kind,
+    ...(kind === 'Mesh' ? {} : { mesh }),
+    name,
+    operation: wire ? 'update' : 'delete',
+    ...(wire ? { resource: wire } : {}),
+    actor: { name: 'x', groups: [], address: 'x' },
+    origin: 'local',
+    prevHash: '',
+    hash: '',
+  } as LogEntry;
+}
+
+/** No gateway proxies in these sequences: the gateway half answers nothing. */
+const noGateways: GatewayMatcher<never> = { view: () => undefined, policiesIn: () => [] };
+
+/** A seeded generator of random writes over a small world, so that matches collide often. */
+function world(seed: number) {
+  let s = seed;
+  const rand = (n: number): number => {
+    s = (s * 1103515245 + 12345) & 0x7fffffff;
+    return (s >> 8) % n;
+  };
+  const pick = <T>(xs: readonly T[]): T => xs[rand(xs.length)];
+  const services = ['a', 'b', 'c', 'd'];
+  const selector = (): Record<string, string> => {
+    const m: Record<string, string> = { [SVC]: pick([...services, '*']) };
+    if (rand(3) === 0) m.version = pick(['v1', 'v2', '*']);
+    return m;
+  };
+  const selectors = () => Array.from({ length: 1 + rand(2) }, () => ({ match: selector() }));
+  const times = ['2026-01-01T00:00:00.000Z', '2026-01-02T00:00:00.000Z', '2026-01-03T00:00:00.000Z'];
+  const policyFields = (kind: string): Record<string, unknown> => {
+    const creationTime = pick(times);
+    if (['TrafficTrace', 'ProxyTemplate', 'VirtualOutbound'].includes(kind)) {
+      return { creationTime, selectors: selectors() };
+    }
+    if (['MeshTrafficPermission', 'MeshAccessLog', 'MeshTrace'].includes(kind)) {
+      const targetRef = pick([
+        { kind: 'Mesh' },
+        { kind: 'MeshService', name: pick(services) },
+        { kind: 'MeshSubset', tags: { version: pick(['v1', 'v2']) } },
+        { kind: 'MeshServiceSubset', name: pick(services), tags: { version: 'v1' } },
+      ]);
+      return { creationTime, spec: { targetRef } };
+    }
+    const fields: Record<string, unknown> = { creationTime, sources: selectors(), destinations: selectors() };
+    if (kind === 'TrafficRoute') {
+      const split = Array.from({ length: 1 + rand(2) }, () => ({
+        weight: 1,
+        destination: { [SVC]: pick([...services, '*']) },
+      }));
+      fields.conf = rand(2) === 0 ? { destination: split[0].destination } : { split };
+    }
+    return fields;
+  };
+  const proxyFields = (): Record<string, unknown> => {
+    const inbound = Array.from({ length: rand(3) }, (_, i) => ({
+      port: 8000 + i,
+      tags: { [SVC]: pick(services), version: pick(['v1', 'v2']) },
+    }));
+    const outbound = Array.from({ length: rand(4) }, (_, i) => ({
+      port: 10000 + i,
+      tags: { [SVC]: pick(services) },
+    }));
+    const networking: Record<string, unknown> = { address: '10.0.0.1', inbound, outbound };
+    if (inbound.length === 0 && rand(2) === 0)
+      networking.gateway = { tags: { [SVC]: 'edge', version: 'v1' } };
+    return { creationTime: pick(times), networking };
+  };
+  return { rand, pick, policyFields, proxyFields };
+}
+
+/** What the view must always equal: every proxy matched from scratch, and the reverse of that. */
+function recompute(views: ReturnType<typeof createResourceViews>) {
+  const candidates: Record<string, PolicyResource[]> = {};
+  for (const kind of SIDECAR_KINDS) {
+    views.each(kind, MESH, (item) =>
+      (candidates[kind] ??= []).push(item.resource as unknown as PolicyResource),
+    );
+  }
+  const proxies = new Map<string, unknown>();
+  const affected = new Map<string, string[]>();
+  views.each('Dataplane', MESH, (item) => {
+    const items = matchSidecar(item.resource.networking as Networking, candidates);
+    proxies.set(item.name, items);
+    const listed = new Set<string>();
+    for (const i of items)
+      for (const [kind, ps] of Object.entries(i.matchedPolicies))
+        for (const p of ps) listed.add(`${kind}/${p.name}`);
+    for (const k of listed) (affected.get(k) ?? affected.set(k, []).get(k))?.push(item.name);
+  });
+  return { proxies, affected, candidates };
+}
+
+describe('the match view (issue 16 point 6): incremental equals a full recomputation', () => {
+  for (const seed of process.env.MV_SEEDS
+    ? Array.from({ length: Number(process.env.MV_SEEDS) }, (_, i) => i + 1)
+    : [1, 2, 3, 4, 5]) {
+    it(`after each of 500 random policy and proxy writes and deletes (seed ${seed})`, () => {
+      const views = createResourceViews(registry);
+      const view = createMatchView(views, noGateways);
+      const w = world(seed);
+      views.apply([entry('Mesh', MESH, { creationTime: 't' }, undefined)]);
+      const policyNames = ['p1', 'p2', 'p3', 'p4'];
+      const proxyNames = ['dp1', 'dp2', 'dp3', 'dp4', 'dp5', 'dp6'];
+      let slowChecks = 0;
+      for (let step = 0; step < 500; step++) {
+        const r = w.rand(10);
+        if (r < 6) {
+          const kind = w.pick(SIDECAR_KINDS);
+          const remove = w.rand(4) === 0;
+          views.apply([entry(kind, w.pick(policyNames), remove ? undefined : w.policyFields(kind))]);
+        } else {
+          const remove = w.rand(5) === 0;
+          views.apply([entry('Dataplane', w.pick(proxyNames), remove ? undefined : w.proxyFields())]);
+        }
+        // The view is built on its first read: the first 100 writes go in through the build path.
+        if (step < 100) continue;
+        const want = recompute(views);
+        for (const name of proxyNames) {
+          const got = view.proxy(MESH, name);
+          const expected = want.proxies.get(name);
+          if (expected === undefined) {
+            expect(got, `${name} at step ${step}`).toBeUndefined();
+            continue;
+          }
+          expect(got?.kind).toBe('SidecarDataplane');
+          if (got?.kind !== 'SidecarDataplane') continue;
+          expect(got.cells.items(proxyInterfaces(got.networking)), `${name} at step ${step}`).toEqual(
+            expected,
+          );
+          slowChecks++;
+        }
+        for (const kind of SIDECAR_KINDS) {
+          for (const p of policyNames) {
+            const key = `${kind}/${p}`;
+            expect(view.affected(MESH, kind, p), `${key} at step ${step}`).toEqual(
+              want.affected.get(key) ?? [],
+            );
+          }
+        }
+      }
+      expect(slowChecks).toBeGreaterThan(1000);
+    });
+  }
+
+  it('a policy write re-matches only the proxies its selectors reach', () => {
+    const views = createResourceViews(registry);
+    const view = createMatchView(views, noGateways);
+    views.apply([entry('Mesh', MESH, { creationTime: 't' }, undefined)]);
+    const proxy = (name: string, service: string) =>
+      entry('Dataplane', name, {
+        creationTime: 't',
+        networking: { address: '10.0.0.1', inbound: [{ port: 80, tags: { [SVC]: service } }] },
+      });
+    views.apply([proxy('web-1', 'web'), proxy('db-1', 'db')]);
+    view.proxy(MESH, 'web-1'); // builds the mesh
+    const seen = new Set<string>();
+    const db = view.proxy(MESH, 'db-1');
+    if (db?.kind !== 'SidecarDataplane') throw new Error('db-1 is a sidecar');
+    const places = db.cells.places.bind(db.cells);
+    db.cells.places = (kind, p) => {
+      seen.add(kind);
+      return places(kind, p);
+    };
+    const tp = (name: string, service: string) =>
+      entry('TrafficPermission', name, {
+        creationTime: 't',
+        sources: [{ match: { [SVC]: '*' } }],
+        destinations: [{ match: { [SVC]: service } }],
+      });
+    views.apply([tp('allow-web', 'web')]);
+    expect(seen.size).toBe(0);
+    expect(view.affected(MESH, 'TrafficPermission', 'allow-web')).toEqual(['web-1']);
+    views.apply([tp('allow-db', 'db')]);
+    expect(seen).toEqual(new Set(['TrafficPermission']));
+    expect(view.affected(MESH, 'TrafficPermission', 'allow-db')).toEqual(['db-1']);
+  });
+
+  it('forgets a deleted mesh and answers nothing for a mesh that does not exist', () => {
+    const views = createResourceViews(registry);
+    const view = createMatchView(views, noGateways);
+    expect(view.proxy('nope', 'dp')).toBeUndefined();
+    views.apply([entry('Mesh', MESH, { creationTime: 't' }, undefined)]);
+    views.apply([
+      entry('Dataplane', 'dp', {
+        creationTime: 't',
+        networking: { address: '1.1.1.1', inbound: [{ port: 1, tags: { [SVC]: 'a' } }] },
+      }),
+    ]);
+    expect(view.proxy(MESH, 'dp')?.kind).toBe('SidecarDataplane');
+    views.apply([entry('Dataplane', 'dp', undefined), entry('Mesh', MESH, undefined, undefined)]);
+    expect(view.proxy(MESH, 'dp')).toBeUndefined();
+  });
+});
