@@ -5,6 +5,7 @@ import { cpus, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { dataplane } from './fixtures.js';
 import { buildStore } from './fixtures.js';
+import { inspectFigures } from './inspect.js';
 import { writeSnapshot } from './snapshot-fixture.js';
 import { zoneFigures } from './zones.js';
 import type { Started } from './lib/processes.js';
@@ -436,6 +437,7 @@ try {
   await putScenario();
   await insightLagScenario();
   await startupScenarios();
+  figures.push(...(await inspectFigures({ quick: QUICK, only: ONLY, log })));
   figures.push(...(await zoneFigures({ quick: QUICK, only: ONLY, log })));
   report();
   log(`done in ${((performance.now() - t0) / 1000).toFixed(0)} s`);

@@ -70,13 +70,17 @@ export function startProcess(
 /**
  * Starts mesh-cp as users start it (`mesh-cp run`), on a data dir, free ports. Node flags for the
  * server alone (to profile it under a scenario) come from BENCH_SERVER_NODE_FLAGS, e.g.
- * `--cpu-prof --cpu-prof-dir=/tmp/prof`.
+ * `--cpu-prof --cpu-prof-dir=/tmp/prof`; a scenario adds its own in `nodeFlags` (`--inspect=…`).
  */
-export function startMeshCp(dataDir: string, extraEnv: Record<string, string> = {}): Promise<Started> {
+export function startMeshCp(
+  dataDir: string,
+  extraEnv: Record<string, string> = {},
+  nodeFlags: readonly string[] = [],
+): Promise<Started> {
   const flags = (process.env.BENCH_SERVER_NODE_FLAGS ?? '').split(' ').filter(Boolean);
   return startProcess(
     'node',
-    [...flags, 'dist/bin/mesh-cp.js', 'run'],
+    [...flags, ...nodeFlags, 'dist/bin/mesh-cp.js', 'run'],
     {
       MESH_STORE_LEVEL_PATH: dataDir,
       MESH_API_SERVER_PORT: '0',
