@@ -322,25 +322,21 @@ export class SidecarCells {
     name: string,
     proxy: ProxyInterfaces = this.interfaces,
   ): Array<{ type: SidecarItem['type']; name: string; service?: string }> {
-    const listed = (c: Placed | Placed[] | undefined): boolean =>
-      c !== undefined && (Array.isArray(c) ? c.some((p) => p.policy.name === name) : c.policy.name === name);
-    return this.items(proxy)
-      .filter((i) => listed(this.cellOf(i, kind, proxy)))
-      .map((i) =>
-        i.service === undefined
-          ? { type: i.type, name: i.name }
-          : { type: i.type, name: i.name, service: i.service },
-      );
-  }
-
-  private cellOf(item: SidecarItem, kind: string, proxy: ProxyInterfaces): Placed | Placed[] | undefined {
-    const { inbounds, outbounds } = proxy;
-    let location: string | undefined;
-    if (item.type === 'inbound') location = `i${inbounds.findIndex((ib) => ib.name === item.name)}`;
-    else if (item.type === 'outbound') location = `o${outbounds.findIndex((ob) => ob.name === item.name)}`;
-    else if (item.type === 'service') location = `s${item.name}`;
-    else location = 'd';
-    return this.cells.get(location)?.[kind];
+    const out: Array<{ type: SidecarItem['type']; name: string; service?: string }> = [];
+    for (const [location, cells] of this.cells) {
+      const c = cells[kind];
+      if (c === undefined) continue;
+      if (!(Array.isArray(c) ? c.some((p) => p.policy.name === name) : c.policy.name === name)) continue;
+      const at = location[0];
+      if (at === 'd') out.push({ type: 'dataplane', name: '' });
+      else if (at === 's') out.push({ type: 'service', name: location.slice(1), service: location.slice(1) });
+      else {
+        const i = (at === 'i' ? proxy.inbounds : proxy.outbounds)[Number(location.slice(1))];
+        out.push({ type: at === 'i' ? 'inbound' : 'outbound', name: i.name, service: i.service });
+      }
+    }
+    // The order of the matched-policies items: by type, then name (stable for equal names).
+    return out.sort((x, y) => cmp(x.type, y.type) || cmp(x.name, y.name));
   }
 
   private set(location: string, kind: string, value: Placed | Placed[] | undefined): void {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LogEntry, WireResource } from '../../../src/events/types.js';
-import { matchSidecar } from '../../../src/policies/match-sidecar.js';
+import { matchSidecar, type SidecarItem } from '../../../src/policies/match-sidecar.js';
 import { createMatchView, type GatewayMatcher } from '../../../src/policies/match-view.js';
 import type { PolicyResource } from '../../../src/policies/policy-resource.js';
 import { proxyInterfaces, type Networking } from '../../../src/policies/proxy-interfaces.js';
@@ -128,6 +128,7 @@ describe('the match view (issue 16 point 6): incremental equals a full recomputa
       const policyNames = ['p1', 'p2', 'p3', 'p4'];
       const proxyNames = ['dp1', 'dp2', 'dp3', 'dp4', 'dp5', 'dp6'];
       let slowChecks = 0;
+      let attachmentChecks = 0;
       for (let step = 0; step < 500; step++) {
         const r = w.rand(10);
         if (r < 6) {
@@ -158,13 +159,31 @@ describe('the match view (issue 16 point 6): incremental equals a full recomputa
         for (const kind of SIDECAR_KINDS) {
           for (const p of policyNames) {
             const key = `${kind}/${p}`;
-            expect(view.affected(MESH, kind, p), `${key} at step ${step}`).toEqual(
-              want.affected.get(key) ?? [],
-            );
+            const affected = view.affected(MESH, kind, p);
+            expect(affected, `${key} at step ${step}`).toEqual(want.affected.get(key) ?? []);
+            // Each affected proxy's attachments: the items of the recomputation that list the policy.
+            for (const name of affected) {
+              const got = view.proxy(MESH, name);
+              if (got?.kind !== 'SidecarDataplane') continue;
+              const items = want.proxies.get(name) as SidecarItem[];
+              const expected = items
+                .filter((i) => i.matchedPolicies[kind]?.some((x) => x.name === p))
+                .map((i) =>
+                  i.service === undefined
+                    ? { type: i.type, name: i.name }
+                    : { type: i.type, name: i.name, service: i.service },
+                );
+              expect(
+                got.cells.attachmentsOf(kind, p, proxyInterfaces(got.networking)),
+                `${key} on ${name}`,
+              ).toEqual(expected);
+              attachmentChecks++;
+            }
           }
         }
       }
       expect(slowChecks).toBeGreaterThan(1000);
+      expect(attachmentChecks).toBeGreaterThan(1000);
     });
   }
 
