@@ -35,7 +35,7 @@ export function registerInspectRoutes(app: FastifyInstance, deps: InspectRouteDe
     async (req, reply) => {
       const revision = queries.revision();
       const { mesh, name } = req.params;
-      return json(reply, revision, JSON.stringify(inspect.matchedPolicies(mesh, name)));
+      return json(reply, revision, inspect.matchedPolicies(mesh, name));
     },
   );
 

@@ -5,6 +5,7 @@
  * A missing mesh, proxy or gateway is a 404 that names it; a policy that does not exist affects no
  * proxy (`{total: 0, items: []}`, as the reference answers).
  */
+import type { SidecarItem } from '../policies/match-sidecar.js';
 import type { MatchView, ProxyMatches } from '../policies/match-view.js';
 import type { PolicyResource } from '../policies/policy-resource.js';
 import { proxyInterfaces } from '../policies/proxy-interfaces.js';
@@ -24,8 +25,8 @@ type AffectedItem = Record<string, unknown>;
 
 /** The inspect read side used by the API. */
 export interface InspectQueries {
-  /** `GET /meshes/{mesh}/dataplanes/{name}/policies`. */
-  matchedPolicies(mesh: string, name: string): Record<string, unknown>;
+  /** `GET /meshes/{mesh}/dataplanes/{name}/policies`, as JSON bytes. */
+  matchedPolicies(mesh: string, name: string): Buffer;
   /** `GET /meshes/{mesh}/{collection}/{name}/dataplanes` for a policy kind. */
   affected(
     desc: ResourceDescriptor,
@@ -57,12 +58,44 @@ export function createInspectQueries<V>(deps: {
     return p;
   };
 
+  /**
+   * `{total, kind, items}` of a sidecar with each policy as the bytes the views keep for it (a
+   * policy is most of the answer: serialising them again was most of its time).
+   */
+  const sidecarBody = (mesh: string, items: readonly SidecarItem[]): Buffer => {
+    const parts: Buffer[] = [];
+    let text = `{"total":${items.length},"kind":"SidecarDataplane","items":[`;
+    const flush = (bytes: Buffer): void => {
+      parts.push(Buffer.from(text), bytes);
+      text = '';
+    };
+    items.forEach((item, i) => {
+      const service = item.service === undefined ? '' : `,"service":${JSON.stringify(item.service)}`;
+      text += `${i > 0 ? ',' : ''}{"type":"${item.type}","name":${JSON.stringify(item.name)}${service},"matchedPolicies":{`;
+      Object.entries(item.matchedPolicies).forEach(([kind, policies], k) => {
+        text += `${k > 0 ? ',' : ''}${JSON.stringify(kind)}:[`;
+        policies.forEach((policy, j) => {
+          if (j > 0) text += ',';
+          const stored = views.get(kind, mesh, policy.name);
+          flush(
+            stored && stored.resource === (policy as unknown)
+              ? stored.body
+              : Buffer.from(JSON.stringify(policy)),
+          );
+        });
+        text += ']';
+      });
+      text += '}}';
+    });
+    parts.push(Buffer.from(`${text}]}`));
+    return Buffer.concat(parts);
+  };
+
   return {
     matchedPolicies(mesh, name) {
       const p = requireProxy(mesh, name);
       if (p.kind === 'SidecarDataplane') {
-        const items = p.cells.items(proxyInterfaces(p.networking));
-        return { total: items.length, kind: 'SidecarDataplane', items };
+        return sidecarBody(mesh, p.cells.items(proxyInterfaces(p.networking)));
       }
       throw new AppError('NOT_FOUND', 'Not found', 'gateway proxies are not matched yet');
     },
