@@ -44,7 +44,8 @@ export function policy(i: number, mesh = 'default'): WireResource {
   };
 }
 
-const create = (kind: string, r: WireResource): EventInput => ({
+/** A create entry of `r` by the bench's actor. */
+export const create = (kind: string, r: WireResource): EventInput => ({
   kind,
   mesh: r.mesh as string | undefined,
   name: r.name,
@@ -62,10 +63,34 @@ export async function buildStore(
   path: string,
   opts: { dataplanes: number; policies?: number; totalEntries?: number },
 ): Promise<number> {
+  const w = await openBatchedLog(path);
+  const mesh: WireResource = { type: 'Mesh', name: 'default', creationTime: T, modificationTime: T };
+  await w.push(create('Mesh', mesh));
+  for (let i = 0; i < opts.dataplanes; i++) await w.push(create('Dataplane', dataplane(i)));
+  for (let i = 0; i < (opts.policies ?? 0); i++) await w.push(create('TrafficPermission', policy(i)));
+  const total = opts.totalEntries ?? 0;
+  let round = 1;
+  while (w.count() < total) {
+    for (let i = 0; i < opts.dataplanes && w.count() < total; i++) {
+      const r = dataplane(i);
+      r.modificationTime = new Date(Date.parse(T) + round * 1000).toISOString();
+      await w.push({ ...create('Dataplane', r), operation: 'update' });
+    }
+    round++;
+  }
+  return w.close();
+}
+
+/** A new LevelDB log at `path` written in batches of 2,000 entries; `close` returns how many. */
+export async function openBatchedLog(path: string): Promise<{
+  push(e: EventInput): Promise<void>;
+  /** Entries pushed so far, written or batched. */
+  count(): number;
+  close(): Promise<number>;
+}> {
   const log = createLevelLog({ path });
   await log.open();
-  const mesh: WireResource = { type: 'Mesh', name: 'default', creationTime: T, modificationTime: T };
-  let batch: EventInput[] = [create('Mesh', mesh)];
+  let batch: EventInput[] = [];
   let written = 0;
   const flush = async (): Promise<void> => {
     if (batch.length === 0) return;
@@ -74,23 +99,16 @@ export async function buildStore(
     batch = [];
     await durable;
   };
-  const push = async (e: EventInput): Promise<void> => {
-    batch.push(e);
-    if (batch.length >= 2000) await flush();
+  return {
+    async push(e) {
+      batch.push(e);
+      if (batch.length >= 2000) await flush();
+    },
+    count: () => written + batch.length,
+    async close() {
+      await flush();
+      await log.close();
+      return written;
+    },
   };
-  for (let i = 0; i < opts.dataplanes; i++) await push(create('Dataplane', dataplane(i)));
-  for (let i = 0; i < (opts.policies ?? 0); i++) await push(create('TrafficPermission', policy(i)));
-  const total = opts.totalEntries ?? 0;
-  let round = 1;
-  while (written + batch.length < total) {
-    for (let i = 0; i < opts.dataplanes && written + batch.length < total; i++) {
-      const r = dataplane(i);
-      r.modificationTime = new Date(Date.parse(T) + round * 1000).toISOString();
-      await push({ ...create('Dataplane', r), operation: 'update' });
-    }
-    round++;
-  }
-  await flush();
-  await log.close();
-  return written;
 }

@@ -2,12 +2,11 @@
 // mixed kinds, written straight into a LevelDB log as `buildStore` does. Every resource is checked by
 // the kind's own PUT validation first (`validateBody`) and stored in the form a PUT stores.
 import { toWire } from '../src/app/decide.js';
-import { createLevelLog } from '../src/events/level-log.js';
-import type { EventInput, WireResource } from '../src/events/types.js';
+import type { WireResource } from '../src/events/types.js';
 import { registry } from '../src/resources/registry.js';
 import { validateBody } from '../src/resources/validate.js';
+import { create, openBatchedLog } from './fixtures.js';
 
-const ACTOR = { name: 'bench', groups: ['bench'], address: 'local' };
 const T = Date.parse('2026-01-01T00:00:00.000Z');
 const at = (seconds: number): string => new Date(T + seconds * 1000).toISOString();
 
@@ -249,15 +248,6 @@ export function fixturePolicies(): FixturePolicy[] {
 
 // ---------------------------------------------------------------- store
 
-const create = (kind: string, r: WireResource): EventInput => ({
-  kind,
-  mesh: r.mesh as string | undefined,
-  name: r.name,
-  operation: 'create',
-  resource: r,
-  actor: ACTOR,
-  origin: 'local',
-});
 
 /** Validates a PUT body as the API does and builds the stored resource; throws with the causes if invalid. */
 function stored(kind: string, body: Record<string, unknown>, seconds: number): WireResource {
@@ -273,26 +263,11 @@ function stored(kind: string, body: Record<string, unknown>, seconds: number): W
  * with policies written one by one). Returns the number of log entries.
  */
 export async function buildInspectStore(path: string): Promise<number> {
-  const log = createLevelLog({ path });
-  await log.open();
-  let batch: EventInput[] = [];
-  let written = 0;
-  const flush = async (): Promise<void> => {
-    if (batch.length === 0) return;
-    const { durable } = log.append(batch);
-    written += batch.length;
-    batch = [];
-    await durable;
-  };
-  const push = async (e: EventInput): Promise<void> => {
-    batch.push(e);
-    if (batch.length >= 2000) await flush();
-  };
+  const w = await openBatchedLog(path);
+  const push = w.push;
   const mesh: WireResource = { type: 'Mesh', name: MESH, creationTime: at(0), modificationTime: at(0) };
   await push(create('Mesh', mesh));
   for (let i = 0; i < PROXIES; i++) await push(create('Dataplane', stored('Dataplane', proxyBody(i), 1)));
   for (const [j, p] of fixturePolicies().entries()) await push(create(p.kind, stored(p.kind, p.body, 2 + j)));
-  await flush();
-  await log.close();
-  return written;
+  return w.close();
 }
