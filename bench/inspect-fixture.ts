@@ -248,7 +248,6 @@ export function fixturePolicies(): FixturePolicy[] {
 
 // ---------------------------------------------------------------- store
 
-
 /** Validates a PUT body as the API does and builds the stored resource; throws with the causes if invalid. */
 function stored(kind: string, body: Record<string, unknown>, seconds: number): WireResource {
   const desc = registry.get(kind);
