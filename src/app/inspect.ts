@@ -70,7 +70,7 @@ export function createInspectQueries<V>(deps: {
       text = '';
     };
     items.forEach((item, i) => {
-      const service = item.service === undefined ? '' : `,"service":${JSON.stringify(item.service)}`;
+      const service = `,"service":${JSON.stringify(item.service)}`;
       text += `${i > 0 ? ',' : ''}{"type":"${item.type}","name":${JSON.stringify(item.name)}${service},"matchedPolicies":{`;
       Object.entries(item.matchedPolicies).forEach(([kind, policies], k) => {
         text += `${k > 0 ? ',' : ''}${JSON.stringify(kind)}:[`;

@@ -41,8 +41,8 @@ export type AttachmentType = 'dataplane' | 'inbound' | 'outbound' | 'service';
 export interface SidecarItem<P extends PolicyResource = PolicyResource> {
   type: AttachmentType;
   name: string;
-  /** The service of the inbound, outbound or service; absent on the `dataplane` item. */
-  service?: string;
+  /** The service of the inbound, outbound or service; `""` on the `dataplane` item, as the reference writes it. */
+  service: string;
   matchedPolicies: Record<string, P[]>;
 }
 
@@ -76,18 +76,9 @@ export function matchSidecar<P extends PolicyResource>(
   const proxy = proxyInterfaces(networking);
   const items: SidecarItem<P>[] = [];
   const of = (kind: string): readonly P[] => candidates[kind] ?? [];
-  const push = (
-    type: AttachmentType,
-    name: string,
-    service: string | undefined,
-    matched: Record<string, P[]>,
-  ) => {
+  const push = (type: AttachmentType, name: string, service: string, matched: Record<string, P[]>) => {
     if (Object.keys(matched).length === 0) return;
-    items.push(
-      service === undefined
-        ? { type, name, matchedPolicies: matched }
-        : { type, name, service, matchedPolicies: matched },
-    );
+    items.push({ type, name, service, matchedPolicies: matched });
   };
 
   for (const inbound of proxy.inbounds) {
@@ -154,7 +145,7 @@ export function matchSidecar<P extends PolicyResource>(
       );
     }
   }
-  push('dataplane', '', undefined, matched);
+  push('dataplane', '', '', matched);
 
   return items.sort((a, b) => compareStrings(a.type, b.type) || compareStrings(a.name, b.name));
 }

@@ -39,7 +39,7 @@ export const MATCHED_KINDS: ReadonlySet<string> = new Set([...SIDECAR_KINDS, ...
 export interface Attachment {
   type: SidecarItem['type'];
   name: string;
-  service?: string;
+  service: string;
 }
 
 /** The gateway half: what a built-in gateway proxy's view is, computed whole. */

@@ -283,7 +283,7 @@ export class SidecarCells {
     const item = (
       type: SidecarItem['type'],
       name: string,
-      service: string | undefined,
+      service: string,
       location: string,
       kinds: readonly string[],
     ): void => {
@@ -295,11 +295,7 @@ export class SidecarCells {
         if (c !== undefined) matched[kind] = Array.isArray(c) ? c.map((p) => p.policy) : [c.policy];
       }
       if (Object.keys(matched).length === 0) return;
-      items.push(
-        service === undefined
-          ? { type, name, matchedPolicies: matched }
-          : { type, name, service, matchedPolicies: matched },
-      );
+      items.push({ type, name, service, matchedPolicies: matched });
     };
     const inboundKinds = [...ATTACHMENT_KINDS.inbound.best, ...ATTACHMENT_KINDS.inbound.all];
     inbounds.forEach((ib, i) => item('inbound', ib.name, ib.service, `i${i}`, inboundKinds));
@@ -308,7 +304,7 @@ export class SidecarCells {
       if (location[0] === 's')
         item('service', location.slice(1), location.slice(1), location, ATTACHMENT_KINDS.service);
     }
-    item('dataplane', '', undefined, 'd', [
+    item('dataplane', '', '', 'd', [
       ...ATTACHMENT_KINDS.dataplane.best,
       ...ATTACHMENT_KINDS.dataplane.all,
       ...TARGET_REF_POLICY_KINDS,
@@ -321,14 +317,14 @@ export class SidecarCells {
     kind: string,
     name: string,
     proxy: ProxyInterfaces = this.interfaces,
-  ): Array<{ type: SidecarItem['type']; name: string; service?: string }> {
-    const out: Array<{ type: SidecarItem['type']; name: string; service?: string }> = [];
+  ): Array<{ type: SidecarItem['type']; name: string; service: string }> {
+    const out: Array<{ type: SidecarItem['type']; name: string; service: string }> = [];
     for (const [location, cells] of this.cells) {
       const c = cells[kind];
       if (c === undefined) continue;
       if (!(Array.isArray(c) ? c.some((p) => p.policy.name === name) : c.policy.name === name)) continue;
       const at = location[0];
-      if (at === 'd') out.push({ type: 'dataplane', name: '' });
+      if (at === 'd') out.push({ type: 'dataplane', name: '', service: '' });
       else if (at === 's') out.push({ type: 'service', name: location.slice(1), service: location.slice(1) });
       else {
         const i = (at === 'i' ? proxy.inbounds : proxy.outbounds)[Number(location.slice(1))];

@@ -196,7 +196,7 @@ describe('the inspect API for sidecar proxies (spec 4.9, decisions §10)', () =>
       {
         kind: 'SidecarDataplane',
         dataplane: { mesh: 'default', name: 'db-1' },
-        attachments: [{ type: 'dataplane', name: '' }],
+        attachments: [{ type: 'dataplane', name: '', service: '' }],
       },
     ]);
     const trace = await ok('/meshes/default/meshtraces/everywhere/dataplanes');

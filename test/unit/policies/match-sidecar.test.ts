@@ -458,7 +458,12 @@ describe('matchSidecar: the whole view', () => {
       'outbound 127.0.0.1:9000: Timeout=to',
       'service redis: TrafficLog=tl',
     ]);
-    expect(items[0]).toEqual({ type: 'dataplane', name: '', matchedPolicies: { TrafficTrace: [tt] } });
+    expect(items[0]).toEqual({
+      type: 'dataplane',
+      name: '',
+      service: '',
+      matchedPolicies: { TrafficTrace: [tt] },
+    });
     expect(items[1].matchedPolicies.TrafficPermission[0]).toBe(tp);
   });
 

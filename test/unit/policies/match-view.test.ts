@@ -168,11 +168,7 @@ describe('the match view (issue 16 point 6): incremental equals a full recomputa
               const items = want.proxies.get(name) as SidecarItem[];
               const expected = items
                 .filter((i) => i.matchedPolicies[kind]?.some((x) => x.name === p))
-                .map((i) =>
-                  i.service === undefined
-                    ? { type: i.type, name: i.name }
-                    : { type: i.type, name: i.name, service: i.service },
-                );
+                .map((i) => ({ type: i.type, name: i.name, service: i.service }));
               expect(
                 got.cells.attachmentsOf(kind, p, proxyInterfaces(got.networking)),
                 `${key} on ${name}`,
