@@ -74,10 +74,14 @@ export function buildRules(items: readonly PolicyItem[]): Rule[] {
     const covering = items.filter((_, i) => isSubset(subsets[i], ss));
     if (covering.length === 0) continue;
     const origins = new Map<string, Origin>();
-    for (const { origin } of covering) origins.set(JSON.stringify([origin.type, origin.mesh, origin.name]), origin);
+    for (const { origin } of covering)
+      origins.set(JSON.stringify([origin.type, origin.mesh, origin.name]), origin);
     rules.push({
       subset: ss,
-      conf: mergeConfs(covering[0].origin.type, covering.map((i) => i.conf)),
+      conf: mergeConfs(
+        covering[0].origin.type,
+        covering.map((i) => i.conf),
+      ),
       origins: [...origins.values()].sort(byName),
     });
   }

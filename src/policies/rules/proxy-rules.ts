@@ -56,7 +56,13 @@ function listItems(policy: TargetRefPolicy, list: 'from' | 'to'): PolicyItem[] {
   });
 }
 
-function toItem(type: RuleItem['type'], name: string, service: string, policyType: string, rule: Rule): RuleItem {
+function toItem(
+  type: RuleItem['type'],
+  name: string,
+  service: string,
+  policyType: string,
+  rule: Rule,
+): RuleItem {
   const subset: Record<string, string> = {};
   for (const t of rule.subset) subset[t.key] = t.not ? `!${t.value}` : t.value;
   return {
@@ -89,7 +95,10 @@ export function proxyRules(
     // Which listeners each policy of this type selects; policies selecting none are left out.
     const selected = policies
       .filter((p) => p.type === policyType)
-      .map((policy) => ({ policy, listeners: targetRefListeners(policy.spec.targetRef, networking, gateway) }))
+      .map((policy) => ({
+        policy,
+        listeners: targetRefListeners(policy.spec.targetRef, networking, gateway),
+      }))
       .filter((s) => s.listeners.length > 0)
       .sort((a, b) => compareByTargetRef(a.policy, b.policy));
     if (selected.length === 0) continue;
@@ -104,7 +113,8 @@ export function proxyRules(
         }
       }
       for (const [name, { service, items }] of byListener) {
-        for (const rule of buildRules(items)) push(toItem('clientSubset', name, service, policyType, rule), rule);
+        for (const rule of buildRules(items))
+          push(toItem('clientSubset', name, service, policyType, rule), rule);
       }
     }
     if (parts.to) {
@@ -113,7 +123,10 @@ export function proxyRules(
         const tags = ob.tags ?? { [SERVICE_TAG]: ob.service ?? '' };
         const rule = computeRule(rules, subsetFromTags(tags));
         if (!rule) return;
-        push(toItem('destinationSubset', outboundNames[i].name, tags[SERVICE_TAG] ?? '', policyType, rule), rule);
+        push(
+          toItem('destinationSubset', outboundNames[i].name, tags[SERVICE_TAG] ?? '', policyType, rule),
+          rule,
+        );
       });
     }
     if (parts.single) {

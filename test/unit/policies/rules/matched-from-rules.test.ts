@@ -39,7 +39,8 @@ function expectedItems(n: string, services: Record<string, string>): RuleItem[] 
   );
 }
 
-const byJson = (items: RuleItem[]) => [...items].sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
+const byJson = (items: RuleItem[]) =>
+  [...items].sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
 
 function run(n: string): RuleItem[] {
   const dp = load(`${n}.dataplane.yaml`)[0] as { networking: Networking };
