@@ -105,6 +105,9 @@ describe('mergeConfs (Kuma 2.0 merge)', () => {
       backends: [{ file: { path: '/tmp/a', format: {} } }],
     });
   });
+  it('a null removes the key (RFC 7386)', () => {
+    expect(mergeConfs('X', [{ a: 1, b: 2 }, { b: null }])).toEqual({ a: 1 });
+  });
   it('gives nothing for no confs', () => {
     expect(mergeConfs('X', [])).toBeUndefined();
   });

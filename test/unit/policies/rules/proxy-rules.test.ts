@@ -95,7 +95,13 @@ describe('proxyRules', () => {
 
   it('a proxy that no policy selects has no rules', () => {
     const lonely: Networking = { address: '10.0.0.5', inbound: [{ port: 80, tags: { [SVC]: 'lonely' } }] };
-    const others = [mtp('p', svc('web'), [entry(MESH, allow('ALLOW'))])];
+    const withOutbound = { ...lonely, outbound: [{ port: 10001, tags: { [SVC]: 'web' } }] };
+    const others = [
+      mtp('p', svc('web'), [entry(MESH, allow('ALLOW'))]),
+      targetRefPolicy('MeshAccessLog', 'mal', { targetRef: svc('web'), to: [entry(MESH, file('/a'))] }),
+      targetRefPolicy('MeshTrace', 'mt', { targetRef: svc('web'), default: { backends: [] } }),
+    ];
+    expect(proxyRules(withOutbound, others)).toEqual([]);
     expect(proxyRules(lonely, others)).toEqual([]);
     expect(proxyRules(lonely, [])).toEqual([]);
   });
