@@ -1,4 +1,5 @@
 import type { PolicyResource, Selector } from '../../src/policies/policy-resource.js';
+import type { TargetRef, TargetRefPolicy } from '../../src/policies/target-ref-match.js';
 
 /** `mesh.io/service` (the reference's `kuma.io/service`). */
 export const SVC = 'mesh.io/service';
@@ -24,3 +25,16 @@ export function policy(
 ): PolicyResource & { conf?: unknown } {
   return { type, name, creationTime: at(0), ...fields };
 }
+
+/** A `targetRef` policy as stored (`{type, mesh, name, spec}`), in mesh `default` unless told. */
+export function targetRefPolicy(
+  type: string,
+  name: string,
+  spec: TargetRefPolicy['spec'],
+  mesh = 'default',
+): TargetRefPolicy {
+  return { type, mesh, name, spec };
+}
+
+/** A `from`/`to` entry: `{targetRef, default}`. */
+export const entry = (targetRef: TargetRef, conf: unknown) => ({ targetRef, default: conf });
