@@ -39,6 +39,16 @@ export function registerInspectRoutes(app: FastifyInstance, deps: InspectRouteDe
     },
   );
 
+  app.get<{ Params: ProxyParams }>(
+    '/meshes/:mesh/dataplanes/:name/rules',
+    dataplaneRead,
+    async (req, reply) => {
+      const revision = queries.revision();
+      const { mesh, name } = req.params;
+      return json(reply, revision, JSON.stringify(inspect.rules(mesh, name)));
+    },
+  );
+
   const page = (req: FastifyRequest) => {
     const causes: Parameters<typeof parsePage>[1] = [];
     const q = rawQuery(req);

@@ -5,11 +5,13 @@
  * A missing mesh, proxy or gateway is a 404 that names it; a policy that does not exist affects no
  * proxy (`{total: 0, items: []}`, as the reference answers).
  */
-import type { SidecarItem } from '../policies/match-sidecar.js';
+import { TARGET_REF_POLICY_KINDS, type SidecarItem } from '../policies/match-sidecar.js';
 import type { MatchView, ProxyMatches } from '../policies/match-view.js';
 import type { PolicyResource } from '../policies/policy-resource.js';
 import { proxyInterfaces } from '../policies/proxy-interfaces.js';
-import { bestSelectorRank } from '../policies/select-policies.js';
+import { proxyRules, type RuleItem } from '../policies/rules/index.js';
+import { bestForProxy, bestSelectorRank } from '../policies/select-policies.js';
+import type { GatewayListeners, TargetRefPolicy } from '../policies/target-ref-match.js';
 import type { ResourceViews } from '../projections/resource-views.js';
 import type { ResourceDescriptor } from '../resources/descriptor.js';
 import { AppError } from '../util/errors.js';
@@ -36,6 +38,8 @@ export interface InspectQueries {
   ): { total: number; items: AffectedItem[] };
   /** `GET /meshes/{mesh}/meshgateways/{name}/dataplanes`: the built-in gateway proxies it selects. */
   gatewayDataplanes(mesh: string, name: string, page: InspectPage): { total: number; items: AffectedItem[] };
+  /** `GET /meshes/{mesh}/dataplanes/{name}/rules`: the targetRef policies merged into rules. */
+  rules(mesh: string, name: string): { total: number; items: RuleItem[] };
 }
 
 const notFound = (details: string): AppError => new AppError('NOT_FOUND', 'Not found', details);
@@ -117,6 +121,20 @@ export function createInspectQueries<V>(deps: {
         });
       }
       return { total: names.length, items };
+    },
+
+    rules(mesh, name) {
+      const p = requireProxy(mesh, name);
+      const policies = TARGET_REF_POLICY_KINDS.flatMap(
+        (kind) => matches.candidates(mesh, kind) as unknown as TargetRefPolicy[],
+      );
+      // A built-in gateway proxy's listeners come from the best MeshGateway that selects it.
+      const gateway =
+        p.kind === 'MeshGatewayDataplane'
+          ? bestForProxy(proxyInterfaces(p.networking).tagSets, matches.candidates(mesh, 'MeshGateway'))
+          : undefined;
+      const items = proxyRules(p.networking, policies, gateway as GatewayListeners | undefined);
+      return { total: items.length, items };
     },
 
     gatewayDataplanes(mesh, name, page) {
