@@ -108,8 +108,7 @@ function hostsOf<R extends GatewayRouteSpec>(
   // First every host, then the routes (see the file comment).
   const named = (wild?.routes ?? []).filter((r) => !servesEveryHost(r));
   for (const r of named)
-    for (const n of hostnamesOf(r))
-      if (!hosts.has(n)) hosts.set(n, { tags: wild!.tags, routes: new Set() });
+    for (const n of hostnamesOf(r)) if (!hosts.has(n)) hosts.set(n, { tags: wild!.tags, routes: new Set() });
   for (const [hostName, h] of hosts) {
     const own = declared.get(hostName)?.routes ?? [];
     if (hostName === WILDCARD_HOST) {
@@ -159,7 +158,9 @@ function covers(route: GatewayRouteSpec, hostName: string): boolean {
  * `match.Hostnames` agrees). Unlike `covers`, a `*.domain` host does not take a route of a name.
  */
 function joins(route: GatewayRouteSpec, hostName: string): boolean {
-  return hostnamesOf(route).some((n) => n === hostName || (n.startsWith('*.') && hostnameMatches(hostName, n)));
+  return hostnamesOf(route).some(
+    (n) => n === hostName || (n.startsWith('*.') && hostnameMatches(hostName, n)),
+  );
 }
 
 /** Equal, or either has `*` as its first label and the rest is equal (one label only). */

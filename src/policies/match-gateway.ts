@@ -169,7 +169,11 @@ export function routeBackends(route: GatewayRouteSpec): Tags[] {
   const out: Tags[] = [];
   const seen = new Set<string>();
   const add = (tags: Tags) => {
-    const key = JSON.stringify(Object.keys(tags).sort().map((k) => [k, tags[k]]));
+    const key = JSON.stringify(
+      Object.keys(tags)
+        .sort()
+        .map((k) => [k, tags[k]]),
+    );
     if (seen.has(key)) return;
     seen.add(key);
     out.push(tags);
@@ -202,7 +206,9 @@ export function gatewayAttachments(
 
 /** Where a MeshGatewayRoute is used in a gateway view: its entries with all their destinations; undefined when nowhere. */
 export function routeAttachments(view: GatewayView, routeName: string): AttachmentListener[] | undefined {
-  return prune(view, (route) => (route.route === routeName ? route.destinations.map((d) => d.tags) : undefined));
+  return prune(view, (route) =>
+    route.route === routeName ? route.destinations.map((d) => d.tags) : undefined,
+  );
 }
 
 /**

@@ -1,3 +1,5 @@
+import type { GatewayRouteSpec } from '../../src/policies/gateway-hosts.js';
+import type { GatewayResource } from '../../src/policies/match-gateway.js';
 import type { PolicyResource, Selector } from '../../src/policies/policy-resource.js';
 
 /** `mesh.io/service` (the reference's `kuma.io/service`). */
@@ -34,7 +36,7 @@ export function meshGateway(
     listeners: Array<{ port: number; protocol: string; hostname?: string; tags?: Record<string, string> }>;
     creationTime?: string;
   },
-) {
+): GatewayResource {
   const { listeners, ...rest } = fields;
   return {
     type: 'MeshGateway',
@@ -63,21 +65,31 @@ export function httpRoute(
     hostnames?: string[];
     rules: Array<{ backends?: Backend[]; mirrors?: Backend[]; redirect?: boolean }>;
   },
-) {
+): GatewayRouteSpec & PolicyResource & { mesh: string } {
   const rules = fields.rules.map((r) => ({
     matches: [{ path: { match: 'PREFIX', value: '/' } }],
     ...(r.backends ? { backends: r.backends } : {}),
     filters: [
       ...(r.mirrors ?? []).map((b) => ({ mirror: { backend: b } })),
       ...(r.redirect ? [{ redirect: { statusCode: 301 } }] : []),
-    ],
+    ] as Array<{ mirror?: { backend: Backend }; redirect?: { statusCode: number } }>,
   }));
   const http = fields.hostnames ? { hostnames: fields.hostnames, rules } : { rules };
-  return { type: 'MeshGatewayRoute', mesh: 'default', name, creationTime: at(0), selectors: fields.selectors, conf: { http } };
+  return {
+    type: 'MeshGatewayRoute',
+    mesh: 'default',
+    name,
+    creationTime: at(0),
+    selectors: fields.selectors,
+    conf: { http },
+  };
 }
 
 /** A TCP MeshGatewayRoute with one rule of backends. */
-export function tcpRoute(name: string, fields: { selectors: Selector[]; backends: Backend[] }) {
+export function tcpRoute(
+  name: string,
+  fields: { selectors: Selector[]; backends: Backend[] },
+): GatewayRouteSpec & PolicyResource & { mesh: string } {
   return {
     type: 'MeshGatewayRoute',
     mesh: 'default',
