@@ -252,6 +252,25 @@ describe('matchGateway: listeners, hosts and routes', () => {
     expect(summary(matchGateway(proxy, gw, [other, foo, wild, plain], {}))).toEqual(expected);
   });
 
+  it('on the * listener, a route naming * stays on the * host; a shared port takes the first protocol', () => {
+    const gw = meshGateway('edge', {
+      selectors: sel({ [SVC]: 'edge' }),
+      listeners: [
+        { port: 80, protocol: 'HTTP' },
+        { port: 80, protocol: 'TCP', hostname: 'tcp.example.com' },
+      ],
+    });
+    const star = httpRoute('star', {
+      selectors: sel({ [SVC]: 'edge' }),
+      hostnames: ['*'],
+      rules: [{ backends: [backend('s')] }],
+    });
+    expect(summary(matchGateway(proxy, gw, [star], {}))).toEqual([
+      '80 HTTP *: star -> s',
+      '80 HTTP tcp.example.com: star -> s',
+    ]);
+  });
+
   it('a declared named host keeps only its routes whose hostnames cover it', () => {
     const gw = meshGateway('edge', {
       selectors: sel({ [SVC]: 'edge' }),
@@ -373,6 +392,14 @@ describe('matchGateway: the best policy of each kind per destination', () => {
     const trace = policy('TrafficTrace', 'trace', { selectors: sel({ [SVC]: 'edge' }) });
     const result = matchGateway(proxy, gw, [route], byKind(log, narrow, trace));
     expect(result.policies).toEqual({ TrafficLog: log, TrafficTrace: trace });
+    // The destination is the implicit pass_through service: naming it exactly ranks higher.
+    const passThrough = policy('TrafficLog', 'pt', {
+      sources: sel({ [SVC]: 'edge' }),
+      destinations: sel({ [SVC]: 'pass_through' }),
+    });
+    expect(matchGateway(proxy, gw, [route], byKind(log, passThrough)).policies).toEqual({
+      TrafficLog: passThrough,
+    });
     expect(matchGateway(proxy, gw, [route], byKind(narrow))).not.toHaveProperty('policies');
   });
 });
