@@ -7,7 +7,8 @@
  * included, once per distinct tag map in route order (rules in order, each rule's backends then its
  * mirrors). Per destination, the best policy of each connection kind: sources against the host's
  * listener tags, destinations against the destination's whole tag map, the pair ranked by the sum,
- * ties by `compareCandidates`. TrafficLog (for `pass_through`) and TrafficTrace configure the whole
+ * ties by `compareCandidates` (a policy ranks by its best matching selector, as the sidecar matcher
+ * does; Kuma's gateway code takes the first matching one). TrafficLog (for `pass_through`) and TrafficTrace configure the whole
  * gateway, as the reference answers them: in `policies` beside `listeners`.
  *
  * Order: listeners by port, hosts by name (plain string order, as the reference's inspect answer
@@ -250,7 +251,9 @@ const ANY_PROXY: readonly Selector[] = [{ match: {} }];
  * and the listener's tags override the proxy's (the gateway's own `mesh.io/service` always does), so
  * no selector of the policy alone bounds the proxies it reaches: they reach every gateway proxy
  * (`{match: {}}`). Gateway proxies are few beside sidecars; a bound through the gateways' listener
- * tags would change with every MeshGateway write.
+ * tags would change with every MeshGateway write. `{match: {}}` matches sidecars too: apply these
+ * to built-in gateway proxies only (`reachSelectors` answers for sidecars). A MeshGateway write
+ * re-matches the proxies its old and its new selectors reach (it may win or lose them).
  */
 export function gatewayReach(policy: PolicyResource): readonly Selector[] | undefined {
   if (BY_SELECTORS.has(policy.type)) return policy.selectors ?? [];
