@@ -68,7 +68,18 @@ export function bestForService<P extends PolicyResource>(
   service: string,
   fromSource: readonly Ranked<P>[],
 ): P | undefined {
-  const tags = { [SERVICE_TAG]: service };
+  return bestForDestination({ [SERVICE_TAG]: service }, fromSource);
+}
+
+/**
+ * A destination's whole tag map, single best: among policies whose sources matched (see
+ * `bySource`), destinations against `tags`; the pair ranks by the sum. A built-in gateway matches
+ * its route backends this way (Kuma's gateway matchConnectionPolicy), a sidecar its services.
+ */
+export function bestForDestination<P extends PolicyResource>(
+  tags: Tags,
+  fromSource: readonly Ranked<P>[],
+): P | undefined {
   return bestOf(
     fromSource.flatMap(({ policy, rank }) => {
       const dest = bestSelectorRank(policy.destinations, [tags]);

@@ -1,3 +1,5 @@
+import type { GatewayRouteSpec } from '../../src/policies/gateway-hosts.js';
+import type { GatewayResource } from '../../src/policies/match-gateway.js';
 import type { PolicyResource, Selector } from '../../src/policies/policy-resource.js';
 import type { TargetRef, TargetRefPolicy } from '../../src/policies/target-ref-match.js';
 
@@ -38,3 +40,76 @@ export function targetRefPolicy(
 
 /** A `from`/`to` entry: `{targetRef, default}`. */
 export const entry = (targetRef: TargetRef, conf: unknown) => ({ targetRef, default: conf });
+
+/** A MeshGateway resource (wire form) for the gateway matcher tests. */
+export function meshGateway(
+  name: string,
+  fields: {
+    selectors: Selector[];
+    tags?: Record<string, string>;
+    listeners: Array<{ port: number; protocol: string; hostname?: string; tags?: Record<string, string> }>;
+    creationTime?: string;
+  },
+): GatewayResource {
+  const { listeners, ...rest } = fields;
+  return {
+    type: 'MeshGateway',
+    mesh: 'default',
+    name,
+    creationTime: at(0),
+    tags: { [SVC]: 'edge' },
+    ...rest,
+    conf: { listeners },
+  };
+}
+
+/** A backend `{weight, destination}` of a MeshGatewayRoute rule: the service and any other tags. */
+export const backend = (service: string, tags: Record<string, string> = {}) => ({
+  weight: 1,
+  destination: { [SVC]: service, ...tags },
+});
+
+type Backend = ReturnType<typeof backend>;
+
+/** An HTTP MeshGatewayRoute: rules of backends and mirror backends, optional hostnames. */
+export function httpRoute(
+  name: string,
+  fields: {
+    selectors: Selector[];
+    hostnames?: string[];
+    rules: Array<{ backends?: Backend[]; mirrors?: Backend[]; redirect?: boolean }>;
+  },
+): GatewayRouteSpec & PolicyResource & { mesh: string } {
+  const rules = fields.rules.map((r) => ({
+    matches: [{ path: { match: 'PREFIX', value: '/' } }],
+    ...(r.backends ? { backends: r.backends } : {}),
+    filters: [
+      ...(r.mirrors ?? []).map((b) => ({ mirror: { backend: b } })),
+      ...(r.redirect ? [{ redirect: { statusCode: 301 } }] : []),
+    ] as Array<{ mirror?: { backend: Backend }; redirect?: { statusCode: number } }>,
+  }));
+  const http = fields.hostnames ? { hostnames: fields.hostnames, rules } : { rules };
+  return {
+    type: 'MeshGatewayRoute',
+    mesh: 'default',
+    name,
+    creationTime: at(0),
+    selectors: fields.selectors,
+    conf: { http },
+  };
+}
+
+/** A TCP MeshGatewayRoute with one rule of backends. */
+export function tcpRoute(
+  name: string,
+  fields: { selectors: Selector[]; backends: Backend[] },
+): GatewayRouteSpec & PolicyResource & { mesh: string } {
+  return {
+    type: 'MeshGatewayRoute',
+    mesh: 'default',
+    name,
+    creationTime: at(0),
+    selectors: fields.selectors,
+    conf: { tcp: { rules: [{ backends: fields.backends }] } },
+  };
+}
