@@ -6,11 +6,18 @@
  * proxy (`{total: 0, items: []}`, as the reference answers).
  */
 import { TARGET_REF_POLICY_KINDS, type SidecarItem } from '../policies/match-sidecar.js';
+import {
+  gatewayAttachments,
+  routeAttachments,
+  selectGateway,
+  unselectedGatewayView,
+  type GatewayView,
+} from '../policies/match-gateway.js';
 import type { MatchView, ProxyMatches } from '../policies/match-view.js';
 import type { PolicyResource } from '../policies/policy-resource.js';
 import { proxyInterfaces } from '../policies/proxy-interfaces.js';
 import { proxyRules, type RuleItem } from '../policies/rules/index.js';
-import { bestForProxy, bestSelectorRank } from '../policies/select-policies.js';
+import { bestSelectorRank } from '../policies/select-policies.js';
 import type { GatewayListeners, TargetRefPolicy } from '../policies/target-ref-match.js';
 import type { ResourceViews } from '../projections/resource-views.js';
 import type { ResourceDescriptor } from '../resources/descriptor.js';
@@ -45,9 +52,9 @@ export interface InspectQueries {
 const notFound = (details: string): AppError => new AppError('NOT_FOUND', 'Not found', details);
 
 /** Creates the inspect queries over the views and the match view. */
-export function createInspectQueries<V>(deps: {
+export function createInspectQueries(deps: {
   views: ResourceViews;
-  matches: MatchView<V>;
+  matches: MatchView<GatewayView>;
 }): InspectQueries {
   const { views, matches } = deps;
 
@@ -55,7 +62,7 @@ export function createInspectQueries<V>(deps: {
     if (!views.get('Mesh', undefined, mesh)) throw notFound(`Mesh "${mesh}" not found`);
   };
 
-  const requireProxy = (mesh: string, name: string): ProxyMatches<V> => {
+  const requireProxy = (mesh: string, name: string): ProxyMatches<GatewayView> => {
     requireMesh(mesh);
     const p = matches.proxy(mesh, name);
     if (!p) throw notFound(`Dataplane "${name}" not found in mesh "${mesh}"`);
@@ -101,7 +108,8 @@ export function createInspectQueries<V>(deps: {
       if (p.kind === 'SidecarDataplane') {
         return sidecarBody(mesh, p.cells.items(proxyInterfaces(p.networking)));
       }
-      throw new AppError('NOT_FOUND', 'Not found', 'gateway proxies are not matched yet');
+      // A gateway proxy that no MeshGateway selects: the reference's empty answer, not an error.
+      return Buffer.from(JSON.stringify(p.view ?? unselectedGatewayView()));
     },
 
     affected(desc, mesh, name, page) {
@@ -109,16 +117,32 @@ export function createInspectQueries<V>(deps: {
       if (!desc.isPolicy) {
         throw notFound(`${desc.wireType} is not inspectable: only policies have affected data plane proxies`);
       }
+      // A route is looked up like a gateway (decisions §10); a missing policy affects nothing.
+      if (desc.kind === 'MeshGatewayRoute' && !views.get(desc.kind, mesh, name)) {
+        throw notFound(`MeshGatewayRoute "${name}" not found in mesh "${mesh}"`);
+      }
       const names = matches.affected(mesh, desc.kind, name);
       const items: AffectedItem[] = [];
       for (const proxy of names.slice(page.offset, page.offset + page.size)) {
         const p = matches.proxy(mesh, proxy);
-        if (p?.kind !== 'SidecarDataplane') continue;
-        items.push({
-          kind: 'SidecarDataplane',
-          dataplane: { mesh, name: proxy },
-          attachments: p.cells.attachmentsOf(desc.kind, name, proxyInterfaces(p.networking)),
-        });
+        if (p?.kind === 'SidecarDataplane') {
+          items.push({
+            kind: 'SidecarDataplane',
+            dataplane: { mesh, name: proxy },
+            attachments: p.cells.attachmentsOf(desc.kind, name, proxyInterfaces(p.networking)),
+          });
+        } else if (p?.view) {
+          const listeners =
+            desc.kind === 'MeshGatewayRoute'
+              ? routeAttachments(p.view, name)
+              : gatewayAttachments(p.view, desc.kind, name);
+          items.push({
+            kind: 'MeshGatewayDataplane',
+            dataplane: { mesh, name: proxy },
+            gateway: p.view.gateway,
+            listeners: listeners ?? [],
+          });
+        }
       }
       return { total: names.length, items };
     },
@@ -129,10 +153,7 @@ export function createInspectQueries<V>(deps: {
         (kind) => matches.candidates(mesh, kind) as unknown as TargetRefPolicy[],
       );
       // A built-in gateway proxy's listeners come from the best MeshGateway that selects it.
-      const gateway =
-        p.kind === 'MeshGatewayDataplane'
-          ? bestForProxy(proxyInterfaces(p.networking).tagSets, matches.candidates(mesh, 'MeshGateway'))
-          : undefined;
+      const gateway = selectGateway(p.networking, matches.candidates(mesh, 'MeshGateway'));
       const items = proxyRules(p.networking, policies, gateway as GatewayListeners | undefined);
       return { total: items.length, items };
     },

@@ -22,7 +22,8 @@
 import type { ResourceViews, ViewItem } from '../projections/resource-views.js';
 import type { SidecarItem } from './match-sidecar.js';
 import type { PolicyResource } from './policy-resource.js';
-import { isBuiltinGateway, type Networking } from './proxy-interfaces.js';
+import { gatewayReach } from './match-gateway.js';
+import { isBuiltinGateway, proxyInterfaces, type Networking } from './proxy-interfaces.js';
 import { reachSelectors } from './reach-selectors.js';
 import { matchClassKey, SidecarCells, SIDECAR_KINDS, type Candidates } from './sidecar-cells.js';
 import { MATCH_ALL, tagSelectorMatches } from './tag-selector.js';
@@ -267,10 +268,21 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
         }
       }
     }
-    // Gateway views read gateways, routes and per-destination policies; targetRef listeners carry
-    // tags no index holds. Gateway proxies are few: re-match them all.
-    if (!building && m.gateways.size > 0 && (GATEWAY_KINDS.includes(kind) || SIDECAR_KINDS.includes(kind))) {
-      for (const g of m.gateways) rematchGateway(m, g);
+    // Gateway views read gateways, routes and per-destination policies: re-match the gateway proxies
+    // the old or the new version can reach (`gatewayReach`: most kinds reach every gateway proxy).
+    if (!building && m.gateways.size > 0) {
+      const selectors = [
+        ...((before && gatewayReach(before)) ?? []),
+        ...((after && gatewayReach(after)) ?? []),
+      ];
+      if (selectors.length === 0) return;
+      for (const g of m.gateways) {
+        const p = m.proxies.get(g) as GatewayProxy<V>;
+        const tagSets = proxyInterfaces(p.networking).tagSets;
+        if (selectors.some(({ match }) => tagSets.some((tags) => tagSelectorMatches(match, tags)))) {
+          rematchGateway(m, g);
+        }
+      }
     }
   };
 

@@ -11,6 +11,7 @@ import { createCommands } from '../app/commands.js';
 import { createHistory } from '../app/history.js';
 import { createQueries } from '../app/queries.js';
 import { createInspectQueries } from '../app/inspect.js';
+import { gatewayMatcher } from '../policies/gateway-matcher.js';
 import { createMatchView } from '../policies/match-view.js';
 import type { TokenService } from '../app/token-service.js';
 import { createTokenService } from '../app/token-service.js';
@@ -81,8 +82,6 @@ export interface StartOptions {
 }
 
 const CLUSTER_ID = 'clusterId';
-/** Interim: built-in gateway proxies get no view until the gateway half of the matcher lands. */
-const GATEWAY_MATCHER = { view: () => undefined, policiesIn: () => [] };
 
 /** One log line when the log starts failing to write and one when it writes again. */
 function logWriteState(logger: Logger | undefined): (change: WriteStateChange) => void {
@@ -195,7 +194,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   const derived = createDerivedViews({ registry, views, status, summaries, now });
   const queries = createQueries({ views, derived, status });
   // Issue 16: the policy engine, built per mesh on its first inspect read, then kept by every write.
-  const matches = createMatchView(views, GATEWAY_MATCHER);
+  const matches = createMatchView(views, gatewayMatcher);
   const inspect = createInspectQueries({ views, matches });
   const history = createHistory({
     registry,

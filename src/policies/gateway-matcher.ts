@@ -1,0 +1,45 @@
+/**
+ * The gateway half of the match view: a built-in gateway proxy's whole `MeshGatewayDataplane` view
+ * from the mesh's candidates (the best MeshGateway that selects it, the routes, the policies per
+ * destination), and the policies and routes a view lists, for the view's reverse index.
+ */
+import type { CandidatesByKind } from './match-sidecar.js';
+import {
+  DESTINATION_KINDS,
+  matchGateway,
+  selectGateway,
+  WHOLE_GATEWAY_KINDS,
+  type GatewayResource,
+  type GatewayView,
+} from './match-gateway.js';
+import type { GatewayMatcher } from './match-view.js';
+import type { PolicyResource } from './policy-resource.js';
+import type { GatewayRouteSpec } from './gateway-hosts.js';
+
+const VIEW_KINDS: readonly string[] = [...DESTINATION_KINDS, ...WHOLE_GATEWAY_KINDS];
+
+/** Matches built-in gateway proxies for the match view. */
+export const gatewayMatcher: GatewayMatcher<GatewayView> = {
+  view(networking, candidates) {
+    const values = (kind: string): PolicyResource[] => [...(candidates.get(kind)?.values() ?? [])];
+    const gateway = selectGateway(networking, values('MeshGateway') as GatewayResource[]);
+    if (!gateway) return undefined;
+    const byKind: Record<string, PolicyResource[]> = {};
+    for (const kind of VIEW_KINDS) byKind[kind] = values(kind);
+    const routes = values('MeshGatewayRoute') as unknown as GatewayRouteSpec[];
+    return matchGateway(networking, gateway, routes, byKind as CandidatesByKind);
+  },
+  *policiesIn(view) {
+    for (const [kind, policy] of Object.entries(view.policies ?? {})) yield `${kind}/${policy.name}`;
+    for (const listener of view.listeners) {
+      for (const host of listener.hosts) {
+        for (const route of host.routes) {
+          yield `MeshGatewayRoute/${route.route}`;
+          for (const d of route.destinations) {
+            for (const [kind, policy] of Object.entries(d.policies)) yield `${kind}/${policy.name}`;
+          }
+        }
+      }
+    }
+  },
+};
