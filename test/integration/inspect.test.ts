@@ -279,3 +279,164 @@ describe('proxies configured by a gateway (spec 2.20, decisions §10)', () => {
     expect(noMesh.body.details).toBe('Mesh "nope" not found');
   });
 });
+
+describe('the inspect API for built-in gateway proxies and rules (spec 2.20, decisions §10)', () => {
+  let cp: ControlPlane;
+  const req = async (method: 'GET' | 'PUT' | 'DELETE', url: string, payload?: unknown) => {
+    const res = await cp.app.inject({ method, url, payload: payload as Record<string, unknown> | undefined });
+    return { status: res.statusCode, body: res.body ? res.json() : undefined };
+  };
+  const ok = async (url: string) => {
+    const res = await req('GET', url);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return res.body;
+  };
+  const put = async (url: string, payload: unknown) => {
+    const res = await req('PUT', url, payload);
+    expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
+  };
+  const route = (name: string, backends: string[]) => ({
+    type: 'MeshGatewayRoute',
+    mesh: 'default',
+    name,
+    selectors: [{ match: { [SVC]: 'edge' } }],
+    conf: {
+      http: {
+        rules: [
+          {
+            matches: [{ path: { match: 'PREFIX', value: '/' } }],
+            backends: backends.map((service) => ({ weight: 1, destination: { [SVC]: service } })),
+          },
+        ],
+      },
+    },
+  });
+
+  beforeAll(async () => {
+    cp = await startTestPlane();
+    await put('/meshes/default/dataplanes/edge-1', {
+      type: 'Dataplane',
+      mesh: 'default',
+      name: 'edge-1',
+      networking: { address: '10.0.0.9', gateway: { tags: { [SVC]: 'edge' }, type: 'BUILTIN' } },
+    });
+    await put('/meshes/default/dataplanes/lonely', {
+      type: 'Dataplane',
+      mesh: 'default',
+      name: 'lonely',
+      networking: { address: '10.0.0.8', gateway: { tags: { [SVC]: 'lonely' }, type: 'BUILTIN' } },
+    });
+    await put('/meshes/default/dataplanes/web-1', sidecar('web-1', 'web', ['db']));
+    await put('/meshes/default/meshgateways/edge', {
+      type: 'MeshGateway',
+      mesh: 'default',
+      name: 'edge',
+      selectors: [{ match: { [SVC]: 'edge' } }],
+      tags: { [SVC]: 'edge' },
+      conf: { listeners: [{ port: 8080, protocol: 'HTTP', hostname: '*' }] },
+    });
+    await put('/meshes/default/meshgatewayroutes/to-web', route('to-web', ['web']));
+  });
+  afterAll(async () => {
+    await cp.close();
+  });
+
+  it('a gateway proxy: its MeshGateway, listeners, hosts, routes and the best policy per destination', async () => {
+    const view = await ok('/meshes/default/dataplanes/edge-1/policies');
+    expect(view.kind).toBe('MeshGatewayDataplane');
+    expect(view.gateway).toEqual({ mesh: 'default', name: 'edge' });
+    expect(view.listeners).toHaveLength(1);
+    const [listener] = view.listeners;
+    expect(listener).toMatchObject({ port: 8080, protocol: 'HTTP' });
+    expect(listener.hosts.map((h: { hostName: string }) => h.hostName)).toEqual(['*']);
+    const [r] = listener.hosts[0].routes;
+    expect(r.route).toBe('to-web');
+    expect(r.destinations).toHaveLength(1);
+    expect(r.destinations[0].tags).toEqual({ [SVC]: 'web' });
+    // The mesh's defaults apply per destination; each kind maps to one whole policy.
+    expect(r.destinations[0].policies.Timeout).toEqual(
+      await ok('/meshes/default/timeouts/timeout-all-default'),
+    );
+  });
+
+  it('reflects a route write at once, mirrors and every backend included', async () => {
+    const withMirror = route('to-web', ['web', 'db']);
+    (withMirror.conf.http.rules[0] as Record<string, unknown>).filters = [
+      { mirror: { backend: { weight: 1, destination: { [SVC]: 'shadow' } }, percentage: 10 } },
+    ];
+    await put('/meshes/default/meshgatewayroutes/to-web', withMirror);
+    const view = await ok('/meshes/default/dataplanes/edge-1/policies');
+    const tags = view.listeners[0].hosts[0].routes[0].destinations.map((d: { tags: object }) => d.tags);
+    expect(tags).toEqual([{ [SVC]: 'web' }, { [SVC]: 'db' }, { [SVC]: 'shadow' }]);
+    await put('/meshes/default/meshgatewayroutes/to-web', route('to-web', ['web']));
+  });
+
+  it('a gateway proxy that no MeshGateway selects answers the empty view, not an error', async () => {
+    expect(await ok('/meshes/default/dataplanes/lonely/policies')).toEqual({
+      kind: 'MeshGatewayDataplane',
+      gateway: { mesh: '', name: '' },
+      listeners: [],
+    });
+  });
+
+  it('a policy lists gateway proxies with the listeners, hosts, routes and destinations where it applies', async () => {
+    const affected = await ok('/meshes/default/timeouts/timeout-all-default/dataplanes');
+    const edge = affected.items.find((i: { dataplane: { name: string } }) => i.dataplane.name === 'edge-1');
+    expect(edge).toEqual({
+      kind: 'MeshGatewayDataplane',
+      dataplane: { mesh: 'default', name: 'edge-1' },
+      gateway: { mesh: 'default', name: 'edge' },
+      listeners: [
+        {
+          port: 8080,
+          protocol: 'HTTP',
+          hosts: [{ hostName: '*', routes: [{ route: 'to-web', destinations: [{ [SVC]: 'web' }] }] }],
+        },
+      ],
+    });
+    const web = affected.items.find((i: { dataplane: { name: string } }) => i.dataplane.name === 'web-1');
+    expect(web.kind).toBe('SidecarDataplane');
+  });
+
+  it('a gateway route lists the gateway proxies that use it; a missing one is 404', async () => {
+    const used = await ok('/meshes/default/meshgatewayroutes/to-web/dataplanes');
+    expect(used.total).toBe(1);
+    expect(used.items[0]).toMatchObject({
+      kind: 'MeshGatewayDataplane',
+      dataplane: { mesh: 'default', name: 'edge-1' },
+    });
+    const missing = await req('GET', '/meshes/default/meshgatewayroutes/nope/dataplanes');
+    expect(missing.status).toBe(404);
+    expect(missing.body.details).toBe('MeshGatewayRoute "nope" not found in mesh "default"');
+  });
+
+  it('rules: {total: 0, items: []} with no targetRef policy; merged rules of a sidecar and of a gateway proxy', async () => {
+    expect(await ok('/meshes/default/dataplanes/web-1/rules')).toEqual({ total: 0, items: [] });
+    await put('/meshes/default/meshtrafficpermissions/allow-web', {
+      type: 'MeshTrafficPermission',
+      mesh: 'default',
+      name: 'allow-web',
+      spec: {
+        targetRef: { kind: 'Mesh' },
+        from: [{ targetRef: { kind: 'MeshService', name: 'db' }, default: { action: 'ALLOW' } }],
+      },
+    });
+    const sidecarRules = await ok('/meshes/default/dataplanes/web-1/rules');
+    expect(sidecarRules.items).toContainEqual({
+      type: 'clientSubset',
+      name: '10.0.0.1:8080',
+      service: 'web',
+      policyType: 'MeshTrafficPermission',
+      subset: { [SVC]: 'db' },
+      conf: { action: 'ALLOW' },
+      origins: [{ mesh: 'default', name: 'allow-web' }],
+    });
+    expect(sidecarRules.total).toBe(sidecarRules.items.length);
+    // The reference answers 500 for a gateway proxy here.
+    const gatewayRules = await ok('/meshes/default/dataplanes/edge-1/rules');
+    expect(
+      gatewayRules.items.map((i: { name: string; service: string }) => `${i.name} ${i.service}`),
+    ).toContain('10.0.0.9:8080 edge');
+    expect((await req('GET', '/meshes/default/dataplanes/nope/rules')).status).toBe(404);
+  });
+});
