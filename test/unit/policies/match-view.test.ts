@@ -1,9 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { LogEntry, WireResource } from '../../../src/events/types.js';
 import { matchSidecar, type SidecarItem } from '../../../src/policies/match-sidecar.js';
-import { createMatchView, type GatewayMatcher } from '../../../src/policies/match-view.js';
+import { gatewayMatcher } from '../../../src/policies/gateway-matcher.js';
+import { createMatchView, MATCHED_KINDS, type GatewayMatcher } from '../../../src/policies/match-view.js';
 import type { PolicyResource } from '../../../src/policies/policy-resource.js';
-import { proxyInterfaces, type Networking } from '../../../src/policies/proxy-interfaces.js';
+import {
+  isBuiltinGateway,
+  proxyInterfaces,
+  type Networking,
+} from '../../../src/policies/proxy-interfaces.js';
 import { SIDECAR_KINDS } from '../../../src/policies/sidecar-cells.js';
 import { createResourceViews } from '../../../src/projections/resource-views.js';
 import { registry } from '../../../src/resources/registry.js';
@@ -87,30 +92,78 @@ function world(seed: number) {
       tags: { [SVC]: pick(services) },
     }));
     const networking: Record<string, unknown> = { address: '10.0.0.1', inbound, outbound };
-    if (inbound.length === 0 && rand(2) === 0)
-      networking.gateway = { tags: { [SVC]: 'edge', version: 'v1' } };
+    if (inbound.length === 0 && rand(2) === 0) {
+      // Delegated (a sidecar with gateway tags) or built-in (the gateway form).
+      networking.gateway = {
+        tags: { [SVC]: pick(['edge', 'edge2']), version: pick(['v1', 'v2']) },
+        ...(rand(3) > 0 ? { type: 'BUILTIN' } : {}),
+      };
+      networking.inbound = undefined;
+      networking.outbound = undefined;
+    }
     return { creationTime: pick(times), networking };
   };
-  return { rand, pick, policyFields, proxyFields };
+  /** A MeshGateway or MeshGatewayRoute over the gateway services, with random selectors and backends. */
+  const gatewayFields = (kind: string): Record<string, unknown> => {
+    const selectors = [
+      { match: { [SVC]: pick(['edge', 'edge2', '*']), ...(rand(3) === 0 ? { version: 'v2' } : {}) } },
+    ];
+    if (kind === 'MeshGateway') {
+      const listeners = Array.from({ length: 1 + rand(2) }, (_, i) => ({
+        port: 80 + i,
+        protocol: pick(['HTTP', 'TCP']),
+        hostname: pick(['*', 'a.example']),
+        tags: { version: pick(['v1', 'v2']) },
+      }));
+      return { creationTime: pick(times), selectors, tags: { [SVC]: 'edge' }, conf: { listeners } };
+    }
+    const backends = () =>
+      Array.from({ length: 1 + rand(2) }, () => ({ weight: 1, destination: { [SVC]: pick(services) } }));
+    const conf =
+      rand(2) === 0
+        ? { tcp: { rules: [{ backends: backends() }] } }
+        : {
+            http: { rules: [{ matches: [{ path: { match: 'PREFIX', value: '/' } }], backends: backends() }] },
+          };
+    return { creationTime: pick(times), selectors, conf };
+  };
+  const gatewayProxyFields = (): Record<string, unknown> => ({
+    creationTime: pick(times),
+    networking: {
+      address: '10.0.0.2',
+      gateway: { tags: { [SVC]: pick(['edge', 'edge2']), version: pick(['v1', 'v2']) }, type: 'BUILTIN' },
+    },
+  });
+  return { rand, pick, policyFields, proxyFields, gatewayFields, gatewayProxyFields };
 }
 
 /** What the view must always equal: every proxy matched from scratch, and the reverse of that. */
 function recompute(views: ReturnType<typeof createResourceViews>) {
   const candidates: Record<string, PolicyResource[]> = {};
-  for (const kind of SIDECAR_KINDS) {
-    views.each(kind, MESH, (item) =>
-      (candidates[kind] ??= []).push(item.resource as unknown as PolicyResource),
-    );
+  const byName = new Map<string, Map<string, PolicyResource>>();
+  for (const kind of MATCHED_KINDS) {
+    views.each(kind, MESH, (item) => {
+      const p = item.resource as unknown as PolicyResource;
+      (candidates[kind] ??= []).push(p);
+      (byName.get(kind) ?? byName.set(kind, new Map()).get(kind))?.set(item.name, p);
+    });
   }
   const proxies = new Map<string, unknown>();
   const affected = new Map<string, string[]>();
   views.each('Dataplane', MESH, (item) => {
-    const items = matchSidecar(item.resource.networking as Networking, candidates);
-    proxies.set(item.name, items);
+    const networking = item.resource.networking as Networking;
     const listed = new Set<string>();
-    for (const i of items)
-      for (const [kind, ps] of Object.entries(i.matchedPolicies))
-        for (const p of ps) listed.add(`${kind}/${p.name}`);
+    if (isBuiltinGateway(networking)) {
+      const view = gatewayMatcher.view(networking, byName);
+      proxies.set(item.name, view);
+      if (view) for (const k of gatewayMatcher.policiesIn(view)) listed.add(k);
+    } else {
+      const items = matchSidecar(networking, candidates);
+      proxies.set(item.name, items);
+      for (const i of items)
+        for (const [kind, ps] of Object.entries(i.matchedPolicies))
+          for (const p of ps) listed.add(`${kind}/${p.name}`);
+    }
     for (const k of listed) (affected.get(k) ?? affected.set(k, []).get(k))?.push(item.name);
   });
   return { proxies, affected, candidates };
@@ -122,22 +175,29 @@ describe('the match view (issue 16 point 6): incremental equals a full recomputa
     : [1, 2, 3, 4, 5]) {
     it(`after each of 500 random policy and proxy writes and deletes (seed ${seed})`, () => {
       const views = createResourceViews(registry);
-      const view = createMatchView(views, noGateways);
+      const view = createMatchView(views, gatewayMatcher);
       const w = world(seed);
       views.apply([entry('Mesh', MESH, { creationTime: 't' }, undefined)]);
       const policyNames = ['p1', 'p2', 'p3', 'p4'];
-      const proxyNames = ['dp1', 'dp2', 'dp3', 'dp4', 'dp5', 'dp6'];
+      const proxyNames = ['dp1', 'dp2', 'dp3', 'dp4', 'dp5', 'dp6', 'gw1', 'gw2'];
       let slowChecks = 0;
       let attachmentChecks = 0;
+      let gatewayChecks = 0;
       for (let step = 0; step < 500; step++) {
-        const r = w.rand(10);
-        if (r < 6) {
+        const r = w.rand(12);
+        if (r >= 10) {
+          const kind = r === 10 ? 'MeshGateway' : 'MeshGatewayRoute';
+          const remove = w.rand(4) === 0;
+          views.apply([entry(kind, w.pick(['g1', 'g2']), remove ? undefined : w.gatewayFields(kind))]);
+        } else if (r < 6) {
           const kind = w.pick(SIDECAR_KINDS);
           const remove = w.rand(4) === 0;
           views.apply([entry(kind, w.pick(policyNames), remove ? undefined : w.policyFields(kind))]);
         } else {
           const remove = w.rand(5) === 0;
-          views.apply([entry('Dataplane', w.pick(proxyNames), remove ? undefined : w.proxyFields())]);
+          const name = w.pick(proxyNames);
+          const fields = name.startsWith('gw') ? w.gatewayProxyFields() : w.proxyFields();
+          views.apply([entry('Dataplane', name, remove ? undefined : fields)]);
         }
         // The view is built on its first read: the first 100 writes go in through the build path.
         if (step < 100) continue;
@@ -145,8 +205,13 @@ describe('the match view (issue 16 point 6): incremental equals a full recomputa
         for (const name of proxyNames) {
           const got = view.proxy(MESH, name);
           const expected = want.proxies.get(name);
-          if (expected === undefined) {
+          if (!want.proxies.has(name)) {
             expect(got, `${name} at step ${step}`).toBeUndefined();
+            continue;
+          }
+          if (got?.kind === 'MeshGatewayDataplane') {
+            expect(got.view, `${name} at step ${step}`).toEqual(expected);
+            if (got.view) gatewayChecks++;
             continue;
           }
           expect(got?.kind).toBe('SidecarDataplane');
@@ -156,8 +221,8 @@ describe('the match view (issue 16 point 6): incremental equals a full recomputa
           );
           slowChecks++;
         }
-        for (const kind of SIDECAR_KINDS) {
-          for (const p of policyNames) {
+        for (const kind of [...SIDECAR_KINDS, 'MeshGatewayRoute']) {
+          for (const p of [...policyNames, 'g1', 'g2']) {
             const key = `${kind}/${p}`;
             const affected = view.affected(MESH, kind, p);
             expect(affected, `${key} at step ${step}`).toEqual(want.affected.get(key) ?? []);
@@ -180,6 +245,7 @@ describe('the match view (issue 16 point 6): incremental equals a full recomputa
       }
       expect(slowChecks).toBeGreaterThan(1000);
       expect(attachmentChecks).toBeGreaterThan(1000);
+      expect(gatewayChecks).toBeGreaterThan(50);
     });
   }
 
