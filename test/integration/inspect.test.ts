@@ -22,10 +22,14 @@ const selectorPolicy = (type: string, name: string, fields: Record<string, unkno
   ...fields,
 });
 
-describe('the inspect API for sidecar proxies (spec 4.9, decisions §10)', () => {
-  let cp: ControlPlane;
+/** Requests through `app.inject()`: any answer, a 200's body, a PUT that must succeed. */
+function client(plane: () => ControlPlane) {
   const req = async (method: 'GET' | 'PUT' | 'DELETE', url: string, payload?: unknown) => {
-    const res = await cp.app.inject({ method, url, payload: payload as Record<string, unknown> | undefined });
+    const res = await plane().app.inject({
+      method,
+      url,
+      payload: payload as Record<string, unknown> | undefined,
+    });
     return { status: res.statusCode, body: res.body ? res.json() : undefined, headers: res.headers };
   };
   const ok = async (url: string) => {
@@ -37,6 +41,12 @@ describe('the inspect API for sidecar proxies (spec 4.9, decisions §10)', () =>
     const res = await req('PUT', url, payload);
     expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
   };
+  return { req, ok, put };
+}
+
+describe('the inspect API for sidecar proxies (spec 4.9, decisions §10)', () => {
+  let cp: ControlPlane;
+  const { req, ok, put } = client(() => cp);
   const summary = (view: {
     items: Array<{ type: string; name: string; matchedPolicies: Record<string, Array<{ name: string }>> }>;
   }) =>
@@ -282,19 +292,7 @@ describe('proxies configured by a gateway (spec 2.20, decisions §10)', () => {
 
 describe('the inspect API for built-in gateway proxies and rules (spec 2.20, decisions §10)', () => {
   let cp: ControlPlane;
-  const req = async (method: 'GET' | 'PUT' | 'DELETE', url: string, payload?: unknown) => {
-    const res = await cp.app.inject({ method, url, payload: payload as Record<string, unknown> | undefined });
-    return { status: res.statusCode, body: res.body ? res.json() : undefined };
-  };
-  const ok = async (url: string) => {
-    const res = await req('GET', url);
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    return res.body;
-  };
-  const put = async (url: string, payload: unknown) => {
-    const res = await req('PUT', url, payload);
-    expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
-  };
+  const { req, ok, put } = client(() => cp);
   const route = (name: string, backends: string[]) => ({
     type: 'MeshGatewayRoute',
     mesh: 'default',
