@@ -3,6 +3,7 @@ import type { PolicyResource } from '../../../src/policies/policy-resource.js';
 import type { Networking } from '../../../src/policies/proxy-interfaces.js';
 import { buildAssignment, buildCluster, clusterName } from '../../../src/xds/proxyless/clusters.js';
 import { proxylessConfig, type ProxylessInput } from '../../../src/xds/proxyless/config.js';
+import { readyEndpoints } from '../../../src/xds/proxyless/endpoints.js';
 import { fractionalPercent, protoDuration } from '../../../src/xds/proxyless/proto-values.js';
 import { at, policy, sel, SVC } from '../../helpers/policies.js';
 
@@ -242,5 +243,26 @@ describe('protobuf values', () => {
     expect(fractionalPercent(50)).toEqual({ numerator: 50, denominator: 'HUNDRED' });
     expect(fractionalPercent(0.5)).toEqual({ numerator: 50, denominator: 'TEN_THOUSAND' });
     expect(fractionalPercent(0.0125)).toEqual({ numerator: 125, denominator: 'MILLION' });
+  });
+});
+
+describe('readyEndpoints', () => {
+  it('every ready inbound at its own address or the proxy’s; not-ready inbounds and gateways serve nothing', () => {
+    expect(
+      readyEndpoints([
+        {
+          address: '10.0.0.1',
+          inbound: [
+            { port: 1, tags: { [SVC]: 'a' } },
+            { port: 2, address: '10.0.0.9', tags: { [SVC]: 'b' }, health: { ready: true } },
+            { port: 3, tags: { [SVC]: 'c' }, health: { ready: false } },
+          ],
+        },
+        { address: '10.0.0.2' },
+      ]),
+    ).toEqual([
+      { address: '10.0.0.1', port: 1, tags: { [SVC]: 'a' } },
+      { address: '10.0.0.9', port: 2, tags: { [SVC]: 'b' } },
+    ]);
   });
 });
