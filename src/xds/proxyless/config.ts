@@ -75,7 +75,7 @@ export function proxylessConfig(input: ProxylessInput): ProxylessConfig {
     const { listener, notes: listenerNotes } = buildListener(service, inputs, { known: known.has(service) });
     listeners.push(listener);
     said.push(...listenerNotes);
-    if (known.has(service)) {
+    {
       for (const { destination } of destinationsOf(service, inputs.route)) {
         const name = clusterName(destination);
         if (clusters.has(name)) continue;
@@ -89,7 +89,7 @@ export function proxylessConfig(input: ProxylessInput): ProxylessConfig {
         assignments.set(name, assigned.assignment);
         said.push(...assigned.notes);
       }
-      if (bestForService(service, ranked.health)) {
+      if (known.has(service) && bestForService(service, ranked.health)) {
         said.push('HealthCheck cannot apply to a proxyless gRPC client: it has no active health checking');
       }
     }

@@ -8,9 +8,10 @@
  *
  * One route matches every call. TrafficRoute picks the clusters (one destination, or a weighted
  * split); Timeout gives `max_stream_duration`; Retry the gRPC `retry_policy`; FaultInjection the
- * per-route fault config. A service that nothing serves still gets a Listener (a subscribed Listener
- * is never deleted: the client ignores one deleted and re-added identical), whose route has no
- * forwarding action, so calls fail with UNAVAILABLE.
+ * per-route fault config. A service that nothing serves still gets its Listener and cluster (a
+ * subscribed Listener is never deleted: the client ignores one deleted and re-added identical), with
+ * no endpoints, so calls fail with UNAVAILABLE until an instance appears. Not `non_forwarding_action`:
+ * grpc-js-xds 1.14.1 validates such a route but its resolver then reads `route.route` of it.
  */
 import { SERVICE_TAG } from '../../resources/fragments.js';
 import { clusterName } from './clusters.js';
@@ -64,63 +65,59 @@ export function buildListener(
 ): { listener: Record<string, unknown>; notes: string[] } {
   const notes: string[] = [];
   const route: Record<string, unknown> = { match: { prefix: '' } };
-  if (!opts.known) {
-    route.non_forwarding_action = {};
-    notes.push(`no proxy serves ${service}: calls fail with UNAVAILABLE`);
-  } else {
-    const targets = destinationsOf(service, inputs.route);
-    const action: Record<string, unknown> =
-      targets.length === 1
-        ? { cluster: clusterName(targets[0].destination) }
-        : {
-            weighted_clusters: {
-              clusters: targets.map((t) => ({
-                name: clusterName(t.destination),
-                weight: { value: t.weight },
-              })),
+  if (!opts.known) notes.push(`no proxy serves ${service}: calls fail with UNAVAILABLE`);
+  const targets = destinationsOf(service, inputs.route);
+  const action: Record<string, unknown> =
+    targets.length === 1
+      ? { cluster: clusterName(targets[0].destination) }
+      : {
+          weighted_clusters: {
+            clusters: targets.map((t) => ({
+              name: clusterName(t.destination),
+              weight: { value: t.weight },
+            })),
+          },
+        };
+  const limit = inputs.timeout?.grpc?.maxStreamDuration ?? inputs.timeout?.http?.requestTimeout;
+  if (limit !== undefined && limit !== '0s')
+    action.max_stream_duration = { max_stream_duration: protoDuration(limit) };
+  const retry = inputs.retry?.grpc;
+  if (retry) {
+    action.retry_policy = {
+      retry_on: (retry.retryOn ?? DEFAULT_RETRY_ON).map((s) => s.replace(/_/g, '-')).join(','),
+      num_retries: { value: retry.numRetries ?? 1 },
+      ...(retry.backOff
+        ? {
+            retry_back_off: {
+              base_interval: protoDuration(retry.backOff.baseInterval),
+              ...(retry.backOff.maxInterval
+                ? { max_interval: protoDuration(retry.backOff.maxInterval) }
+                : {}),
             },
-          };
-    const limit = inputs.timeout?.grpc?.maxStreamDuration ?? inputs.timeout?.http?.requestTimeout;
-    if (limit !== undefined && limit !== '0s')
-      action.max_stream_duration = { max_stream_duration: protoDuration(limit) };
-    const retry = inputs.retry?.grpc;
-    if (retry) {
-      action.retry_policy = {
-        retry_on: (retry.retryOn ?? DEFAULT_RETRY_ON).map((s) => s.replace(/_/g, '-')).join(','),
-        num_retries: { value: retry.numRetries ?? 1 },
-        ...(retry.backOff
-          ? {
-              retry_back_off: {
-                base_interval: protoDuration(retry.backOff.baseInterval),
-                ...(retry.backOff.maxInterval
-                  ? { max_interval: protoDuration(retry.backOff.maxInterval) }
-                  : {}),
-              },
-            }
-          : {}),
+          }
+        : {}),
+    };
+    if (retry.perTryTimeout) notes.push('retry perTryTimeout cannot apply to a proxyless gRPC client');
+  }
+  route.route = action;
+  const fault = inputs.fault;
+  if (fault) {
+    const config: Record<string, unknown> = { '@type': TYPE.FAULT };
+    if (fault.delay) {
+      config.delay = {
+        fixed_delay: protoDuration(fault.delay.value),
+        percentage: fractionalPercent(fault.delay.percentage),
       };
-      if (retry.perTryTimeout) notes.push('retry perTryTimeout cannot apply to a proxyless gRPC client');
     }
-    route.route = action;
-    const fault = inputs.fault;
-    if (fault) {
-      const config: Record<string, unknown> = { '@type': TYPE.FAULT };
-      if (fault.delay) {
-        config.delay = {
-          fixed_delay: protoDuration(fault.delay.value),
-          percentage: fractionalPercent(fault.delay.percentage),
-        };
-      }
-      if (fault.abort) {
-        config.abort = {
-          http_status: fault.abort.httpStatus,
-          percentage: fractionalPercent(fault.abort.percentage),
-        };
-      }
-      if (fault.responseBandwidth)
-        notes.push('fault responseBandwidth cannot apply to a proxyless gRPC client');
-      if (config.delay || config.abort) route.typed_per_filter_config = { [FILTER.FAULT]: config };
+    if (fault.abort) {
+      config.abort = {
+        http_status: fault.abort.httpStatus,
+        percentage: fractionalPercent(fault.abort.percentage),
+      };
     }
+    if (fault.responseBandwidth)
+      notes.push('fault responseBandwidth cannot apply to a proxyless gRPC client');
+    if (config.delay || config.abort) route.typed_per_filter_config = { [FILTER.FAULT]: config };
   }
   const routeConfig = {
     name: service,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { PolicyResource } from '../../../src/policies/policy-resource.js';
+import type { Selector } from '../../../src/policies/policy-resource.js';
 import type { Networking } from '../../../src/policies/proxy-interfaces.js';
 import { buildAssignment, buildCluster, clusterName } from '../../../src/xds/proxyless/clusters.js';
 import { proxylessConfig, type ProxylessInput } from '../../../src/xds/proxyless/config.js';
@@ -18,7 +18,12 @@ const endpoint = (address: string, version: string, zone?: string, service = 'gr
 });
 const endpoints = [endpoint('10.0.1.1', 'v1'), endpoint('10.0.1.2', 'v1'), endpoint('10.0.2.1', 'v2')];
 const all = sel({ [SVC]: '*' });
-const withConf = (type: string, name: string, conf: unknown, fields: Partial<PolicyResource> = {}) => ({
+const withConf = (
+  type: string,
+  name: string,
+  conf: unknown,
+  fields: { sources?: Selector[]; destinations?: Selector[]; creationTime?: string } = {},
+) => ({
   ...policy(type, name, { sources: all, destinations: all, ...fields }),
   conf,
 });
@@ -135,12 +140,12 @@ describe('proxylessConfig: the Listener, clusters and endpoints a proxyless clie
     });
   });
 
-  it('an unknown service still gets a Listener whose route fails calls; no cluster', () => {
+  it('an unknown service still gets its Listener and cluster, with no endpoints (calls fail until one appears)', () => {
     const c = config({}, { services: ['nobody'] });
     expect(c.listeners.map((l) => l.name)).toEqual(['nobody']);
-    expect(routeOf(c).non_forwarding_action).toEqual({});
-    expect(routeOf(c).route).toBeUndefined();
-    expect(c.clusters).toEqual([]);
+    expect(routeOf(c).route.cluster).toBe('nobody');
+    expect(c.clusters.map((x) => x.name)).toEqual(['nobody']);
+    expect(c.assignments).toEqual([{ cluster_name: 'nobody', endpoints: [] }]);
     expect(c.notes.nobody).toEqual(['no proxy serves nobody: calls fail with UNAVAILABLE']);
   });
 
