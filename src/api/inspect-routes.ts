@@ -13,6 +13,8 @@ export interface InspectRouteDeps {
   registry: Registry;
   queries: Queries;
   inspect: InspectQueries;
+  /** `GET /meshes/{mesh}/dataplanes/{name}/xds` (issue 17); absent: not served. */
+  xdsDump?: (mesh: string, name: string) => unknown;
 }
 
 const json = (reply: FastifyReply, revision: number, body: string | Buffer): FastifyReply =>
@@ -48,6 +50,19 @@ export function registerInspectRoutes(app: FastifyInstance, deps: InspectRouteDe
       return json(reply, revision, JSON.stringify(inspect.rules(mesh, name)));
     },
   );
+
+  const { xdsDump } = deps;
+  if (xdsDump) {
+    app.get<{ Params: ProxyParams }>(
+      '/meshes/:mesh/dataplanes/:name/xds',
+      dataplaneRead,
+      async (req, reply) => {
+        const revision = queries.revision();
+        const { mesh, name } = req.params;
+        return json(reply, revision, JSON.stringify(xdsDump(mesh, name)));
+      },
+    );
+  }
 
   const page = (req: FastifyRequest) => {
     const causes: Parameters<typeof parsePage>[1] = [];

@@ -77,6 +77,8 @@ export interface ServerDeps {
   history?: History;
   /** The inspect API (issue 16); absent: not served. */
   inspect?: InspectQueries;
+  /** The `/xds` dump of a proxy (issue 17); absent: not served. */
+  xdsDump?: (mesh: string, name: string) => unknown;
   /** Limits of the `/_events` watch streams (issue 6). */
   watch?: WatchOptions;
   /** The clock tokens are verified with (default: the system clock); a token's stream ends at its expiry by it. */

@@ -13,6 +13,9 @@ import { createQueries } from '../app/queries.js';
 import { createInspectQueries } from '../app/inspect.js';
 import { gatewayMatcher } from '../policies/gateway-matcher.js';
 import { createMatchView } from '../policies/match-view.js';
+import type { PolicyResource } from '../policies/policy-resource.js';
+import type { Networking } from '../policies/proxy-interfaces.js';
+import { wouldBeServed } from '../xds/dump.js';
 import type { TokenService } from '../app/token-service.js';
 import { createTokenService } from '../app/token-service.js';
 import { MESH_CP_VERSION } from '../app/versions.js';
@@ -196,6 +199,28 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   // Issue 16: the policy engine, built per mesh on its first inspect read, then kept by every write.
   const matches = createMatchView(views, gatewayMatcher);
   const inspect = createInspectQueries({ views, matches });
+  // Issue 17: what a proxy would be served (its stream's dump comes with the ADS server).
+  const xdsDump = (mesh: string, name: string) =>
+    wouldBeServed(
+      {
+        meshExists: (m) => views.get('Mesh', undefined, m) !== undefined,
+        dataplane: (m, n) => views.get('Dataplane', m, n)?.resource.networking as Networking | undefined,
+        dataplanes: (m) => {
+          const out: Networking[] = [];
+          views.each('Dataplane', m, (item) => out.push(item.resource.networking as Networking));
+          return out;
+        },
+        candidates: (m, kind) => {
+          const out: PolicyResource[] = [];
+          views.each(kind, m, (item) => out.push(item.resource as unknown as PolicyResource));
+          return out;
+        },
+        revision: () => views.revision(),
+        localZone: config.mode === 'zone' ? config.multizone.zone.name : undefined,
+      },
+      mesh,
+      name,
+    );
   const history = createHistory({
     registry,
     log,
@@ -252,6 +277,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     },
     history,
     inspect,
+    xdsDump,
     now,
     watch: {
       heartbeatMs: parseDuration(config.apiServer.watch.heartbeatInterval),

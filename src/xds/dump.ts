@@ -1,0 +1,54 @@
+/**
+ * `GET /meshes/{mesh}/dataplanes/{name}/xds` (spec 4.9, decisions §11) for a proxy that is not
+ * connected: what it would be served, computed from its Dataplane (the services of its declared
+ * outbounds stand for the services a proxyless client dials) and the mesh's policies and ready
+ * endpoints, at the current revision. A connected proxy's dump (what its stream was served, with its
+ * NACKs) comes with the ADS server.
+ */
+import type { PolicyResource } from '../policies/policy-resource.js';
+import { proxyInterfaces, type Networking } from '../policies/proxy-interfaces.js';
+import { AppError } from '../util/errors.js';
+import { configDump } from './config-dump.js';
+import { proxylessConfig } from './proxyless/config.js';
+import { readyEndpoints } from './proxyless/endpoints.js';
+
+/** The kinds a proxyless client's config reads. */
+const KINDS = ['TrafficRoute', 'Timeout', 'Retry', 'FaultInjection', 'CircuitBreaker', 'HealthCheck'];
+
+/** What the dump reads, given by the runtime. */
+export interface DumpSources {
+  meshExists(mesh: string): boolean;
+  dataplane(mesh: string, name: string): Networking | undefined;
+  dataplanes(mesh: string): Iterable<Networking>;
+  candidates(mesh: string, kind: string): readonly PolicyResource[];
+  revision(): number;
+  /** This control plane's zone (zone mode), whose endpoints are the local ones. */
+  localZone?: string;
+}
+
+/** The ConfigDump a proxy would be served now; 404 names a missing mesh or proxy. */
+export function wouldBeServed(src: DumpSources, mesh: string, name: string): ReturnType<typeof configDump> {
+  if (!src.meshExists(mesh)) throw new AppError('NOT_FOUND', 'Not found', `Mesh "${mesh}" not found`);
+  const networking = src.dataplane(mesh, name);
+  if (!networking) {
+    throw new AppError('NOT_FOUND', 'Not found', `Dataplane "${name}" not found in mesh "${mesh}"`);
+  }
+  const services = proxyInterfaces(networking).outbounds.map((o) => o.service);
+  const candidates: Record<string, readonly PolicyResource[]> = {};
+  for (const kind of KINDS) candidates[kind] = src.candidates(mesh, kind);
+  const served = proxylessConfig({
+    networking,
+    services,
+    candidates,
+    endpoints: readyEndpoints(src.dataplanes(mesh)),
+    localZone: src.localZone,
+  });
+  const revision = src.revision();
+  const cluster =
+    proxyInterfaces(networking).inbounds[0]?.service ?? networking.gateway?.tags['mesh.io/service'] ?? '';
+  return configDump({
+    node: { id: `${mesh}.${name}`, cluster },
+    versions: { lds: revision, cds: revision, eds: revision },
+    ...served,
+  });
+}
