@@ -173,3 +173,13 @@ export function proxyToken(
   }
   return { ok: true, token: fromNode ?? inHeader };
 }
+
+/** The read of stored resources a lookup needs (the resource views' `get`, structurally). */
+export interface StoredResources {
+  get(kind: string, mesh: string | undefined, name: string): { resource: object } | undefined;
+}
+
+/** A {@link DataplaneLookup} over the stored resources: the Dataplane as written (validated on write, spec 2.4). */
+export function dataplaneLookup(store: StoredResources): DataplaneLookup {
+  return (mesh, name) => store.get('Dataplane', mesh, name)?.resource as DataplaneResource | undefined;
+}

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { startControlPlane } from '../../src/runtime/control-plane.js';
-import type { DataplaneResource } from '../../src/xds/node-identity.js';
+import type { DataplaneResource, ProxyIdentity } from '../../src/xds/node-identity.js';
+import { dataplaneLookup, nodeIdentity } from '../../src/xds/node-identity.js';
 import { authnWarning, createProxyTokenCheck } from '../../src/xds/proxy-token.js';
 import { b64, decodeJwt } from '../helpers/auth.js';
 import { testConfig } from '../helpers/control-plane.js';
@@ -50,9 +51,12 @@ describe('proxy token check (decisions §11)', () => {
       },
     });
     expect(put.statusCode, put.body).toBe(201);
-    // The proxy as stored: what the xDS server will look up.
-    web = cp.views.get('Dataplane', 'default', 'web-1')?.resource as unknown as DataplaneResource;
+    // The proxy as stored, found from a node as the xDS server will find it.
+    const identity = nodeIdentity({ id: 'default.web-1' }, dataplaneLookup(cp.views));
+    expect(identity).toMatchObject({ ok: true, mesh: 'default', name: 'web-1' });
+    web = (identity as ProxyIdentity).dataplane;
     expect(web.networking.inbound).toHaveLength(2);
+    expect(dataplaneLookup(cp.views)('default', 'web-2')).toBeUndefined();
   });
   afterAll(() => cp.close());
 
