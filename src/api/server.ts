@@ -34,6 +34,8 @@ import { registerInspectRoutes } from './inspect-routes.js';
 import { createRequestOrigin } from './request-origin.js';
 import { registerResourceRoutes } from './resource-routes.js';
 import { registerTokenRoutes } from './token-routes.js';
+import type { XdsBootstrapSettings } from './xds-routes.js';
+import { registerXdsRoutes } from './xds-routes.js';
 import { parseYamlBody } from './yaml-body.js';
 
 /** What `GET /` says about this control plane (decisions §9). */
@@ -81,6 +83,8 @@ export interface ServerDeps {
   xdsDump?: (mesh: string, name: string) => unknown;
   /** Limits of the `/_events` watch streams (issue 6). */
   watch?: WatchOptions;
+  /** What data plane bootstraps name (issue 17); absent on Global, which serves no xDS. */
+  xdsBootstrap?: XdsBootstrapSettings;
   /** The clock tokens are verified with (default: the system clock); a token's stream ends at its expiry by it. */
   now?: () => Date;
 }
@@ -273,6 +277,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     });
   }
   if (deps.inspect) registerInspectRoutes(app, { ...deps, inspect: deps.inspect });
+  registerXdsRoutes(app, deps);
   registerTokenRoutes(app, deps.tokens);
   return app;
 }

@@ -122,6 +122,15 @@ function isBaseUrl(text: string): boolean {
   }
 }
 
+// A host name or IPv4 address, or an IPv6 address in brackets, then a port (a gRPC target).
+const HOST_PORT = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):(\d{1,5})$/;
+
+function isHostPort(text: string): boolean {
+  if (text === '') return true;
+  const match = HOST_PORT.exec(text);
+  return match !== null && Number(match[1]) >= 1 && Number(match[1]) <= 65535;
+}
+
 function isRegExp(source: string): boolean {
   try {
     new RegExp(source);
@@ -246,7 +255,14 @@ const baseSchema = z.strictObject({
     dataplaneStatusFlushInterval: duration('10s'),
     diagnosticsPort: port(5680),
     grpcPort: port(5678),
+    // Issue 17: the xDS address the bootstrap names; empty: general.advertisedHostname:grpcPort.
+    advertisedAddress: z
+      .string({ error: STRING_MESSAGE })
+      .refine(isHostPort, { error: 'must be host:port (an IPv6 address in brackets), or empty' })
+      .default(''),
   }),
+  // Issue 17 (decisions §11): how the xDS server checks a proxy; `none` lets every proxy in.
+  dpServer: section({ authn: section({ type: oneOf(['dpToken', 'none'], 'dpToken') }) }),
   multizone: section({
     global: section({ kds: section({ grpcPort: port(5685), ...tlsFiles }) }),
     zone: section({

@@ -6,6 +6,7 @@ import Fastify from 'fastify';
 import type { Logger } from 'pino';
 import type { ServerDeps } from '../api/server.js';
 import { buildServer, httpsServerOf, lazySchemaCompilers } from '../api/server.js';
+import { xdsBootstrapSettings } from '../api/xds-routes.js';
 import type { Commands } from '../app/commands.js';
 import { createCommands } from '../app/commands.js';
 import { createHistory } from '../app/history.js';
@@ -279,6 +280,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     inspect,
     xdsDump,
     now,
+    xdsBootstrap: xdsBootstrapSettings(config),
     watch: {
       heartbeatMs: parseDuration(config.apiServer.watch.heartbeatInterval),
       bufferLimit: config.apiServer.watch.bufferLimit,

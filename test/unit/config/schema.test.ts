@@ -98,7 +98,9 @@ describe('configSchema', () => {
         dataplaneStatusFlushInterval: '10s',
         diagnosticsPort: 5680,
         grpcPort: 5678,
+        advertisedAddress: '',
       },
+      dpServer: { authn: { type: 'dpToken' } },
       multizone: {
         global: { kds: { grpcPort: 5685, tlsCertFile: '', tlsKeyFile: '' } },
         zone: { name: '', globalAddress: '', kds: { token: '', rootCaFile: '', tlsSkipVerify: false } },

@@ -1,0 +1,90 @@
+import type { FastifyInstance } from 'fastify';
+import type { Queries } from '../app/queries.js';
+import type { Config } from '../config/schema.js';
+import type { Registry } from '../resources/registry.js';
+import { AppError } from '../util/errors.js';
+import type { RouteInfo } from './resource-routes.js';
+
+/** What a data plane bootstrap names besides the proxy: the xDS address and this control plane's zone. */
+export interface XdsBootstrapSettings {
+  /** `host:port` of the xDS server (`xdsServer.advertisedAddress`, or the advertised hostname and grpcPort). */
+  serverUri: string;
+  /** The zone's name in zone mode; absent in standalone mode (the locality is then `{}`). */
+  zone?: string;
+}
+
+/** The bootstrap settings of a standalone or zone control plane; undefined on Global, which serves no xDS (decisions §11). */
+export function xdsBootstrapSettings(config: Config): XdsBootstrapSettings | undefined {
+  if (config.mode === 'global') return undefined;
+  const host = config.general.advertisedHostname;
+  // An IPv6 literal goes in brackets, as a gRPC target wants it.
+  const serverUri =
+    config.xdsServer.advertisedAddress ||
+    `${host.includes(':') ? `[${host}]` : host}:${config.xdsServer.grpcPort}`;
+  return { serverUri, zone: config.mode === 'zone' ? config.multizone.zone.name : undefined };
+}
+
+/**
+ * The bootstrap file `@grpc/grpc-js-xds` reads from `GRPC_XDS_BOOTSTRAP` (decisions §11): the xDS
+ * server with insecure channel credentials and `ignore_resource_deletion`, and the node: id
+ * `<mesh>.<name>`, a locality (mandatory for that client, even empty) and the metadata that name the
+ * Dataplane whatever dots its mesh has. It carries no token: the user adds `dataplane.token` to
+ * `node.metadata` (README, "Proxyless gRPC").
+ */
+export function dataplaneBootstrap(settings: XdsBootstrapSettings, mesh: string, name: string) {
+  return {
+    xds_servers: [
+      {
+        server_uri: settings.serverUri,
+        channel_creds: [{ type: 'insecure' }],
+        server_features: ['ignore_resource_deletion'],
+      },
+    ],
+    node: {
+      id: `${mesh}.${name}`,
+      locality: settings.zone === undefined ? {} : { zone: settings.zone },
+      metadata: { 'dataplane.mesh': mesh, 'dataplane.name': name },
+    },
+  };
+}
+
+/** Dependencies of the xDS routes. */
+export interface XdsRouteDeps {
+  registry: Registry;
+  queries: Queries;
+  /** Absent on Global: the bootstrap route says to ask the proxy's zone. */
+  xdsBootstrap?: XdsBootstrapSettings;
+}
+
+/**
+ * `GET /meshes/{mesh}/dataplanes/{name}/bootstrap` (issue 17): a read of Dataplane in that mesh;
+ * 404 naming the mesh or the Dataplane when either is missing.
+ */
+export function registerXdsRoutes(app: FastifyInstance, deps: XdsRouteDeps): void {
+  const { registry, queries, xdsBootstrap } = deps;
+  const meshDesc = registry.get('Mesh');
+  const dataplaneDesc = registry.get('Dataplane');
+  type ProxyParams = { mesh: string; name: string };
+  app.get<{ Params: ProxyParams }>(
+    '/meshes/:mesh/dataplanes/:name/bootstrap',
+    { config: { action: 'read', kind: 'Dataplane' } satisfies RouteInfo },
+    async (req, reply) => {
+      const revision = queries.revision();
+      const { mesh, name } = req.params;
+      // Throw NOT_FOUND naming the mesh, then the Dataplane (decisions §4 details).
+      queries.get(meshDesc, undefined, mesh);
+      queries.get(dataplaneDesc, mesh, name);
+      if (xdsBootstrap === undefined) {
+        throw new AppError(
+          'BAD_REQUEST',
+          'No xDS on Global',
+          'Global serves no xDS: a proxy connects to the control plane of its zone; get its bootstrap there',
+        );
+      }
+      return reply
+        .type('application/json; charset=utf-8')
+        .header('x-mesh-revision', String(revision))
+        .send(JSON.stringify(dataplaneBootstrap(xdsBootstrap, mesh, name)));
+    },
+  );
+}

@@ -1,0 +1,157 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { xdsBootstrapSettings } from '../../src/api/xds-routes.js';
+import type { ControlPlane } from '../../src/runtime/control-plane.js';
+import { bearer, issueUserToken, REMOTE } from '../helpers/auth.js';
+import { startTestPlane, tempDir, testConfig } from '../helpers/control-plane.js';
+import { eventually, startGlobal, startZone, zoneToken } from '../helpers/multizone.js';
+
+const SVC = 'mesh.io/service';
+const dataplane = (mesh: string, name: string) => ({
+  type: 'Dataplane',
+  mesh,
+  name,
+  networking: { address: '10.0.0.1', inbound: [{ port: 8080, tags: { [SVC]: 'web' } }] },
+});
+
+async function put(cp: ControlPlane, url: string, payload: object): Promise<void> {
+  const res = await cp.app.inject({ method: 'PUT', url, payload });
+  expect(res.statusCode, res.body).toBe(201);
+}
+
+/** The bootstrap a standalone plane with default settings answers for `<mesh>.<name>`. */
+const standaloneBootstrap = (serverUri: string, mesh: string, name: string) => ({
+  xds_servers: [
+    {
+      server_uri: serverUri,
+      channel_creds: [{ type: 'insecure' }],
+      server_features: ['ignore_resource_deletion'],
+    },
+  ],
+  node: { id: `${mesh}.${name}`, locality: {}, metadata: { 'dataplane.mesh': mesh, 'dataplane.name': name } },
+});
+
+describe('GET /meshes/{mesh}/dataplanes/{name}/bootstrap (issue 17, decisions §11)', () => {
+  let cp: ControlPlane;
+  beforeAll(async () => {
+    cp = await startTestPlane({
+      MESH_API_SERVER_AUTHZ_ANONYMOUS: 'none',
+      MESH_API_SERVER_AUTHZ_GROUPS: JSON.stringify({ 'readers-a': { role: 'reader', meshes: ['team.a'] } }),
+    });
+    await put(cp, '/meshes/team.a', { type: 'Mesh', name: 'team.a' });
+    await put(cp, '/meshes/default/dataplanes/web-1', dataplane('default', 'web-1'));
+    await put(cp, '/meshes/team.a/dataplanes/api.v2', dataplane('team.a', 'api.v2'));
+  });
+  afterAll(() => cp.close());
+
+  it('answers the JSON bootstrap of @grpc/grpc-js-xds: the advertised xDS address, node id, empty locality, metadata', async () => {
+    const res = await cp.app.inject({ method: 'GET', url: '/meshes/default/dataplanes/web-1/bootstrap' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.headers['x-mesh-revision']).toMatch(/^\d+$/);
+    expect(res.json()).toEqual(standaloneBootstrap('localhost:5678', 'default', 'web-1'));
+  });
+
+  it('names the Dataplane in metadata too, so a mesh or a name with dots is never ambiguous', async () => {
+    const res = await cp.app.inject({ method: 'GET', url: '/meshes/team.a/dataplanes/api.v2/bootstrap' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().node).toEqual({
+      id: 'team.a.api.v2',
+      locality: {},
+      metadata: { 'dataplane.mesh': 'team.a', 'dataplane.name': 'api.v2' },
+    });
+  });
+
+  it('answers 404 naming the mesh, then the Dataplane', async () => {
+    const noMesh = await cp.app.inject({ method: 'GET', url: '/meshes/nope/dataplanes/web-1/bootstrap' });
+    expect(noMesh.statusCode).toBe(404);
+    expect(noMesh.json().details).toBe('Mesh "nope" not found');
+    const noProxy = await cp.app.inject({ method: 'GET', url: '/meshes/default/dataplanes/web-2/bootstrap' });
+    expect(noProxy.statusCode).toBe(404);
+    expect(noProxy.json().details).toBe('Dataplane "web-2" not found in mesh "default"');
+  });
+
+  it('is a read of Dataplane in the mesh: a reader of another mesh gets 403, a reader of the mesh 200', async () => {
+    const reader = bearer(await issueUserToken(cp.app, { name: 'rita', groups: ['readers-a'] }));
+    const get = (url: string) =>
+      cp.app.inject({ method: 'GET', url, headers: reader, remoteAddress: REMOTE });
+    const other = await get('/meshes/default/dataplanes/web-1/bootstrap');
+    expect(other.statusCode).toBe(403);
+    expect(other.json().details).toContain('may not GET Dataplane in mesh "default"');
+    expect((await get('/meshes/team.a/dataplanes/api.v2/bootstrap')).statusCode).toBe(200);
+    const anonymous = await cp.app.inject({
+      method: 'GET',
+      url: '/meshes/team.a/dataplanes/api.v2/bootstrap',
+      remoteAddress: REMOTE,
+    });
+    expect(anonymous.statusCode).toBe(403);
+  });
+});
+
+describe('the bootstrap xDS address (xdsServer.advertisedAddress, else general.advertisedHostname:grpcPort)', () => {
+  it('takes the advertised address when set, else the advertised hostname and the gRPC port', async () => {
+    const cp = await startTestPlane({ MESH_XDS_SERVER_ADVERTISED_ADDRESS: 'xds.example:443' });
+    try {
+      await put(cp, '/meshes/default/dataplanes/web-1', dataplane('default', 'web-1'));
+      const res = await cp.app.inject({ method: 'GET', url: '/meshes/default/dataplanes/web-1/bootstrap' });
+      expect(res.json()).toEqual(standaloneBootstrap('xds.example:443', 'default', 'web-1'));
+    } finally {
+      await cp.close();
+    }
+    const settings = (env: Record<string, string>) => xdsBootstrapSettings(testConfig(env));
+    expect(
+      settings({ MESH_GENERAL_ADVERTISED_HOSTNAME: 'cp.example', MESH_XDS_SERVER_GRPC_PORT: '15678' }),
+    ).toEqual({
+      serverUri: 'cp.example:15678',
+      zone: undefined,
+    });
+    expect(settings({ MESH_GENERAL_ADVERTISED_HOSTNAME: 'fd00::7' })?.serverUri).toBe('[fd00::7]:5678');
+    expect(settings({ MESH_MODE: 'global' })).toBeUndefined();
+  });
+});
+
+describe('the bootstrap in zone mode and on Global', () => {
+  const gdir = tempDir('xds-bootstrap-global-');
+  let global: ControlPlane;
+  let zone: ControlPlane | undefined;
+  beforeAll(async () => {
+    global = await startGlobal(gdir.path);
+    zone = await startZone(global, gdir.path, 'east', await zoneToken(global, 'east'), {
+      MESH_XDS_SERVER_ADVERTISED_ADDRESS: 'east-cp.example:5678',
+    });
+    const z = zone;
+    await eventually(() => z.views.get('Mesh', undefined, 'default'), 10_000, 'the mesh on the zone');
+    await put(z, '/meshes/default/dataplanes/web-1', dataplane('default', 'web-1'));
+    await eventually(
+      () => global.views.get('Dataplane', 'default', 'east.web-1'),
+      10_000,
+      'the proxy on Global',
+    );
+  });
+  afterAll(async () => {
+    await zone?.close();
+    await global?.close();
+    gdir.cleanup();
+  });
+
+  it('a zone answers its zone as the locality', async () => {
+    const res = await zone!.app.inject({ method: 'GET', url: '/meshes/default/dataplanes/web-1/bootstrap' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().xds_servers[0].server_uri).toBe('east-cp.example:5678');
+    expect(res.json().node).toEqual({
+      id: 'default.web-1',
+      locality: { zone: 'east' },
+      metadata: { 'dataplane.mesh': 'default', 'dataplane.name': 'web-1' },
+    });
+  });
+
+  it('Global serves no xDS and says where to get the bootstrap', async () => {
+    const res = await global.app.inject({
+      method: 'GET',
+      url: '/meshes/default/dataplanes/east.web-1/bootstrap',
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().details).toBe(
+      'Global serves no xDS: a proxy connects to the control plane of its zone; get its bootstrap there',
+    );
+  });
+});
