@@ -92,7 +92,7 @@ function decodeRequest(bytes: Buffer): DiscoveryRequest {
   };
 }
 
-type RawNode = Partial<Omit<Node, 'metadata'>> & { metadata?: StructValue['struct_value'] };
+type RawNode = Partial<Omit<Node, 'metadata'>> & { metadata?: StructValue['structValue'] };
 
 function nodeOf(raw: RawNode): Node {
   return {
@@ -106,14 +106,14 @@ function nodeOf(raw: RawNode): Node {
   };
 }
 
-/** A `google.protobuf.Value` as protobufjs decodes it (keepCase). */
+/** A `google.protobuf.Value` as protobufjs decodes it: its bundled well-known types keep camelCase names. */
 interface StructValue {
-  null_value?: unknown;
-  number_value?: number;
-  string_value?: string;
-  bool_value?: boolean;
-  struct_value?: { fields?: Record<string, StructValue> };
-  list_value?: { values?: StructValue[] };
+  nullValue?: unknown;
+  numberValue?: number;
+  stringValue?: string;
+  boolValue?: boolean;
+  structValue?: { fields?: Record<string, StructValue> };
+  listValue?: { values?: StructValue[] };
 }
 
 /** A decoded `google.protobuf.Struct` as the JSON it stands for. */
@@ -124,10 +124,10 @@ export function structToJson(struct: { fields?: Record<string, StructValue> }): 
 }
 
 function valueToJson(value: StructValue): unknown {
-  if (value.struct_value !== undefined) return structToJson(value.struct_value);
-  if (value.list_value !== undefined) return (value.list_value.values ?? []).map(valueToJson);
-  if (value.string_value !== undefined) return value.string_value;
-  if (value.number_value !== undefined) return value.number_value;
-  if (value.bool_value !== undefined) return value.bool_value;
+  if (value.structValue !== undefined) return structToJson(value.structValue);
+  if (value.listValue !== undefined) return (value.listValue.values ?? []).map(valueToJson);
+  if (value.stringValue !== undefined) return value.stringValue;
+  if (value.numberValue !== undefined) return value.numberValue;
+  if (value.boolValue !== undefined) return value.boolValue;
   return null;
 }

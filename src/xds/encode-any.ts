@@ -15,6 +15,8 @@ const ANY = '.google.protobuf.Any';
  * Verifies `object` against the type of `typeUrl` and encodes it. Objects use proto field names
  * (`api_listener`), enums as names, durations as `{seconds, nanos}`; a nested Any is written
  * `{'@type': url, ...fields}` (protobufjs' Any wrapper encodes it when the type is in the root).
+ * The well-known types are protobufjs' bundled ones, whose fields are camelCase: a Struct value is
+ * `{stringValue: 'x'}`, not `{string_value: 'x'}`.
  * protobufjs' `Type.verify` checks values but ignores unknown keys and does not look inside an Any
  * written with `@type`, so a second walk refuses unknown fields and verifies each nested Any: a
  * misspelt field would otherwise vanish silently from what the proxy gets.
