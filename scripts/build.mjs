@@ -22,6 +22,8 @@ await build({
     'classic-level',
     '@grpc/grpc-js',
     '@grpc/proto-loader',
+    // The xDS encoder (src/xds/): protobufjs finds `fs` at run time through its own require shim.
+    'protobufjs',
     // fastify's schema compilers: no route has a fastify schema, so they never load (see server.ts).
     '@fastify/ajv-compiler',
     '@fastify/fast-json-stringify-compiler',

@@ -1,3 +1,15 @@
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
+import {
+  CLUSTER,
+  CLUSTER_LOAD_ASSIGNMENT,
+  HTTP_CONNECTION_MANAGER,
+  LISTENER,
+  ROUTE_CONFIGURATION,
+  ROUTER,
+} from '../../src/xds/type-urls.js';
 import type { DataplaneLookup, DataplaneResource } from '../../src/xds/node-identity.js';
 
 /** A sidecar Dataplane with one inbound per tag set (ports 8080, 8081, …). */
@@ -22,4 +34,193 @@ export function gatewayProxy(mesh: string, name: string, tags: Record<string, st
 export function lookupOf(...dataplanes: DataplaneResource[]): DataplaneLookup {
   const byKey = new Map(dataplanes.map((dp) => [`${dp.mesh}\u0000${dp.name}`, dp]));
   return (mesh, name) => byKey.get(`${mesh}\u0000${name}`);
+}
+
+/** A proxyless client's Listener: an api_listener whose HttpConnectionManager inlines its routes. */
+export function proxylessListener(name: string, cluster = 'backend', statPrefix = 'fp-1'): object {
+  return {
+    name,
+    api_listener: {
+      api_listener: {
+        '@type': HTTP_CONNECTION_MANAGER,
+        stat_prefix: statPrefix,
+        route_config: {
+          name: `${name}-routes`,
+          virtual_hosts: [{ name, domains: ['*'], routes: [{ match: { prefix: '' }, route: { cluster } }] }],
+        },
+        http_filters: [{ name: 'envoy.filters.http.router', typed_config: { '@type': ROUTER } }],
+      },
+    },
+  };
+}
+
+/** A RouteConfiguration splitting traffic between clusters by weight. */
+export function weightedRoutes(name: string, weights: Record<string, number>): object {
+  return {
+    name,
+    virtual_hosts: [
+      {
+        name,
+        domains: ['*'],
+        routes: [
+          {
+            match: { prefix: '/' },
+            route: {
+              weighted_clusters: {
+                clusters: Object.entries(weights).map(([cluster, weight]) => ({
+                  name: cluster,
+                  weight: { value: weight },
+                })),
+              },
+            },
+          },
+        ],
+      },
+    ],
+  };
+}
+
+/** A Cluster whose endpoints come over ADS. */
+export function edsCluster(name: string): object {
+  return {
+    name,
+    type: 'EDS',
+    eds_cluster_config: { eds_config: { ads: {}, resource_api_version: 'V3' } },
+    connect_timeout: { seconds: 5 },
+  };
+}
+
+/** A ClusterLoadAssignment with one locality of the given `ip:port` endpoints. */
+export function loadAssignment(cluster: string, addresses: string[], zone = 'zone-1'): object {
+  return {
+    cluster_name: cluster,
+    endpoints: [
+      {
+        locality: { zone },
+        load_balancing_weight: { value: 1 },
+        lb_endpoints: addresses.map((a) => {
+          const [ip, port] = a.split(':');
+          return { endpoint: { address: { socket_address: { address: ip, port_value: Number(port) } } } };
+        }),
+      },
+    ],
+  };
+}
+
+/** The four resource types, for tests that loop over them. */
+export const RESOURCE_TYPES = [LISTENER, ROUTE_CONFIGURATION, CLUSTER, CLUSTER_LOAD_ASSIGNMENT] as const;
+
+/** A response as the raw test client decodes it. */
+export interface RawResponse {
+  version_info: string;
+  type_url: string;
+  nonce: string;
+  resources: { type_url: string; value: Buffer }[];
+}
+
+/** A raw ADS client: @grpc/grpc-js and @grpc/proto-loader over proto/third_party, not the server's code. */
+export interface RawAdsClient {
+  send(req: {
+    type_url: string;
+    resource_names?: string[];
+    response_nonce?: string;
+    version_info?: string;
+    node?: object;
+    error_detail?: { code: number; message: string };
+  }): void;
+  /** The next response (rejects after `ms`). */
+  next(ms?: number): Promise<RawResponse>;
+  /** Resolves when no response comes within `ms`; rejects with the one that came. */
+  nothingFor(ms: number): Promise<void>;
+  /** The status the stream ended with. */
+  status: Promise<grpc.StatusObject>;
+  close(): void;
+}
+
+const THIRD_PARTY = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'proto', 'third_party');
+
+/** proto-loader's definition of ads.proto (the reference the hand-written service is checked against). */
+export function loadAdsPackage(): grpc.GrpcObject {
+  const def = loadSync('envoy/service/discovery/v3/ads.proto', {
+    includeDirs: ['envoy-api', 'xds', 'googleapis', 'protoc-gen-validate'].map((d) => join(THIRD_PARTY, d)),
+    keepCase: true,
+    longs: Number,
+    enums: String,
+    arrays: true,
+    oneofs: true,
+  });
+  return grpc.loadPackageDefinition(def);
+}
+
+/** A node as a proxyless client sends it; `metadata` is a plain object turned into a Struct. */
+export function rawNode(id: string, metadata: Record<string, string> = {}): object {
+  return {
+    id,
+    locality: { zone: 'zone-1' },
+    user_agent_name: 'raw-test-client',
+    user_agent_version: '9.9.9',
+    metadata: {
+      fields: Object.fromEntries(Object.entries(metadata).map(([k, v]) => [k, { stringValue: v }])),
+    },
+  };
+}
+
+/** Opens an ADS stream to `127.0.0.1:port`. */
+export function rawAdsClient(port: number, metadata = new grpc.Metadata()): RawAdsClient {
+  type AdsClient = grpc.Client & {
+    StreamAggregatedResources(md: grpc.Metadata): grpc.ClientDuplexStream<object, RawResponse>;
+  };
+  const pkg = loadAdsPackage() as unknown as {
+    envoy: {
+      service: {
+        discovery: {
+          v3: { AggregatedDiscoveryService: new (a: string, c: grpc.ChannelCredentials) => AdsClient };
+        };
+      };
+    };
+  };
+  const client = new pkg.envoy.service.discovery.v3.AggregatedDiscoveryService(
+    `127.0.0.1:${port}`,
+    grpc.credentials.createInsecure(),
+  );
+  const call = client.StreamAggregatedResources(metadata);
+  const queue: RawResponse[] = [];
+  const waiters: ((r: RawResponse) => void)[] = [];
+  call.on('data', (r: RawResponse) => {
+    const w = waiters.shift();
+    if (w) w(r);
+    else queue.push(r);
+  });
+  const status = new Promise<grpc.StatusObject>((resolve) => {
+    call.on('status', resolve);
+    call.on('error', () => undefined);
+  });
+  const next = (ms = 2000): Promise<RawResponse> => {
+    const r = queue.shift();
+    if (r) return Promise.resolve(r);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        reject(new Error(`no response within ${ms} ms`));
+      }, ms);
+      const waiter = (resp: RawResponse): void => {
+        clearTimeout(timer);
+        resolve(resp);
+      };
+      waiters.push(waiter);
+    });
+  };
+  return {
+    send: (req) => call.write(req),
+    next,
+    nothingFor: async (ms) => {
+      const got = await next(ms).catch(() => undefined);
+      if (got) throw new Error(`unexpected response ${got.type_url} version ${got.version_info}`);
+    },
+    status,
+    close: () => {
+      call.cancel();
+      client.close();
+    },
+  };
 }

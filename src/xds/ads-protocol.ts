@@ -1,0 +1,133 @@
+import type * as grpc from '@grpc/grpc-js';
+import type { EncodedAny } from './encode-any.js';
+import { envoyType } from './envoy-protos.js';
+
+/** The locality a proxy declares (`node.locality`, mandatory for @grpc/grpc-js-xds). */
+export interface Locality {
+  region?: string;
+  zone?: string;
+  sub_zone?: string;
+}
+
+/** `envoy.config.core.v3.Node` as the server reads it; `metadata` is the Struct as plain JSON. */
+export interface Node {
+  id: string;
+  cluster: string;
+  metadata: Record<string, unknown>;
+  locality?: Locality;
+  user_agent_name: string;
+  user_agent_version: string;
+  client_features: string[];
+}
+
+/** A DiscoveryRequest (state of the world): proto field names, empty strings for unset ones. */
+export interface DiscoveryRequest {
+  version_info: string;
+  node?: Node;
+  resource_names: string[];
+  type_url: string;
+  response_nonce: string;
+  /** Set on a NACK (google.rpc.Status). */
+  error_detail?: { code: number; message: string };
+}
+
+/** A DiscoveryResponse with its resources already encoded. */
+export interface DiscoveryResponse {
+  version_info: string;
+  resources: EncodedAny[];
+  type_url: string;
+  nonce: string;
+}
+
+/** The bidirectional stream of one proxy, as the server holds it. */
+export type AdsCall = grpc.ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>;
+
+const REQUEST = 'envoy.service.discovery.v3.DiscoveryRequest';
+const RESPONSE = 'envoy.service.discovery.v3.DiscoveryResponse';
+
+/** The gRPC path of the one method served (ads.proto). */
+export const ADS_METHOD_PATH =
+  '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources';
+
+/**
+ * The AggregatedDiscoveryService definition, written by hand rather than by @grpc/proto-loader:
+ * proto-loader would parse the protos when the server is added (65–200 ms at start-up, see the
+ * README's startup figure), while these (de)serializers parse them on the first message only.
+ * test/unit/xds/ads-protocol.test.ts checks it against proto-loader's definition of ads.proto.
+ */
+export const ADS_SERVICE: grpc.ServiceDefinition = {
+  StreamAggregatedResources: {
+    path: ADS_METHOD_PATH,
+    requestStream: true,
+    responseStream: true,
+    originalName: 'streamAggregatedResources',
+    requestSerialize: (value: DiscoveryRequest) => encode(REQUEST, value),
+    requestDeserialize: (bytes: Buffer) => decodeRequest(bytes),
+    responseSerialize: (value: DiscoveryResponse) => encode(RESPONSE, value),
+    responseDeserialize: (bytes: Buffer) =>
+      envoyType(RESPONSE).toObject(envoyType(RESPONSE).decode(bytes), OBJECT),
+  },
+};
+
+const OBJECT = { enums: String, longs: Number, arrays: true } as const;
+
+function encode(name: string, value: object): Buffer {
+  const type = envoyType(name);
+  const bytes = type.encode(type.fromObject(value)).finish();
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+function decodeRequest(bytes: Buffer): DiscoveryRequest {
+  const type = envoyType(REQUEST);
+  const raw = type.toObject(type.decode(bytes), OBJECT) as Partial<DiscoveryRequest> & { node?: RawNode };
+  return {
+    version_info: raw.version_info ?? '',
+    node: raw.node ? nodeOf(raw.node) : undefined,
+    resource_names: raw.resource_names ?? [],
+    type_url: raw.type_url ?? '',
+    response_nonce: raw.response_nonce ?? '',
+    error_detail: raw.error_detail
+      ? { code: raw.error_detail.code ?? 0, message: raw.error_detail.message ?? '' }
+      : undefined,
+  };
+}
+
+type RawNode = Partial<Omit<Node, 'metadata'>> & { metadata?: StructValue['structValue'] };
+
+function nodeOf(raw: RawNode): Node {
+  return {
+    id: raw.id ?? '',
+    cluster: raw.cluster ?? '',
+    metadata: raw.metadata ? structToJson(raw.metadata) : {},
+    locality: raw.locality,
+    user_agent_name: raw.user_agent_name ?? '',
+    user_agent_version: raw.user_agent_version ?? '',
+    client_features: raw.client_features ?? [],
+  };
+}
+
+/** A `google.protobuf.Value` as protobufjs decodes it: its bundled well-known types keep camelCase names. */
+interface StructValue {
+  nullValue?: unknown;
+  numberValue?: number;
+  stringValue?: string;
+  boolValue?: boolean;
+  structValue?: { fields?: Record<string, StructValue> };
+  listValue?: { values?: StructValue[] };
+}
+
+/** A decoded `google.protobuf.Struct` as the JSON it stands for. */
+export function structToJson(struct: { fields?: Record<string, StructValue> }): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(struct.fields ?? {})) out[key] = valueToJson(value);
+  return out;
+}
+
+function valueToJson(value: StructValue): unknown {
+  if (value.structValue !== undefined) return structToJson(value.structValue);
+  if (value.listValue !== undefined) return (value.listValue.values ?? []).map(valueToJson);
+  if (value.stringValue !== undefined) return value.stringValue;
+  if (value.numberValue !== undefined) return value.numberValue;
+  if (value.boolValue !== undefined) return value.boolValue;
+  return null;
+}

@@ -1,0 +1,199 @@
+import { randomUUID } from 'node:crypto';
+import * as grpc from '@grpc/grpc-js';
+import { EventEmitter } from 'eventemitter3';
+import type { AdsCall, DiscoveryRequest, Node } from './ads-protocol.js';
+import { ADS_SERVICE } from './ads-protocol.js';
+import { AdsStream } from './ads-stream.js';
+import type { ConfigSource, ProxyHandle } from './config-source.js';
+import type { StreamStatus } from './grpc-status.js';
+import { streamStatusOf } from './grpc-status.js';
+import type { StreamInfo } from './stream-info.js';
+
+/** Events of the ADS server; payloads are live objects, kept in memory only. */
+export interface AdsServerEvents {
+  /** A proxy's stream was accepted by the source. */
+  connect: (info: StreamInfo) => void;
+  /** Counters or subscriptions of a stream changed. */
+  update: (info: StreamInfo) => void;
+  /** A stream ended (`info.disconnectTime` is set). */
+  disconnect: (info: StreamInfo, status: StreamStatus) => void;
+  /** A stream was refused before it opened (no node, or the source refused). */
+  refuse: (node: Node | undefined, status: StreamStatus, err: unknown) => void;
+  /** Computing or encoding config failed; the stream ends with INTERNAL. */
+  streamError: (info: StreamInfo, err: unknown) => void;
+}
+
+/** Options of {@link AdsServer}. */
+export interface AdsServerOptions {
+  /** Keepalive ping interval (default 10 s) and how long an unanswered ping may wait (default 5 s). */
+  keepaliveTimeMs?: number;
+  keepaliveTimeoutMs?: number;
+  now?: () => Date;
+}
+
+/**
+ * The ADS server: `envoy.service.discovery.v3.AggregatedDiscoveryService`, state of the world,
+ * over plain gRPC. It knows the protocol only; which proxy is connecting and what it is served
+ * come from the {@link ConfigSource}. Keepalive pings detect proxies that vanished without closing
+ * their connection (a host that died), within keepaliveTime + keepaliveTimeout.
+ */
+export class AdsServer extends EventEmitter<AdsServerEvents> {
+  private server: grpc.Server | undefined;
+  private readonly open = new Map<string, { stream: AdsStream; finish: (status: StreamStatus) => void }>();
+  private readonly now: () => Date;
+
+  constructor(
+    private readonly source: ConfigSource,
+    private readonly options: AdsServerOptions = {},
+  ) {
+    super();
+    this.now = options.now ?? (() => new Date());
+  }
+
+  /** Binds `host:port` (port 0: any free port) and resolves with the bound port. */
+  async start({ port, host = '0.0.0.0' }: { port: number; host?: string }): Promise<number> {
+    const server = new grpc.Server({
+      'grpc.keepalive_time_ms': this.options.keepaliveTimeMs ?? 10_000,
+      'grpc.keepalive_timeout_ms': this.options.keepaliveTimeoutMs ?? 5_000,
+      // @grpc/grpc-js-xds pings every 5 minutes; let clients ping without calls too.
+      'grpc.keepalive_permit_without_calls': 1,
+      'grpc.max_send_message_length': 64 * 1024 * 1024,
+    });
+    server.addService(ADS_SERVICE, {
+      StreamAggregatedResources: (call: AdsCall) => this.accept(call),
+    });
+    const bound = await new Promise<number>((resolve, reject) =>
+      server.bindAsync(
+        `${host.includes(':') ? `[${host}]` : host}:${port}`,
+        grpc.ServerCredentials.createInsecure(),
+        (err, p) => (err ? reject(err) : resolve(p)),
+      ),
+    );
+    this.server = server;
+    return bound;
+  }
+
+  /** Every open stream. */
+  streams(): StreamInfo[] {
+    return [...this.open.values()].map((s) => s.stream.info);
+  }
+
+  /** The stream of an id, while it is open (its `served(typeUrl)` gives the encoded resources). */
+  stream(id: string): AdsStream | undefined {
+    return this.open.get(id)?.stream;
+  }
+
+  /** Ends every stream with UNAVAILABLE and stops the server. */
+  async close(): Promise<void> {
+    for (const s of [...this.open.values()])
+      s.finish({ code: grpc.status.UNAVAILABLE, details: 'the control plane is stopping' });
+    const server = this.server;
+    this.server = undefined;
+    if (!server) return;
+    await new Promise<void>((resolve) => {
+      const force = setTimeout(() => {
+        server.forceShutdown();
+        resolve();
+      }, 1000);
+      server.tryShutdown(() => {
+        clearTimeout(force);
+        resolve();
+      });
+    });
+  }
+
+  /**
+   * One call: the first request must carry the node; requests that arrive while the source
+   * decides are kept and handled in order once it accepted the stream.
+   */
+  private accept(call: AdsCall): void {
+    const early: DiscoveryRequest[] = [];
+    let stream: AdsStream | undefined;
+    let handle: ProxyHandle | undefined;
+    let unsubscribe: (() => void) | undefined;
+    let opening = false;
+    let ended = false;
+
+    const finish = (status: StreamStatus, fromPeer = false): void => {
+      if (ended) return;
+      ended = true;
+      if (!fromPeer) {
+        if (status.code === grpc.status.OK) call.end();
+        // grpc-js: an `error` event on a server stream becomes the call's status.
+        else call.emit('error', { code: status.code, details: status.details });
+      }
+      unsubscribe?.();
+      handle?.closed();
+      if (stream) {
+        stream.end();
+        this.open.delete(stream.info.id);
+        stream.info.disconnectTime = this.now();
+        this.emit('disconnect', stream.info, status);
+      }
+    };
+
+    const refuse = (node: Node | undefined, status: StreamStatus, err: unknown): void => {
+      finish(status);
+      this.emit('refuse', node, status, err);
+    };
+
+    const opened = (node: Node, h: ProxyHandle): void => {
+      if (ended) return h.closed();
+      handle = h;
+      const now = this.now();
+      const info: StreamInfo = {
+        id: randomUUID(),
+        node,
+        peer: call.getPeer(),
+        connectTime: now,
+        lastUpdateTime: now,
+        userAgent: { name: node.user_agent_name, version: node.user_agent_version },
+        types: new Map(),
+      };
+      const s = new AdsStream(
+        call,
+        h,
+        info,
+        {
+          updated: (i) => this.emit('update', i),
+          failed: (err) => {
+            this.emit('streamError', info, err);
+            finish(streamStatusOf(err));
+          },
+        },
+        this.now,
+      );
+      stream = s;
+      this.open.set(info.id, { stream: s, finish });
+      unsubscribe = h.onChange(() => s.changed());
+      this.emit('connect', info);
+      for (const req of early.splice(0)) s.receive(req);
+    };
+
+    call.on('data', (req: DiscoveryRequest) => {
+      if (ended) return;
+      if (stream) return stream.receive(req);
+      early.push(req);
+      if (opening) return;
+      opening = true;
+      const node = req.node;
+      if (!node) {
+        const status = {
+          code: grpc.status.INVALID_ARGUMENT,
+          details: 'the first DiscoveryRequest carries no node',
+        };
+        return refuse(undefined, status, new Error(status.details));
+      }
+      this.source.open(node, call.metadata).then(
+        (h) => opened(node, h),
+        (err: unknown) => refuse(node, streamStatusOf(err), err),
+      );
+    });
+    call.on('end', () => finish({ code: grpc.status.OK, details: 'the proxy ended the stream' }));
+    call.on('cancelled', () => finish({ code: grpc.status.CANCELLED, details: 'the proxy went away' }, true));
+    call.on('error', (err: Error & { code?: number }) =>
+      finish({ code: err.code ?? grpc.status.UNKNOWN, details: err.message }, true),
+    );
+    call.on('close', () => finish({ code: grpc.status.UNAVAILABLE, details: 'the stream closed' }, true));
+  }
+}

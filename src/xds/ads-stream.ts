@@ -1,0 +1,155 @@
+import type { AdsCall, DiscoveryRequest } from './ads-protocol.js';
+import type { ProxyHandle } from './config-source.js';
+import type { EncodedAny } from './encode-any.js';
+import { encodeAny } from './encode-any.js';
+import type { StreamInfo, TypeStatus } from './stream-info.js';
+import { CLUSTER, CLUSTER_LOAD_ASSIGNMENT, LISTENER, ROUTE_CONFIGURATION } from './type-urls.js';
+
+/** Pushes after a change go out in this order (make before break: clusters before what names them). */
+const PUSH_ORDER = [CLUSTER, CLUSTER_LOAD_ASSIGNMENT, LISTENER, ROUTE_CONFIGURATION];
+
+/** What a stream reports to its server. */
+export interface StreamHooks {
+  /** A counter or the subscription changed. */
+  updated(info: StreamInfo): void;
+  /** Computing or encoding config failed: the stream ends with INTERNAL. */
+  failed(err: unknown): void;
+}
+
+interface Sent {
+  names: string[];
+  values: Buffer[];
+}
+
+/**
+ * The state of the world protocol of one open stream, once the proxy is known. Per type: the
+ * subscribed names, the last response's nonce and content. Choices (decisions §11, the research
+ * notes of issue 17):
+ * - a type is answered when first requested, then only when the encoded content for the current
+ *   names differs byte for byte from what was last sent (unchanged config is never re-sent, even
+ *   at a new version);
+ * - a request whose nonce is not the last response's is stale and ignored (before the first
+ *   response of a type any nonce is accepted: the client may carry one over from an older stream);
+ * - the first request carrying the last nonce judges that response: ACK without `error_detail`,
+ *   NACK with it. `version_info` is not read (a NACK may already name the new version). A NACK
+ *   leaves the last sent content as the reference, so the next different content is still sent;
+ * - nonces are a counter per stream: unique where the protocol compares them.
+ */
+export class AdsStream {
+  private readonly sent = new Map<string, Sent>();
+  private readonly judged = new Map<string, string>();
+  private nonces = 0;
+  private pushPending = false;
+  private ended = false;
+
+  constructor(
+    private readonly call: AdsCall,
+    private readonly handle: ProxyHandle,
+    readonly info: StreamInfo,
+    private readonly hooks: StreamHooks,
+    private readonly now: () => Date,
+  ) {}
+
+  /** Handles one request of the proxy. */
+  receive(req: DiscoveryRequest): void {
+    if (this.ended) return;
+    const url = req.type_url;
+    let status = this.info.types.get(url);
+    if (status?.nonce !== undefined && req.response_nonce !== status.nonce) return;
+    if (!status) {
+      status = { names: [], responsesSent: 0, responsesAcknowledged: 0, responsesRejected: 0 };
+      this.info.types.set(url, status);
+    }
+    let changed = false;
+    if (status.nonce !== undefined && this.judged.get(url) !== status.nonce) {
+      this.judged.set(url, status.nonce);
+      this.judge(status, req);
+      changed = true;
+    }
+    const names = [...req.resource_names].sort();
+    const namesChanged = !sameStrings(names, status.names);
+    status.names = names;
+    if (status.nonce === undefined) this.push(url, true);
+    else if (namesChanged) this.push(url, false);
+    if (changed) this.touch();
+  }
+
+  /** The source says config may have changed: recompute every subscribed type once, soon. */
+  changed(): void {
+    if (this.pushPending || this.ended) return;
+    this.pushPending = true;
+    setImmediate(() => {
+      this.pushPending = false;
+      const urls = [...this.info.types.keys()].sort((a, b) => rank(a) - rank(b));
+      for (const url of urls)
+        if (!this.ended && this.info.types.get(url)?.nonce !== undefined) this.push(url, false);
+    });
+  }
+
+  /** What was last sent of each type, encoded (for dumps). */
+  served(typeUrl: string): EncodedAny[] {
+    return (this.sent.get(typeUrl)?.values ?? []).map((value) => ({ type_url: typeUrl, value }));
+  }
+
+  /** Stops answering (the call is over). */
+  end(): void {
+    this.ended = true;
+  }
+
+  private judge(status: TypeStatus, req: DiscoveryRequest): void {
+    if (req.error_detail) {
+      status.responsesRejected++;
+      status.lastNack = { message: req.error_detail.message, version: status.version, time: this.now() };
+    } else {
+      status.responsesAcknowledged++;
+      status.ackedVersion = status.version;
+    }
+  }
+
+  private push(url: string, first: boolean): void {
+    const status = this.info.types.get(url);
+    if (!status) return;
+    let values: Buffer[];
+    let names: string[];
+    let version: number;
+    try {
+      const set = this.handle.resources(url, status.names);
+      version = set.version;
+      names = set.resources.map((r) => r.name);
+      values = set.resources.map((r) => encodeAny(url, r.resource).value);
+    } catch (err) {
+      this.hooks.failed(err);
+      return;
+    }
+    const last = this.sent.get(url);
+    if (!first && last && sameStrings(names, last.names) && sameBuffers(values, last.values)) return;
+    const nonce = String(++this.nonces);
+    this.call.write({
+      version_info: String(version),
+      resources: values.map((value) => ({ type_url: url, value })),
+      type_url: url,
+      nonce,
+    });
+    this.sent.set(url, { names, values });
+    status.version = version;
+    status.nonce = nonce;
+    status.responsesSent++;
+    this.touch();
+  }
+
+  private touch(): void {
+    this.info.lastUpdateTime = this.now();
+    this.hooks.updated(this.info);
+  }
+}
+
+const rank = (url: string): number => {
+  const i = PUSH_ORDER.indexOf(url);
+  return i < 0 ? PUSH_ORDER.length : i;
+};
+
+const sameStrings = (a: readonly string[], b: readonly string[]): boolean =>
+  a.length === b.length && a.every((s, i) => s === b[i]);
+
+const sameBuffers = (a: readonly Buffer[], b: readonly Buffer[]): boolean =>
+  a.length === b.length && a.every((buf, i) => buf.equals(b[i] as Buffer));

@@ -1,0 +1,34 @@
+import type * as grpc from '@grpc/grpc-js';
+import type { Node } from './ads-protocol.js';
+
+/** One resource to serve, before encoding: its name and the object `encodeAny` takes. */
+export interface NamedResource {
+  name: string;
+  resource: object;
+}
+
+/** The resources of one type for a subscription, and the version (log revision) they were computed at. */
+export interface ResourceSet {
+  version: number;
+  resources: NamedResource[];
+}
+
+/**
+ * Where the ADS server gets config: the server speaks the protocol, the source knows the mesh.
+ * `open` names the proxy behind a stream from the node of its first request and the call metadata;
+ * it refuses with an `AppError` (UNAUTHENTICATED, FORBIDDEN, NOT_FOUND, …), which ends the stream
+ * with the matching gRPC status and the error's details.
+ */
+export interface ConfigSource {
+  open(node: Node, metadata: grpc.Metadata): Promise<ProxyHandle>;
+}
+
+/** The config of one connected proxy. */
+export interface ProxyHandle {
+  /** Resources of a type for the subscribed names (`[]` = all, the LDS/CDS wildcard). */
+  resources(typeUrl: string, names: readonly string[]): ResourceSet;
+  /** Calls `listener` when config may have changed; returns the unsubscribe function. */
+  onChange(listener: () => void): () => void;
+  /** The stream ended. */
+  closed(): void;
+}

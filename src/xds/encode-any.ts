@@ -1,0 +1,130 @@
+import protobuf from 'protobufjs';
+import { AppError } from '../util/errors.js';
+import { envoyType } from './envoy-protos.js';
+import { TYPE_URL_PREFIX, typeNameOf } from './type-urls.js';
+
+/** An encoded `google.protobuf.Any`, as a DiscoveryResponse carries its resources. */
+export interface EncodedAny {
+  type_url: string;
+  value: Buffer;
+}
+
+const ANY = '.google.protobuf.Any';
+
+/**
+ * Verifies `object` against the type of `typeUrl` and encodes it. Objects use proto field names
+ * (`api_listener`), enums as names, durations as `{seconds, nanos}`; a nested Any is written
+ * `{'@type': url, ...fields}` (protobufjs' Any wrapper encodes it when the type is in the root).
+ * The well-known types are protobufjs' bundled ones, whose fields are camelCase: a Struct value is
+ * `{stringValue: 'x'}`, not `{string_value: 'x'}`.
+ * protobufjs' `Type.verify` checks values but ignores unknown keys and does not look inside an Any
+ * written with `@type`, so a second walk refuses unknown fields and verifies each nested Any: a
+ * misspelt field would otherwise vanish silently from what the proxy gets.
+ */
+export function encodeAny(typeUrl: string, object: object): EncodedAny {
+  const type = resolveType(typeUrl, typeNameOf(typeUrl));
+  verifyMessage(type, object as Record<string, unknown>, type.name);
+  const value = type.encode(type.fromObject(object)).finish();
+  return { type_url: typeUrl, value: Buffer.from(value.buffer, value.byteOffset, value.byteLength) };
+}
+
+/** Decodes an Any back to an object in the form {@link encodeAny} takes (dumps and tests). */
+export function decodeAny(any: { type_url: string; value: Uint8Array }): Record<string, unknown> {
+  const type = resolveType(any.type_url, typeNameOf(any.type_url));
+  return type.toObject(type.decode(any.value), { enums: String, longs: Number, bytes: String, json: true });
+}
+
+function resolveType(typeUrl: string, at: string): protobuf.Type {
+  if (!typeUrl.startsWith(TYPE_URL_PREFIX))
+    throw invalid(`${at}: type URL ${typeUrl} lacks ${TYPE_URL_PREFIX}`);
+  try {
+    return envoyType(typeNameOf(typeUrl));
+  } catch {
+    throw invalid(`${at}: unknown type ${typeUrl}`);
+  }
+}
+
+function invalid(message: string): AppError {
+  return new AppError('INTERNAL', 'invalid xDS resource', message);
+}
+
+/**
+ * Checks an object against a type: every key a field, every value of the field's type (enums by
+ * name or number, 64-bit integers as numbers or decimal strings, bytes as buffers or base64), at
+ * most one member of each oneof, and each nested Any written with `@type` against its own type.
+ */
+function verifyMessage(type: protobuf.Type, object: unknown, at: string): void {
+  if (typeof object !== 'object' || object === null || Array.isArray(object))
+    throw invalid(`${at}: object expected`);
+  const record = object as Record<string, unknown>;
+  if (type.fullName === ANY && '@type' in record) return verifyAny(record, at);
+  for (const [key, value] of Object.entries(record)) {
+    const field = type.fields[key];
+    if (!field) throw invalid(`${at}.${key}: no such field in ${type.fullName.slice(1)}`);
+    if (value === null || value === undefined) continue;
+    field.resolve();
+    if (field.map) {
+      if (typeof value !== 'object' || Array.isArray(value)) throw invalid(`${at}.${key}: object expected`);
+      for (const [k, v] of Object.entries(value)) verifyValue(field, v, `${at}.${key}[${k}]`);
+    } else if (field.repeated) {
+      if (!Array.isArray(value)) throw invalid(`${at}.${key}: array expected`);
+      value.forEach((v, i) => verifyValue(field, v, `${at}.${key}[${i}]`));
+    } else verifyValue(field, value, `${at}.${key}`);
+  }
+  for (const oneof of type.oneofsArray) {
+    const set = oneof.fieldsArray.filter((f) => record[f.name] !== undefined && record[f.name] !== null);
+    if (set.length > 1)
+      throw invalid(`${at}: only one of ${set.map((f) => f.name).join(', ')} (oneof ${oneof.name})`);
+  }
+}
+
+function verifyAny(record: Record<string, unknown>, at: string): void {
+  const url = record['@type'];
+  if (typeof url !== 'string') throw invalid(`${at}.@type: string expected`);
+  const content = { ...record };
+  delete content['@type'];
+  const inner = resolveType(url, at);
+  verifyMessage(inner, content, `${at}(${inner.name})`);
+}
+
+const INTEGER_64 = /^-?\d+$/;
+
+function verifyValue(field: protobuf.Field, value: unknown, at: string): void {
+  const resolved = field.resolvedType;
+  if (resolved instanceof protobuf.Type) return verifyMessage(resolved, value, at);
+  if (resolved instanceof protobuf.Enum) {
+    const ok =
+      typeof value === 'string'
+        ? value in resolved.values
+        : Number.isInteger(value) && (value as number) in resolved.valuesById;
+    if (!ok) throw invalid(`${at}: one of ${Object.keys(resolved.values).join(', ')} expected`);
+    return;
+  }
+  const expected = scalarProblem(field.type, value);
+  if (expected) throw invalid(`${at}: ${expected} expected`);
+}
+
+/** What a scalar of a proto type should be, or undefined when `value` is one. */
+function scalarProblem(type: string, value: unknown): string | undefined {
+  switch (type) {
+    case 'string':
+      return typeof value === 'string' ? undefined : 'string';
+    case 'bool':
+      return typeof value === 'boolean' ? undefined : 'boolean';
+    case 'double':
+    case 'float':
+      return typeof value === 'number' ? undefined : 'number';
+    case 'int64':
+    case 'uint64':
+    case 'sint64':
+    case 'fixed64':
+    case 'sfixed64':
+      return Number.isInteger(value) || (typeof value === 'string' && INTEGER_64.test(value))
+        ? undefined
+        : 'integer';
+    case 'bytes':
+      return value instanceof Uint8Array || typeof value === 'string' ? undefined : 'bytes';
+    default:
+      return Number.isInteger(value) ? undefined : 'integer';
+  }
+}
