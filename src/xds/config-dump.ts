@@ -5,7 +5,7 @@
  * endpoints, each with the version it was served at, and the last NACK of its type as Envoy's
  * `error_state`. What the client cannot apply is said under `notes` (outside Envoy's shape).
  */
-import { TYPE } from './proxyless/type-urls.js';
+import * as TYPE from './type-urls.js';
 
 const ADMIN = 'type.googleapis.com/envoy.admin.v3.';
 

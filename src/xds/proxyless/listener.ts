@@ -16,7 +16,10 @@
 import { SERVICE_TAG } from '../../resources/fragments.js';
 import { clusterName } from './clusters.js';
 import { fingerprint, fractionalPercent, protoDuration } from './proto-values.js';
-import { FILTER, TYPE } from './type-urls.js';
+import * as TYPE from '../type-urls.js';
+
+/** The HTTP filter names the generated listeners use. */
+const FILTER = { FAULT: 'envoy.filters.http.fault', ROUTER: 'envoy.filters.http.router' } as const;
 
 type Tags = Readonly<Record<string, string>>;
 

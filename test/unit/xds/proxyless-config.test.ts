@@ -3,7 +3,9 @@ import type { Selector } from '../../../src/policies/policy-resource.js';
 import type { Networking } from '../../../src/policies/proxy-interfaces.js';
 import { buildAssignment, buildCluster, clusterName } from '../../../src/xds/proxyless/clusters.js';
 import { proxylessConfig, type ProxylessInput } from '../../../src/xds/proxyless/config.js';
+import { decodeAny, encodeAny } from '../../../src/xds/encode-any.js';
 import { readyEndpoints } from '../../../src/xds/proxyless/endpoints.js';
+import { CLUSTER, CLUSTER_LOAD_ASSIGNMENT, LISTENER } from '../../../src/xds/type-urls.js';
 import { fractionalPercent, protoDuration } from '../../../src/xds/proxyless/proto-values.js';
 import { at, policy, sel, SVC } from '../../helpers/policies.js';
 
@@ -269,5 +271,56 @@ describe('readyEndpoints', () => {
       { address: '10.0.0.1', port: 1, tags: { [SVC]: 'a' } },
       { address: '10.0.0.9', port: 2, tags: { [SVC]: 'b' } },
     ]);
+  });
+});
+
+describe('every generated resource passes the Envoy protos (encodeAny checks fields, types, enums, nested Any)', () => {
+  it('listeners, clusters and assignments with every policy kind set, and a service nothing serves', () => {
+    const c = proxylessConfig({
+      networking: client,
+      services: ['greeter', 'nobody'],
+      candidates: {
+        TrafficRoute: [
+          withConf('TrafficRoute', 'split', {
+            split: [
+              { weight: 80, destination: { [SVC]: 'greeter', version: 'v1' } },
+              { weight: 20, destination: { [SVC]: 'greeter', version: 'v2' } },
+            ],
+            loadBalancer: { ringHash: { minRingSize: 64, maxRingSize: 1024 } },
+          }),
+        ],
+        Timeout: [withConf('Timeout', 't', { grpc: { maxStreamDuration: '300ms' } })],
+        Retry: [
+          withConf('Retry', 'r', {
+            grpc: { numRetries: 2, backOff: { baseInterval: '10ms', maxInterval: '1s' } },
+          }),
+        ],
+        FaultInjection: [
+          withConf('FaultInjection', 'f', {
+            abort: { percentage: 0.5, httpStatus: 503 },
+            delay: { percentage: 50, value: '1s' },
+          }),
+        ],
+        CircuitBreaker: [
+          withConf('CircuitBreaker', 'cb', {
+            interval: '1s',
+            baseEjectionTime: '30s',
+            maxEjectionPercent: 20,
+            detectors: {
+              standardDeviation: { requestVolume: 10, minimumHosts: 2, factor: 1.9 },
+              failure: { threshold: 85 },
+            },
+            thresholds: { maxRequests: 100 },
+          }),
+        ],
+      },
+      endpoints: [endpoint('10.0.1.1', 'v1', 'z1'), endpoint('10.0.2.1', 'v2')],
+    });
+    expect(c.listeners).toHaveLength(2);
+    for (const l of c.listeners) expect(decodeAny(encodeAny(LISTENER, l)).name).toBe(l.name);
+    for (const x of c.clusters) expect(decodeAny(encodeAny(CLUSTER, x)).name).toBe(x.name);
+    for (const a of c.assignments) {
+      expect(decodeAny(encodeAny(CLUSTER_LOAD_ASSIGNMENT, a)).cluster_name).toBe(a.cluster_name);
+    }
   });
 });
