@@ -14,9 +14,8 @@ import { createQueries } from '../app/queries.js';
 import { createInspectQueries } from '../app/inspect.js';
 import { gatewayMatcher } from '../policies/gateway-matcher.js';
 import { createMatchView } from '../policies/match-view.js';
-import type { PolicyResource } from '../policies/policy-resource.js';
-import type { Networking } from '../policies/proxy-interfaces.js';
 import { wouldBeServed } from '../xds/dump.js';
+import { xdsSources } from './xds-sources.js';
 import type { TokenService } from '../app/token-service.js';
 import { createTokenService } from '../app/token-service.js';
 import { MESH_CP_VERSION } from '../app/versions.js';
@@ -203,22 +202,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   // Issue 17: what a proxy would be served (its stream's dump comes with the ADS server).
   const xdsDump = (mesh: string, name: string) =>
     wouldBeServed(
-      {
-        meshExists: (m) => views.get('Mesh', undefined, m) !== undefined,
-        dataplane: (m, n) => views.get('Dataplane', m, n)?.resource.networking as Networking | undefined,
-        dataplanes: (m) => {
-          const out: Networking[] = [];
-          views.each('Dataplane', m, (item) => out.push(item.resource.networking as Networking));
-          return out;
-        },
-        candidates: (m, kind) => {
-          const out: PolicyResource[] = [];
-          views.each(kind, m, (item) => out.push(item.resource as unknown as PolicyResource));
-          return out;
-        },
-        revision: () => views.revision(),
-        localZone: config.mode === 'zone' ? config.multizone.zone.name : undefined,
-      },
+      xdsSources(views, config.mode === 'zone' ? config.multizone.zone.name : undefined),
       mesh,
       name,
     );

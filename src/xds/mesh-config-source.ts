@@ -1,0 +1,108 @@
+/**
+ * The ConfigSource of the ADS server over the mesh: who a stream is (the node names a Dataplane,
+ * whose data plane token must cover it), and what it is served (`proxylessConfig` for the services it
+ * asked Listeners for, computed at the current log revision). Any write in the proxy's mesh tells its
+ * stream that config may have changed; the server re-sends a type only when its bytes changed, so a
+ * write that touches a proxy's config reaches it and one that does not costs it a recomputation and
+ * no push.
+ */
+import type * as grpc from '@grpc/grpc-js';
+import { AppError, type ErrorCode } from '../util/errors.js';
+import type { Node } from './ads-protocol.js';
+import type { ConfigSource, NamedResource, ProxyHandle } from './config-source.js';
+import type { DumpSources } from './dump.js';
+import { nodeIdentity, proxyToken, type DataplaneLookup } from './node-identity.js';
+import type { ProxyTokenCheck } from './proxy-token.js';
+import { proxylessConfig, type ProxylessConfig } from './proxyless/config.js';
+import { readyEndpoints } from './proxyless/endpoints.js';
+import type { Refusal } from './refusal.js';
+import { CLUSTER, CLUSTER_LOAD_ASSIGNMENT, LISTENER } from './type-urls.js';
+
+const KINDS = ['TrafficRoute', 'Timeout', 'Retry', 'FaultInjection', 'CircuitBreaker', 'HealthCheck'];
+
+const CODE: Record<Refusal['code'], ErrorCode> = {
+  INVALID_ARGUMENT: 'BAD_REQUEST',
+  NOT_FOUND: 'NOT_FOUND',
+  UNAUTHENTICATED: 'UNAUTHENTICATED',
+  PERMISSION_DENIED: 'FORBIDDEN',
+};
+const refused = (r: Refusal): AppError => new AppError(CODE[r.code], 'Refused', r.message);
+
+/** What the source reads. */
+export interface MeshConfigDeps {
+  lookup: DataplaneLookup;
+  checkToken: ProxyTokenCheck;
+  sources: DumpSources;
+  /** Calls `listener(mesh)` after each committed write in a mesh; returns the unsubscribe function. */
+  onMeshChange(listener: (mesh: string) => void): () => void;
+}
+
+/** Creates the source. */
+export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
+  return {
+    async open(node: Node, metadata: grpc.Metadata): Promise<ProxyHandle> {
+      const who = nodeIdentity(node, deps.lookup);
+      if (!who.ok) throw refused(who);
+      const token = proxyToken(node, metadata.get('authorization').map(String));
+      if (!token.ok) throw refused(token);
+      const allowed = await deps.checkToken(who.dataplane, token.token);
+      if (!allowed.ok) throw refused(allowed);
+      const { mesh, name } = who;
+      let services: string[] = [];
+      let cached: { key: string; config: ProxylessConfig } | undefined;
+      const config = (): { version: number; config: ProxylessConfig } => {
+        const version = deps.sources.revision();
+        const key = `${version}\u0000${services.join('\u0000')}`;
+        if (cached?.key !== key) {
+          const networking = deps.sources.dataplane(mesh, name);
+          const candidates: Record<string, readonly never[]> = {};
+          for (const kind of KINDS) candidates[kind] = deps.sources.candidates(mesh, kind) as never[];
+          const computed = networking
+            ? proxylessConfig({
+                networking,
+                services,
+                candidates,
+                endpoints: readyEndpoints(deps.sources.dataplanes(mesh)),
+                localZone: deps.sources.localZone,
+              })
+            : { listeners: [], clusters: [], assignments: [], notes: {} };
+          cached = { key, config: computed };
+        }
+        return { version, config: cached.config };
+      };
+      const pick = (
+        all: ReadonlyArray<Record<string, unknown>>,
+        nameOf: (r: Record<string, unknown>) => string,
+        names: readonly string[],
+      ): NamedResource[] => {
+        const wanted = new Set(names);
+        return all
+          .filter((r) => wanted.size === 0 || wanted.has(nameOf(r)))
+          .map((r) => ({ name: nameOf(r), resource: r }));
+      };
+      return {
+        resources(typeUrl, names) {
+          if (typeUrl === LISTENER) services = [...names].sort();
+          const { version, config: c } = config();
+          if (typeUrl === LISTENER)
+            return { version, resources: pick(c.listeners, (r) => String(r.name), names) };
+          if (typeUrl === CLUSTER)
+            return { version, resources: pick(c.clusters, (r) => String(r.name), names) };
+          if (typeUrl === CLUSTER_LOAD_ASSIGNMENT) {
+            return { version, resources: pick(c.assignments, (r) => String(r.cluster_name), names) };
+          }
+          // Routes travel inline in the listeners.
+          return { version, resources: [] };
+        },
+        onChange(listener) {
+          return deps.onMeshChange((m) => {
+            if (m === mesh) listener();
+          });
+        },
+        closed() {
+          cached = undefined;
+        },
+      };
+    },
+  };
+}
