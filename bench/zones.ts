@@ -82,6 +82,7 @@ export async function zoneFigures(opts: {
         MESH_API_SERVER_PORT: '0',
         MESH_API_SERVER_HTTPS_PORT: '0',
         MESH_DIAGNOSTICS_PORT: '0',
+        MESH_XDS_SERVER_GRPC_PORT: '0',
         MESH_MULTIZONE_GLOBAL_KDS_GRPC_PORT: '0',
       },
     }),

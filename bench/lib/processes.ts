@@ -86,6 +86,7 @@ export function startMeshCp(
       MESH_API_SERVER_PORT: '0',
       MESH_API_SERVER_HTTPS_PORT: '0',
       MESH_DIAGNOSTICS_PORT: '0',
+      MESH_XDS_SERVER_GRPC_PORT: '0',
       MESH_LOG_LEVEL: 'info',
       ...extraEnv,
     },

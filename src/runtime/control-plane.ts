@@ -41,6 +41,7 @@ import type { TlsMaterial } from './tls.js';
 import { loadTlsMaterial } from './tls.js';
 import type { StatusStore } from '../status/status-store.js';
 import type { Multizone, MultizoneOptions } from './multizone.js';
+import type { XdsServer } from './xds-server.js';
 // The sync code (and gRPC) loads only in global and zone modes: standalone starts without it.
 import { exposeGlobalLink, withGlobalLink } from './global-link.js';
 
@@ -56,8 +57,13 @@ export interface ControlPlane {
   httpsServer?: HttpsServer;
   /** Where the HTTPS certificate came from (`files`, `kept`, `generated`, `memory`), when HTTPS listens. */
   tls?: Pick<TlsMaterial, 'source' | 'certFile'>;
-  /** Bound ports; `https` is 0 when HTTPS is off, `kds` (Global's sync port, issue 5) 0 but on Global. */
-  ports: { api: number; diagnostics: number; https: number; kds: number };
+  /**
+   * Bound ports; `https` is 0 when HTTPS is off, `kds` (Global's sync port, issue 5) 0 but on Global,
+   * `xds` (the data plane server, issue 17) 0 on Global.
+   */
+  ports: { api: number; diagnostics: number; https: number; kds: number; xds: number };
+  /** The data plane (ADS) server of standalone and zone modes, when it listens (issue 17). */
+  xds?: XdsServer;
   /** Runtime status of proxies and zones (issue 5). */
   status: StatusStore;
   /** Global's sync server or a zone's sync client (issue 5); absent in standalone mode. */
@@ -291,10 +297,12 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     return reply.code(503).send({ status: 'unavailable', reason, revision: views.revision() });
   });
 
-  const ports = { api: 0, diagnostics: 0, https: 0, kds: 0 };
+  const ports = { api: 0, diagnostics: 0, https: 0, kds: 0, xds: 0 };
   const listening: FastifyInstance[] = [];
+  let xds: XdsServer | undefined;
   const closeAll = async (): Promise<void> => {
     startupOver();
+    await xds?.close();
     await multizone?.close();
     await Promise.allSettled(listening.map((s) => s.close()));
     await defaultsReady;
@@ -331,6 +339,20 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
         options: opts.multizone,
       });
       ports.kds = multizone?.kdsPort ?? 0;
+      // Decisions §11: proxies connect to their zone (or a standalone plane); Global serves no xDS.
+      if (config.mode !== 'global') {
+        const { startXdsServer } = await import('./xds-server.js');
+        xds = await startXdsServer({
+          config,
+          views,
+          status,
+          tokens,
+          instanceId: serverDeps.info.instanceId,
+          logger: opts.logger,
+          now,
+        });
+        ports.xds = xds.port;
+      }
     } catch (err) {
       await closeAll();
       const e = err as NodeJS.ErrnoException & { port?: number };
@@ -354,6 +376,9 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     httpsServer,
     tls: tls ? { source: tls.source, certFile: tls.certFile } : undefined,
     ports,
+    get xds() {
+      return xds;
+    },
     status,
     get multizone() {
       return multizone;

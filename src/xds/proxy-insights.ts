@@ -32,6 +32,12 @@ export interface ProxySubscriptionHandle {
   sent(kind: XdsKind): void;
   acked(kind: XdsKind): void;
   rejected(kind: XdsKind): void;
+  /** Sets every type's counters at once (an ADS stream keeps them as numbers). */
+  update(
+    byKind: Partial<
+      Record<XdsKind, { responsesSent: number; responsesAcknowledged: number; responsesRejected: number }>
+    >,
+  ): void;
   /** Sets the disconnect time and publishes at once. */
   close(): void;
 }
@@ -132,6 +138,19 @@ export function createProxyInsights(deps: {
         sent: (kind) => count(kind, 'sent'),
         acked: (kind) => count(kind, 'acked'),
         rejected: (kind) => count(kind, 'rejected'),
+        update(byKind) {
+          for (const kind of XDS_KINDS) {
+            const c = byKind[kind];
+            if (c)
+              counters.set(kind, {
+                sent: c.responsesSent,
+                acked: c.responsesAcknowledged,
+                rejected: c.responsesRejected,
+              });
+          }
+          lastUpdateTime = deps.now().toISOString();
+          publishSoon(key);
+        },
         close() {
           if (disconnectTime) return;
           disconnectTime = deps.now().toISOString();

@@ -132,6 +132,7 @@ describe('npm start as a process: crash with SIGKILL loses no answered write', (
           MESH_API_SERVER_PORT: '0',
           MESH_API_SERVER_HTTPS_ENABLED: 'false',
           MESH_DIAGNOSTICS_PORT: '0',
+          MESH_XDS_SERVER_GRPC_PORT: '0',
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       });

@@ -33,6 +33,7 @@ describe('a store that fails to open (issue 15)', () => {
       MESH_API_SERVER_PORT: '0',
       MESH_API_SERVER_HTTPS_ENABLED: 'false',
       MESH_DIAGNOSTICS_PORT: '0',
+      MESH_XDS_SERVER_GRPC_PORT: '0',
     });
     expect(result.code).toBe(1);
     const fatal = result.stdout

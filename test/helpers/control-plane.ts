@@ -32,6 +32,7 @@ export async function startListeningPlane(env: Record<string, string> = {}): Pro
       MESH_API_SERVER_PORT: '0',
       MESH_API_SERVER_HTTPS_ENABLED: 'false',
       MESH_DIAGNOSTICS_PORT: '0',
+      MESH_XDS_SERVER_GRPC_PORT: '0',
       ...env,
     }),
   );

@@ -36,6 +36,7 @@ export function startNpm(env: Record<string, string>, args: string[] = ['start']
       MESH_API_SERVER_PORT: '0',
       MESH_API_SERVER_HTTPS_PORT: '0',
       MESH_DIAGNOSTICS_PORT: '0',
+      MESH_XDS_SERVER_GRPC_PORT: '0',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -69,7 +69,12 @@ async function clientPki(cn: string) {
   return { caCert: ca.cert, key: client.private, cert: client.cert };
 }
 
-const ports = { MESH_API_SERVER_PORT: '0', MESH_API_SERVER_HTTPS_PORT: '0', MESH_DIAGNOSTICS_PORT: '0' };
+const ports = {
+  MESH_API_SERVER_PORT: '0',
+  MESH_API_SERVER_HTTPS_PORT: '0',
+  MESH_DIAGNOSTICS_PORT: '0',
+  MESH_XDS_SERVER_GRPC_PORT: '0',
+};
 
 describe('HTTPS with a self-signed certificate made at first start (issue 4, decisions §7, §9)', () => {
   const dir = tempDir();

@@ -373,6 +373,7 @@ describe('signing keys at first start', () => {
         MESH_API_SERVER_PORT: '0',
         MESH_API_SERVER_HTTPS_ENABLED: 'false',
         MESH_DIAGNOSTICS_PORT: '0',
+        MESH_XDS_SERVER_GRPC_PORT: '0',
       }),
       { logger: createLogger('info', sink), keygen },
     );

@@ -37,6 +37,7 @@ const levelEnv = (path: string, extra: Record<string, string> = {}) =>
     MESH_API_SERVER_PORT: '0',
     MESH_API_SERVER_HTTPS_ENABLED: 'false',
     MESH_DIAGNOSTICS_PORT: '0',
+    MESH_XDS_SERVER_GRPC_PORT: '0',
     ...extra,
   });
 

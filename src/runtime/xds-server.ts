@@ -1,0 +1,91 @@
+/**
+ * The data plane server of standalone and zone control planes (issue 17, decisions §11): ADS on
+ * `xdsServer.grpcPort`, streams named and checked by the mesh config source, and their counters
+ * turned into DataplaneInsight subscriptions (online while a stream is open; on a zone, Global sees
+ * them through the sync of insights). Loaded only when it starts: gRPC and the protos stay out of
+ * start-up otherwise.
+ */
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
+import type { TokenService } from '../app/token-service.js';
+import type { ResourceViews } from '../projections/resource-views.js';
+import type { StatusStore } from '../status/status-store.js';
+import { AdsServer } from '../xds/ads-server.js';
+import { createMeshConfigSource } from '../xds/mesh-config-source.js';
+import { dataplaneLookup, nodeIdentity } from '../xds/node-identity.js';
+import { createProxyInsights, type ProxySubscriptionHandle } from '../xds/proxy-insights.js';
+import { authnWarning, createProxyTokenCheck } from '../xds/proxy-token.js';
+import { countersOf } from '../xds/stream-info.js';
+import { SHORT_TYPE } from '../xds/type-urls.js';
+import { onMeshChange, xdsSources } from './xds-sources.js';
+
+/** A started xDS server. */
+export interface XdsServer {
+  port: number;
+  ads: AdsServer;
+  close(): Promise<void>;
+}
+
+/** Starts ADS on `xdsServer.grpcPort` (0: any free port). */
+export async function startXdsServer(deps: {
+  config: Config;
+  views: ResourceViews;
+  status: StatusStore;
+  tokens: TokenService;
+  instanceId: string;
+  logger?: Logger;
+  now: () => Date;
+}): Promise<XdsServer> {
+  const { config, views, logger } = deps;
+  const authnType = config.dpServer.authn.type;
+  const warning = authnWarning(authnType);
+  if (warning) logger?.warn({ key: 'dpServer.authn.type' }, warning);
+  const lookup = dataplaneLookup(views);
+  const source = createMeshConfigSource({
+    lookup,
+    checkToken: createProxyTokenCheck({ tokens: deps.tokens, authnType }),
+    sources: xdsSources(views, config.mode === 'zone' ? config.multizone.zone.name : undefined),
+    onMeshChange: onMeshChange(views),
+  });
+  const ads = new AdsServer(source, { now: deps.now });
+  const insights = createProxyInsights({ status: deps.status, now: deps.now });
+  const handles = new Map<string, ProxySubscriptionHandle>();
+  ads.on('connect', (info) => {
+    const who = nodeIdentity(info.node, lookup);
+    if (!who.ok) return;
+    handles.set(
+      info.id,
+      insights.open(who.mesh, who.name, {
+        id: info.id,
+        controlPlaneInstanceId: deps.instanceId,
+        userAgent: info.userAgent,
+      }),
+    );
+    logger?.info(
+      { mesh: who.mesh, dataplane: who.name, stream: info.id, peer: info.peer },
+      'proxy connected',
+    );
+  });
+  ads.on('update', (info) => handles.get(info.id)?.update(countersOf(info, SHORT_TYPE)));
+  ads.on('disconnect', (info, status) => {
+    const handle = handles.get(info.id);
+    handles.delete(info.id);
+    handle?.close();
+    logger?.info({ stream: info.id, code: status.code, details: status.details }, 'proxy disconnected');
+  });
+  ads.on('refuse', (node, status) =>
+    logger?.warn({ node: node?.id, code: status.code, details: status.details }, 'proxy refused'),
+  );
+  ads.on('streamError', (info, err) => logger?.error({ stream: info.id, err }, 'xDS stream failed'));
+  const port = await ads.start({ port: config.xdsServer.grpcPort, host: '0.0.0.0' });
+  return {
+    port,
+    ads,
+    async close() {
+      await ads.close();
+      for (const h of handles.values()) h.close();
+      handles.clear();
+      insights.close();
+    },
+  };
+}
