@@ -76,6 +76,7 @@ async function run(opts: { config?: string }): Promise<void> {
       httpsPort: plane.ports.https,
       diagnosticsPort: plane.ports.diagnostics,
       kdsPort: plane.ports.kds,
+      xdsPort: plane.ports.xds,
       store: config.store.type === 'level' ? `level:${config.store.level.path}` : config.store.type,
       revision: plane.log.head(),
       replayed: plane.startup.replayed,
