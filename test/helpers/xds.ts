@@ -224,3 +224,42 @@ export function rawAdsClient(port: number, metadata = new grpc.Metadata()): RawA
     },
   };
 }
+
+const raw = (b: Buffer): Buffer => b;
+
+/** The method of the echo backends: bytes in, the backend's tag out. */
+export const ECHO = '/test.Echo/Echo';
+
+/** A plain gRPC server on 127.0.0.1 (port 0) whose Echo answers `tag`; resolves with it and its port. */
+export async function echoBackend(tag: string): Promise<{ server: grpc.Server; port: number }> {
+  const server = new grpc.Server();
+  const service = {
+    Echo: {
+      path: ECHO,
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: raw,
+      requestDeserialize: raw,
+      responseSerialize: raw,
+      responseDeserialize: raw,
+    },
+  } as unknown as grpc.ServiceDefinition;
+  server.addService(service, {
+    Echo: (_call: unknown, cb: grpc.sendUnaryData<Buffer>) => cb(null, Buffer.from(tag)),
+  });
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>
+      e ? reject(e) : resolve(p),
+    ),
+  );
+  return { server, port };
+}
+
+/** One Echo call on `client` (5 s deadline): the tag of the backend that answered. */
+export function echo(client: grpc.Client): Promise<string> {
+  return new Promise((resolve, reject) =>
+    client.makeUnaryRequest(ECHO, raw, raw, Buffer.from('hi'), { deadline: Date.now() + 5000 }, (e, v) =>
+      e ? reject(e) : resolve(String(v)),
+    ),
+  );
+}

@@ -4,25 +4,12 @@ import { AdsServer } from '../../src/xds/ads-server.js';
 import type { ConfigSource, NamedResource } from '../../src/xds/config-source.js';
 import type { StreamInfo } from '../../src/xds/stream-info.js';
 import { CLUSTER, CLUSTER_LOAD_ASSIGNMENT, LISTENER } from '../../src/xds/type-urls.js';
-import { edsCluster, loadAssignment, proxylessListener } from '../helpers/xds.js';
+import { echo, echoBackend, edsCluster, loadAssignment, proxylessListener } from '../helpers/xds.js';
 
 /**
  * The protocol core against the client it exists for: @grpc/grpc-js-xds (pinned 1.14.1) in this
  * process, a fake config source, two plain gRPC backends. Not the issue's e2e (no control plane).
  */
-const raw = (b: Buffer): Buffer => b;
-const ECHO = '/test.Echo/Echo';
-const echoService = {
-  Echo: {
-    path: ECHO,
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: raw,
-    requestDeserialize: raw,
-    responseSerialize: raw,
-    responseDeserialize: raw,
-  },
-} as unknown as grpc.ServiceDefinition;
 
 describe('ADS server with @grpc/grpc-js-xds', () => {
   const servers: grpc.Server[] = [];
@@ -32,17 +19,10 @@ describe('ADS server with @grpc/grpc-js-xds', () => {
   let ads: AdsServer;
   let client: grpc.Client;
 
-  const backend = (tag: string): Promise<number> => {
-    const s = new grpc.Server();
-    servers.push(s);
-    s.addService(echoService, {
-      Echo: (_call: unknown, cb: grpc.sendUnaryData<Buffer>) => cb(null, Buffer.from(tag)),
-    });
-    return new Promise((resolve, reject) =>
-      s.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>
-        e ? reject(e) : resolve(p),
-      ),
-    );
+  const backend = async (tag: string): Promise<number> => {
+    const { server, port } = await echoBackend(tag);
+    servers.push(server);
+    return port;
   };
 
   const change = (typeUrl: string, resources: NamedResource[]): void => {
@@ -51,12 +31,7 @@ describe('ADS server with @grpc/grpc-js-xds', () => {
     for (const l of listeners) l();
   };
 
-  const call = (): Promise<string> =>
-    new Promise((resolve, reject) =>
-      client.makeUnaryRequest(ECHO, raw, raw, Buffer.from('hi'), { deadline: Date.now() + 5000 }, (e, v) =>
-        e ? reject(e) : resolve(String(v)),
-      ),
-    );
+  const call = (): Promise<string> => echo(client);
 
   beforeAll(async () => {
     const [p1, p2] = [await backend('v1'), await backend('v2')];

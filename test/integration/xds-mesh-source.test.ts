@@ -7,27 +7,15 @@ import { createMeshConfigSource } from '../../src/xds/mesh-config-source.js';
 import { dataplaneLookup } from '../../src/xds/node-identity.js';
 import { createProxyTokenCheck } from '../../src/xds/proxy-token.js';
 import { startTestPlane } from '../helpers/control-plane.js';
+import { echo, echoBackend } from '../helpers/xds.js';
 
 /**
  * The mesh config source between a real control plane and the real @grpc/grpc-js-xds client (in
  * this process): the client's Dataplane and token, two backends registered as Dataplanes, a
- * TrafficRoute split written through the API and changed while the client runs. The ADS server is
- * started by the test (the runtime does not start it yet).
+ * TrafficRoute split written through the API and changed while the client runs. The test starts
+ * its own ADS server over the source (one client bootstrap per process: `GRPC_XDS_BOOTSTRAP_CONFIG`).
  */
 const SVC = 'mesh.io/service';
-const raw = (b: Buffer): Buffer => b;
-const ECHO = '/test.Echo/Echo';
-const echoService = {
-  Echo: {
-    path: ECHO,
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: raw,
-    requestDeserialize: raw,
-    responseSerialize: raw,
-    responseDeserialize: raw,
-  },
-} as unknown as grpc.ServiceDefinition;
 
 describe('xDS config from the mesh, obeyed by @grpc/grpc-js-xds (issue 17, first end-to-end step)', () => {
   let cp: ControlPlane;
@@ -40,24 +28,12 @@ describe('xDS config from the mesh, obeyed by @grpc/grpc-js-xds (issue 17, first
     const res = await cp.app.inject({ method: 'PUT', url, payload: payload as Record<string, unknown> });
     expect(res.statusCode, res.body).toBeLessThan(300);
   };
-  const backend = (tag: string): Promise<number> => {
-    const s = new grpc.Server();
-    servers.push(s);
-    s.addService(echoService, {
-      Echo: (_call: unknown, cb: grpc.sendUnaryData<Buffer>) => cb(null, Buffer.from(tag)),
-    });
-    return new Promise((resolve, reject) =>
-      s.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>
-        e ? reject(e) : resolve(p),
-      ),
-    );
+  const backend = async (tag: string): Promise<number> => {
+    const { server, port } = await echoBackend(tag);
+    servers.push(server);
+    return port;
   };
-  const call = (): Promise<string> =>
-    new Promise((resolve, reject) =>
-      client.makeUnaryRequest(ECHO, raw, raw, Buffer.from('hi'), { deadline: Date.now() + 5000 }, (e, v) =>
-        e ? reject(e) : resolve(String(v)),
-      ),
-    );
+  const call = (): Promise<string> => echo(client);
   const split = (v1: number, v2: number) => ({
     type: 'TrafficRoute',
     mesh: 'default',
