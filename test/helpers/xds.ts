@@ -230,8 +230,15 @@ const raw = (b: Buffer): Buffer => b;
 /** The method of the echo backends: bytes in, the backend's tag out. */
 export const ECHO = '/test.Echo/Echo';
 
-/** A plain gRPC server on 127.0.0.1 (port 0) whose Echo answers `tag`; resolves with it and its port. */
-export async function echoBackend(tag: string): Promise<{ server: grpc.Server; port: number }> {
+/**
+ * A plain gRPC server on 127.0.0.1 (port 0) whose Echo answers `tag`; resolves with it and its port.
+ * `behave(n)` (n = 1 for the first call) may delay the answer or fail it with a status.
+ */
+export async function echoBackend(
+  tag: string,
+  behave: (n: number) => { delayMs?: number; fail?: grpc.status } = () => ({}),
+): Promise<{ server: grpc.Server; port: number }> {
+  let calls = 0;
   const server = new grpc.Server();
   const service = {
     Echo: {
@@ -245,7 +252,13 @@ export async function echoBackend(tag: string): Promise<{ server: grpc.Server; p
     },
   } as unknown as grpc.ServiceDefinition;
   server.addService(service, {
-    Echo: (_call: unknown, cb: grpc.sendUnaryData<Buffer>) => cb(null, Buffer.from(tag)),
+    Echo: (_call: unknown, cb: grpc.sendUnaryData<Buffer>) => {
+      const { delayMs = 0, fail } = behave(++calls);
+      const answer = () =>
+        fail === undefined ? cb(null, Buffer.from(tag)) : cb({ code: fail, details: `${tag} fails` });
+      if (delayMs > 0) setTimeout(answer, delayMs);
+      else answer();
+    },
   });
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>

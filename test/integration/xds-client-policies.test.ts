@@ -1,0 +1,123 @@
+import * as grpc from '@grpc/grpc-js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ControlPlane } from '../../src/runtime/control-plane.js';
+import { onMeshChange, xdsSources } from '../../src/runtime/xds-sources.js';
+import { AdsServer } from '../../src/xds/ads-server.js';
+import { createMeshConfigSource } from '../../src/xds/mesh-config-source.js';
+import { dataplaneLookup } from '../../src/xds/node-identity.js';
+import { createProxyTokenCheck } from '../../src/xds/proxy-token.js';
+import { startTestPlane } from '../helpers/control-plane.js';
+import { echo, echoBackend } from '../helpers/xds.js';
+
+/**
+ * Timeout, Retry and FaultInjection written through the API, obeyed by the real @grpc/grpc-js-xds
+ * client (in this process; issue 17's "how it is checked"). The mesh has no default policies, so
+ * that each case sees only its own.
+ */
+const SVC = 'mesh.io/service';
+const everyone = [{ match: { [SVC]: '*' } }];
+
+describe('Timeout, Retry and FaultInjection on a proxyless client', () => {
+  let cp: ControlPlane;
+  let ads: AdsServer;
+  const servers: grpc.Server[] = [];
+  const clients: grpc.Client[] = [];
+  const put = async (url: string, payload: unknown) => {
+    const res = await cp.app.inject({ method: 'PUT', url, payload: payload as Record<string, unknown> });
+    expect(res.statusCode, res.body).toBeLessThan(300);
+  };
+  const register = async (service: string, behave?: Parameters<typeof echoBackend>[1]) => {
+    const { server, port } = await echoBackend(service, behave);
+    servers.push(server);
+    await put(`/meshes/default/dataplanes/${service}-1`, {
+      type: 'Dataplane',
+      mesh: 'default',
+      name: `${service}-1`,
+      networking: { address: '127.0.0.1', inbound: [{ port, tags: { [SVC]: service } }] },
+    });
+  };
+  const policy = (type: string, collection: string, service: string, conf: unknown) =>
+    put(`/meshes/default/${collection}/${service}`, {
+      type,
+      mesh: 'default',
+      name: service,
+      sources: everyone,
+      destinations: [{ match: { [SVC]: service } }],
+      conf,
+    });
+  const clientOf = (service: string) => {
+    const c = new grpc.Client(`xds:///${service}`, grpc.credentials.createInsecure());
+    clients.push(c);
+    return c;
+  };
+  const failure = (p: Promise<unknown>) =>
+    p.then(
+      () => undefined,
+      (e: grpc.ServiceError) => e,
+    );
+
+  beforeAll(async () => {
+    cp = await startTestPlane({ MESH_DEFAULTS_SKIP_DEFAULT_POLICIES: 'true' });
+    await put('/meshes/default/dataplanes/client-1', {
+      type: 'Dataplane',
+      mesh: 'default',
+      name: 'client-1',
+      networking: { address: '127.0.0.1', inbound: [{ port: 1, tags: { [SVC]: 'client' } }] },
+    });
+    await register('slow', () => ({ delayMs: 1000 }));
+    await register('flaky', (n) => (n % 2 === 1 ? { fail: grpc.status.UNAVAILABLE } : {}));
+    await register('faulty');
+    await policy('Timeout', 'timeouts', 'slow', { grpc: { maxStreamDuration: '300ms' } });
+    await policy('Retry', 'retries', 'flaky', { grpc: { numRetries: 2, retryOn: ['unavailable'] } });
+    await policy('FaultInjection', 'fault-injections', 'faulty', {
+      abort: { percentage: 50, httpStatus: 503 },
+    });
+    const source = createMeshConfigSource({
+      lookup: dataplaneLookup(cp.views),
+      checkToken: createProxyTokenCheck({ tokens: cp.tokens, authnType: 'none' }),
+      sources: xdsSources(cp.views),
+      onMeshChange: onMeshChange(cp.views),
+    });
+    ads = new AdsServer(source);
+    const port = await ads.start({ port: 0, host: '127.0.0.1' });
+    process.env.GRPC_XDS_BOOTSTRAP_CONFIG = JSON.stringify({
+      xds_servers: [
+        {
+          server_uri: `127.0.0.1:${port}`,
+          channel_creds: [{ type: 'insecure' }],
+          server_features: ['ignore_resource_deletion'],
+        },
+      ],
+      node: { id: 'default.client-1', locality: {} },
+    });
+    const xds = await import('@grpc/grpc-js-xds');
+    xds.register();
+  });
+  afterAll(async () => {
+    for (const c of clients) c.close();
+    await ads?.close();
+    for (const s of servers) s.forceShutdown();
+    await cp?.close();
+  });
+
+  it('a Timeout of 300 ms fails a 1 s call with DEADLINE_EXCEEDED', async () => {
+    const client = clientOf('slow');
+    const started = Date.now();
+    const err = await failure(echo(client));
+    expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+    expect(Date.now() - started).toBeLessThan(900);
+  });
+
+  it('a Retry makes calls pass through one injected UNAVAILABLE', async () => {
+    const client = clientOf('flaky');
+    for (let i = 0; i < 5; i++) expect(await echo(client)).toBe('flaky');
+  });
+
+  it('a FaultInjection abort of 50 % fails about half the calls', async () => {
+    const client = clientOf('faulty');
+    let failed = 0;
+    for (let i = 0; i < 200; i++) if (await failure(echo(client))) failed++;
+    expect(failed).toBeGreaterThan(60);
+    expect(failed).toBeLessThan(140);
+  });
+});
