@@ -10,7 +10,17 @@ import {
   ROUTE_CONFIGURATION,
   ROUTER,
 } from '../../src/xds/type-urls.js';
-import type { DataplaneLookup, DataplaneResource } from '../../src/xds/node-identity.js';
+import {
+  dataplaneLookup,
+  type DataplaneLookup,
+  type DataplaneResource,
+} from '../../src/xds/node-identity.js';
+import type { ControlPlane } from '../../src/runtime/control-plane.js';
+import { onMeshChange, xdsSources } from '../../src/runtime/xds-sources.js';
+import { AdsServer } from '../../src/xds/ads-server.js';
+import type { ConfigSource } from '../../src/xds/config-source.js';
+import { createMeshConfigSource } from '../../src/xds/mesh-config-source.js';
+import { createProxyTokenCheck } from '../../src/xds/proxy-token.js';
 
 /** A sidecar Dataplane with one inbound per tag set (ports 8080, 8081, …). */
 export function sidecar(
@@ -275,4 +285,36 @@ export function echo(client: grpc.Client): Promise<string> {
       e ? reject(e) : resolve(String(v)),
     ),
   );
+}
+
+/**
+ * Starts `source` behind an ADS server on 127.0.0.1 and makes this process's @grpc/grpc-js-xds use
+ * it, as `node` (the client reads one bootstrap per process: one such call per test file).
+ */
+export async function serveXdsToThisProcess(source: ConfigSource, node: object): Promise<AdsServer> {
+  const ads = new AdsServer(source);
+  const port = await ads.start({ port: 0, host: '127.0.0.1' });
+  process.env.GRPC_XDS_BOOTSTRAP_CONFIG = JSON.stringify({
+    xds_servers: [
+      {
+        server_uri: `127.0.0.1:${port}`,
+        channel_creds: [{ type: 'insecure' }],
+        server_features: ['ignore_resource_deletion'],
+      },
+    ],
+    node,
+  });
+  const xds = await import('@grpc/grpc-js-xds');
+  xds.register();
+  return ads;
+}
+
+/** The mesh config source of a control plane, with tokens checked as `authnType` says. */
+export function meshSourceOf(cp: ControlPlane, authnType: 'dpToken' | 'none' = 'dpToken'): ConfigSource {
+  return createMeshConfigSource({
+    lookup: dataplaneLookup(cp.views),
+    checkToken: createProxyTokenCheck({ tokens: cp.tokens, authnType }),
+    sources: xdsSources(cp.views),
+    onMeshChange: onMeshChange(cp.views),
+  });
 }

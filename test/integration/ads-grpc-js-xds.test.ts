@@ -1,10 +1,17 @@
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AdsServer } from '../../src/xds/ads-server.js';
+import type { AdsServer } from '../../src/xds/ads-server.js';
 import type { ConfigSource, NamedResource } from '../../src/xds/config-source.js';
 import type { StreamInfo } from '../../src/xds/stream-info.js';
 import { CLUSTER, CLUSTER_LOAD_ASSIGNMENT, LISTENER } from '../../src/xds/type-urls.js';
-import { echo, echoBackend, edsCluster, loadAssignment, proxylessListener } from '../helpers/xds.js';
+import {
+  echo,
+  echoBackend,
+  edsCluster,
+  loadAssignment,
+  proxylessListener,
+  serveXdsToThisProcess,
+} from '../helpers/xds.js';
 
 /**
  * The protocol core against the client it exists for: @grpc/grpc-js-xds (pinned 1.14.1) in this
@@ -57,20 +64,7 @@ describe('ADS server with @grpc/grpc-js-xds', () => {
         closed: () => undefined,
       }),
     };
-    ads = new AdsServer(source);
-    const port = await ads.start({ port: 0, host: '127.0.0.1' });
-    process.env.GRPC_XDS_BOOTSTRAP_CONFIG = JSON.stringify({
-      xds_servers: [
-        {
-          server_uri: `127.0.0.1:${port}`,
-          channel_creds: [{ type: 'insecure' }],
-          server_features: ['ignore_resource_deletion'],
-        },
-      ],
-      node: { id: 'default.web-1', locality: { zone: 'zone-1' } },
-    });
-    const xds = await import('@grpc/grpc-js-xds');
-    xds.register();
+    ads = await serveXdsToThisProcess(source, { id: 'default.web-1', locality: { zone: 'zone-1' } });
     client = new grpc.Client('xds:///backend', grpc.credentials.createInsecure());
   });
 

@@ -1,13 +1,9 @@
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
-import { onMeshChange, xdsSources } from '../../src/runtime/xds-sources.js';
-import { AdsServer } from '../../src/xds/ads-server.js';
-import { createMeshConfigSource } from '../../src/xds/mesh-config-source.js';
-import { dataplaneLookup } from '../../src/xds/node-identity.js';
-import { createProxyTokenCheck } from '../../src/xds/proxy-token.js';
+import type { AdsServer } from '../../src/xds/ads-server.js';
 import { startTestPlane } from '../helpers/control-plane.js';
-import { echo, echoBackend } from '../helpers/xds.js';
+import { echo, echoBackend, meshSourceOf, serveXdsToThisProcess } from '../helpers/xds.js';
 
 /**
  * Timeout, Retry and FaultInjection written through the API, obeyed by the real @grpc/grpc-js-xds
@@ -72,26 +68,7 @@ describe('Timeout, Retry and FaultInjection on a proxyless client', () => {
     await policy('FaultInjection', 'fault-injections', 'faulty', {
       abort: { percentage: 50, httpStatus: 503 },
     });
-    const source = createMeshConfigSource({
-      lookup: dataplaneLookup(cp.views),
-      checkToken: createProxyTokenCheck({ tokens: cp.tokens, authnType: 'none' }),
-      sources: xdsSources(cp.views),
-      onMeshChange: onMeshChange(cp.views),
-    });
-    ads = new AdsServer(source);
-    const port = await ads.start({ port: 0, host: '127.0.0.1' });
-    process.env.GRPC_XDS_BOOTSTRAP_CONFIG = JSON.stringify({
-      xds_servers: [
-        {
-          server_uri: `127.0.0.1:${port}`,
-          channel_creds: [{ type: 'insecure' }],
-          server_features: ['ignore_resource_deletion'],
-        },
-      ],
-      node: { id: 'default.client-1', locality: {} },
-    });
-    const xds = await import('@grpc/grpc-js-xds');
-    xds.register();
+    ads = await serveXdsToThisProcess(meshSourceOf(cp, 'none'), { id: 'default.client-1', locality: {} });
   });
   afterAll(async () => {
     for (const c of clients) c.close();

@@ -1,13 +1,9 @@
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
-import { onMeshChange, xdsSources } from '../../src/runtime/xds-sources.js';
-import { AdsServer } from '../../src/xds/ads-server.js';
-import { createMeshConfigSource } from '../../src/xds/mesh-config-source.js';
-import { dataplaneLookup } from '../../src/xds/node-identity.js';
-import { createProxyTokenCheck } from '../../src/xds/proxy-token.js';
+import type { AdsServer } from '../../src/xds/ads-server.js';
 import { startTestPlane } from '../helpers/control-plane.js';
-import { echo, echoBackend } from '../helpers/xds.js';
+import { echo, echoBackend, meshSourceOf, serveXdsToThisProcess } from '../helpers/xds.js';
 
 /**
  * The mesh config source between a real control plane and the real @grpc/grpc-js-xds client (in
@@ -76,27 +72,12 @@ describe('xDS config from the mesh, obeyed by @grpc/grpc-js-xds (issue 17, first
     });
     expect(issued.statusCode, issued.body).toBe(200);
 
-    const source = createMeshConfigSource({
-      lookup: dataplaneLookup(cp.views),
-      checkToken: createProxyTokenCheck({ tokens: cp.tokens, authnType: 'dpToken' }),
-      sources: xdsSources(cp.views),
-      onMeshChange: onMeshChange(cp.views),
+    ads = await serveXdsToThisProcess(meshSourceOf(cp), {
+      id: 'default.client-1',
+      locality: {},
+      metadata: { 'dataplane.token': issued.body },
     });
-    ads = new AdsServer(source);
     ads.on('refuse', (_node, status) => refusals.push(status.details));
-    const port = await ads.start({ port: 0, host: '127.0.0.1' });
-    process.env.GRPC_XDS_BOOTSTRAP_CONFIG = JSON.stringify({
-      xds_servers: [
-        {
-          server_uri: `127.0.0.1:${port}`,
-          channel_creds: [{ type: 'insecure' }],
-          server_features: ['ignore_resource_deletion'],
-        },
-      ],
-      node: { id: 'default.client-1', locality: {}, metadata: { 'dataplane.token': issued.body } },
-    });
-    const xds = await import('@grpc/grpc-js-xds');
-    xds.register();
     client = new grpc.Client('xds:///greeter', grpc.credentials.createInsecure());
   });
 
