@@ -1,5 +1,5 @@
 // `npm run bench [-- --quick] [-- --only NAME]`: every figure beside a baseline measured in the same
-// run, as the median of per-run ratios over interleaved runs (A B A B A B). See README "Benchmarks".
+// run, as the median of per-run ratios over interleaved runs (A B A B A B). See bench/README.md.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
