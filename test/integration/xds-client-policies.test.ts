@@ -3,10 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import type { AdsServer } from '../../src/xds/ads-server.js';
 import { startTestPlane } from '../helpers/control-plane.js';
-import { echo, echoBackend, meshSourceOf, serveXdsToThisProcess } from '../helpers/xds.js';
+import { ECHO, echo, echoBackend, meshSourceOf, serveXdsToThisProcess } from '../helpers/xds.js';
 
 /**
- * Timeout, Retry and FaultInjection written through the API, obeyed by the real @grpc/grpc-js-xds
+ * Timeout, Retry, FaultInjection and TrafficRoute http matches written through the API, obeyed by the real @grpc/grpc-js-xds
  * client (in this process; issue 17's "how it is checked"). The mesh has no default policies, so
  * that each case sees only its own.
  */
@@ -68,6 +68,29 @@ describe('Timeout, Retry and FaultInjection on a proxyless client', () => {
     await policy('FaultInjection', 'fault-injections', 'faulty', {
       abort: { percentage: 50, httpStatus: 503 },
     });
+    for (const version of ['v1', 'v2']) {
+      const { server, port } = await echoBackend(`routed-${version}`);
+      servers.push(server);
+      await put(`/meshes/default/dataplanes/routed-${version}`, {
+        type: 'Dataplane',
+        mesh: 'default',
+        name: `routed-${version}`,
+        networking: { address: '127.0.0.1', inbound: [{ port, tags: { [SVC]: 'routed', version } }] },
+      });
+    }
+    await policy('TrafficRoute', 'traffic-routes', 'routed', {
+      destination: { [SVC]: 'routed', version: 'v1' },
+      http: [
+        {
+          match: { path: { prefix: '/test.Echo/' }, headers: { 'X-User': { exact: 'beta' } } },
+          destination: { [SVC]: 'routed', version: 'v2' },
+        },
+        {
+          match: { path: { exact: '/other.Service/Call' } },
+          destination: { [SVC]: 'routed', version: 'v2' },
+        },
+      ],
+    });
     ads = await serveXdsToThisProcess(meshSourceOf(cp, 'none'), { id: 'default.client-1', locality: {} });
   });
   afterAll(async () => {
@@ -88,6 +111,30 @@ describe('Timeout, Retry and FaultInjection on a proxyless client', () => {
   it('a Retry makes calls pass through one injected UNAVAILABLE', async () => {
     const client = clientOf('flaky');
     for (let i = 0; i < 5; i++) expect(await echo(client)).toBe('flaky');
+  });
+
+  it('TrafficRoute http matches route calls by method path and metadata; other calls take the default', async () => {
+    const client = clientOf('routed');
+    const call = (user?: string) => {
+      const md = new grpc.Metadata();
+      if (user) md.set('x-user', user);
+      return new Promise<string>((resolve, reject) =>
+        client.makeUnaryRequest(
+          ECHO,
+          (b: Buffer) => b,
+          (b: Buffer) => b,
+          Buffer.from('hi'),
+          md,
+          { deadline: Date.now() + 5000 },
+          (e, v) => (e ? reject(e) : resolve(String(v))),
+        ),
+      );
+    };
+    for (let i = 0; i < 5; i++) {
+      expect(await call('beta')).toBe('routed-v2');
+      expect(await call('alpha')).toBe('routed-v1');
+      expect(await call()).toBe('routed-v1');
+    }
   });
 
   it('a FaultInjection abort of 50 % fails about half the calls', async () => {

@@ -19,7 +19,7 @@ import {
   type Endpoint,
   type LoadBalancer,
 } from './clusters.js';
-import { buildListener, destinationsOf, type RouteInputs } from './listener.js';
+import { allDestinationsOf, buildListener, type RouteInputs } from './listener.js';
 
 /** What a client's config is computed from. */
 export interface ProxylessInput {
@@ -76,7 +76,7 @@ export function proxylessConfig(input: ProxylessInput): ProxylessConfig {
     listeners.push(listener);
     said.push(...listenerNotes);
     {
-      for (const { destination } of destinationsOf(service, inputs.route)) {
+      for (const destination of allDestinationsOf(service, inputs.route)) {
         const name = clusterName(destination);
         if (clusters.has(name)) continue;
         const built = buildCluster(name, {

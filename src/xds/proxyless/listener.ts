@@ -6,7 +6,9 @@
  * one and drop it; a changed fingerprint makes every change visible). `idle_timeout` is never set:
  * the client turns it into a call deadline.
  *
- * One route matches every call. TrafficRoute picks the clusters (one destination, or a weighted
+ * TrafficRoute's `conf.http[]` entries become routes tried in order (path = the gRPC method path,
+ * headers = call metadata; a method matcher can only accept POST; `modify` cannot apply), then one
+ * route matches every other call. TrafficRoute picks the clusters (one destination, or a weighted
  * split); Timeout gives `max_stream_duration`; Retry the gRPC `retry_policy`; FaultInjection the
  * per-route fault config. A service that nothing serves still gets its Listener and cluster (a
  * subscribed Listener is never deleted: the client ignores one deleted and re-added identical), with
@@ -23,9 +25,24 @@ const FILTER = { FAULT: 'envoy.filters.http.fault', ROUTER: 'envoy.filters.http.
 
 type Tags = Readonly<Record<string, string>>;
 
+/** Kuma's StringMatcher (TrafficRoute `conf.http[].match`). */
+type StringMatcher = { prefix?: string; exact?: string; regex?: string };
+
+/** Where a route sends calls: one destination or a weighted split. */
+interface RouteTarget {
+  destination?: Tags;
+  split?: ReadonlyArray<{ weight: number; destination: Tags }>;
+}
+
+/** One `conf.http[]` entry of a TrafficRoute. */
+export interface HttpRoute extends RouteTarget {
+  match: { method?: StringMatcher; path?: StringMatcher; headers?: Readonly<Record<string, StringMatcher>> };
+  modify?: Record<string, unknown>;
+}
+
 /** The `conf` of the policies a client route reads (spec 2.6). */
 export interface RouteInputs {
-  route?: { destination?: Tags; split?: ReadonlyArray<{ weight: number; destination: Tags }> };
+  route?: RouteTarget & { http?: readonly HttpRoute[] };
   timeout?: { http?: { requestTimeout?: string }; grpc?: { maxStreamDuration?: string } };
   retry?: {
     grpc?: {
@@ -48,7 +65,7 @@ const DEFAULT_RETRY_ON = ['cancelled', 'deadline-exceeded', 'internal', 'resourc
 /** The destinations a service's traffic goes to, with weights: the route's, else the service itself. */
 export function destinationsOf(
   service: string,
-  route: RouteInputs['route'],
+  route: RouteTarget | undefined,
 ): Array<{ weight: number; destination: Tags }> {
   const resolve = (d: Tags): Tags =>
     d[SERVICE_TAG] === '*' || d[SERVICE_TAG] === undefined ? { ...d, [SERVICE_TAG]: service } : d;
@@ -60,6 +77,72 @@ export function destinationsOf(
   return [{ weight: 1, destination: resolve(route?.destination ?? { [SERVICE_TAG]: service }) }];
 }
 
+/** Every destination a service's calls may go to: those of each `http` route a call can match, then the default's. */
+export function allDestinationsOf(service: string, route: RouteInputs['route']): Tags[] {
+  const reachable = (route?.http ?? []).filter(
+    (h) => h.match.method === undefined || acceptsPost(h.match.method),
+  );
+  return [...reachable, route].flatMap((r) => destinationsOf(service, r).map((t) => t.destination));
+}
+
+/** The route action sending calls to `targets` (one cluster, or weighted clusters). */
+function clusterAction(targets: Array<{ weight: number; destination: Tags }>): Record<string, unknown> {
+  if (targets.length === 1) return { cluster: clusterName(targets[0].destination) };
+  return {
+    weighted_clusters: {
+      clusters: targets.map((t) => ({ name: clusterName(t.destination), weight: { value: t.weight } })),
+    },
+  };
+}
+
+/** Kuma's StringMatcher as Envoy's (regexes are RE2, matched against the whole value). */
+function stringMatch(m: StringMatcher): Record<string, unknown> {
+  if (m.prefix !== undefined) return { prefix: m.prefix };
+  if (m.regex !== undefined) return { safe_regex: { regex: m.regex } };
+  return { exact: m.exact ?? '' };
+}
+
+/** Whether a method matcher accepts POST, the method of every gRPC call (JS regex stands in for RE2). */
+function acceptsPost(m: StringMatcher): boolean {
+  if (m.prefix !== undefined) return 'POST'.startsWith(m.prefix);
+  if (m.regex !== undefined) {
+    try {
+      return new RegExp(`^(?:${m.regex})$`).test('POST');
+    } catch {
+      return false;
+    }
+  }
+  return m.exact === 'POST';
+}
+
+/**
+ * The route match of one `conf.http[]` entry, or undefined when no gRPC call can match it. The path
+ * of a gRPC call is `/<package.Service>/<Method>`; headers are its metadata (lower-case names).
+ */
+function routeMatch(
+  match: HttpRoute['match'],
+  index: number,
+  notes: string[],
+): Record<string, unknown> | undefined {
+  if (match.method && !acceptsPost(match.method)) {
+    notes.push(
+      `http[${index}] never matches: its method matcher does not accept POST, the method of every gRPC call`,
+    );
+    return undefined;
+  }
+  const out: Record<string, unknown> = {};
+  const path = match.path;
+  if (path?.prefix !== undefined) out.prefix = path.prefix;
+  else if (path?.regex !== undefined) out.safe_regex = { regex: path.regex };
+  else if (path?.exact !== undefined) out.path = path.exact;
+  else out.prefix = '';
+  const headers = Object.entries(match.headers ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  if (headers.length > 0) {
+    out.headers = headers.map(([name, m]) => ({ name: name.toLowerCase(), string_match: stringMatch(m) }));
+  }
+  return out;
+}
+
 /** The Listener for `service` and what could not apply, in words. */
 export function buildListener(
   service: string,
@@ -67,20 +150,52 @@ export function buildListener(
   opts: { known: boolean },
 ): { listener: Record<string, unknown>; notes: string[] } {
   const notes: string[] = [];
-  const route: Record<string, unknown> = { match: { prefix: '' } };
   if (!opts.known) notes.push(`no proxy serves ${service}: calls fail with UNAVAILABLE`);
-  const targets = destinationsOf(service, inputs.route);
-  const action: Record<string, unknown> =
-    targets.length === 1
-      ? { cluster: clusterName(targets[0].destination) }
-      : {
-          weighted_clusters: {
-            clusters: targets.map((t) => ({
-              name: clusterName(t.destination),
-              weight: { value: t.weight },
-            })),
-          },
-        };
+  const common = commonRouteParts(inputs, notes);
+  const routes: Array<Record<string, unknown>> = [];
+  (inputs.route?.http ?? []).forEach((http, i) => {
+    const match = routeMatch(http.match, i, notes);
+    if (http.modify) notes.push(`http[${i}].modify cannot apply to a proxyless gRPC client`);
+    if (match === undefined) return;
+    routes.push({
+      match,
+      route: { ...clusterAction(destinationsOf(service, http)), ...common.action },
+      ...common.extra,
+    });
+  });
+  routes.push({
+    match: { prefix: '' },
+    route: { ...clusterAction(destinationsOf(service, inputs.route)), ...common.action },
+    ...common.extra,
+  });
+  const routeConfig = {
+    name: service,
+    virtual_hosts: [{ name: service, domains: ['*'], routes }],
+  };
+  const listener = {
+    name: service,
+    api_listener: {
+      api_listener: {
+        '@type': TYPE.HTTP_CONNECTION_MANAGER,
+        stat_prefix: `${service}.${fingerprint(routeConfig)}`,
+        route_config: routeConfig,
+        http_filters: [
+          { name: FILTER.FAULT, typed_config: { '@type': TYPE.FAULT } },
+          { name: FILTER.ROUTER, typed_config: { '@type': TYPE.ROUTER } },
+        ],
+      },
+    },
+  };
+  return { listener, notes };
+}
+
+/** What every route of a service carries: Timeout and Retry in the action, the fault config beside it. */
+function commonRouteParts(
+  inputs: RouteInputs,
+  notes: string[],
+): { action: Record<string, unknown>; extra: Record<string, unknown> } {
+  const action: Record<string, unknown> = {};
+  const extra: Record<string, unknown> = {};
   const limit = inputs.timeout?.grpc?.maxStreamDuration ?? inputs.timeout?.http?.requestTimeout;
   if (limit !== undefined && limit !== '0s')
     action.max_stream_duration = { max_stream_duration: protoDuration(limit) };
@@ -102,7 +217,6 @@ export function buildListener(
     };
     if (retry.perTryTimeout) notes.push('retry perTryTimeout cannot apply to a proxyless gRPC client');
   }
-  route.route = action;
   const fault = inputs.fault;
   if (fault) {
     const config: Record<string, unknown> = { '@type': TYPE.FAULT };
@@ -120,25 +234,7 @@ export function buildListener(
     }
     if (fault.responseBandwidth)
       notes.push('fault responseBandwidth cannot apply to a proxyless gRPC client');
-    if (config.delay || config.abort) route.typed_per_filter_config = { [FILTER.FAULT]: config };
+    if (config.delay || config.abort) extra.typed_per_filter_config = { [FILTER.FAULT]: config };
   }
-  const routeConfig = {
-    name: service,
-    virtual_hosts: [{ name: service, domains: ['*'], routes: [route] }],
-  };
-  const listener = {
-    name: service,
-    api_listener: {
-      api_listener: {
-        '@type': TYPE.HTTP_CONNECTION_MANAGER,
-        stat_prefix: `${service}.${fingerprint(routeConfig)}`,
-        route_config: routeConfig,
-        http_filters: [
-          { name: FILTER.FAULT, typed_config: { '@type': TYPE.FAULT } },
-          { name: FILTER.ROUTER, typed_config: { '@type': TYPE.ROUTER } },
-        ],
-      },
-    },
-  };
-  return { listener, notes };
+  return { action, extra };
 }

@@ -214,6 +214,63 @@ describe('TrafficRoute', () => {
       ],
     );
   });
+  it('conf.http (Kuma 2.0): routes by method, path and headers, checked as Kuma checks them', () => {
+    const http = (entries: unknown) => ({
+      ...ANY_TO_ANY,
+      conf: { destination: { [SVC]: '*' }, http: entries },
+    });
+    expectValid(
+      trafficRoute,
+      http([
+        {
+          match: {
+            method: { exact: 'POST' },
+            path: { prefix: '/api' },
+            headers: { 'x-user': { regex: 'b.*' } },
+          },
+          modify: {
+            path: { rewritePrefix: '/v2' },
+            host: { fromPath: { pattern: '(.*)', substitution: '\\1' } },
+            requestHeaders: { add: [{ name: 'x-a', value: '1', append: true }], remove: [{ name: 'x-b' }] },
+          },
+          split: [{ weight: 1, destination: { [SVC]: 'b', version: 'v2' } }],
+        },
+        { match: { path: { exact: '' } }, destination: { [SVC]: 'b' } },
+      ]),
+    );
+    expectCauses(
+      trafficRoute,
+      http([
+        { match: {}, destination: { [SVC]: 'b' } },
+        { match: { path: { prefix: '' }, headers: {} } },
+        {
+          match: { method: {}, headers: { x: { exact: 'a', regex: 'b' } } },
+          modify: { path: { rewritePrefix: '/x' }, requestHeaders: { add: [{ name: ':path', value: '' }] } },
+          destination: { [SVC]: 'b' },
+        },
+      ]),
+      [
+        ['conf.http[0].match', 'requires at least one of "method", "path", "headers"'],
+        ['conf.http[1].match.path.prefix', 'cannot be empty'],
+        ['conf.http[1].match.headers', 'must contain at least one element'],
+        ['conf.http[1]', 'requires one of "split", "destination"'],
+        ['conf.http[2].match.method', 'requires one of "prefix", "exact", "regex"'],
+        [
+          'conf.http[2].match.headers.x',
+          'only one of "prefix", "exact", "regex" can be set, got "exact", "regex"',
+        ],
+        [
+          'conf.http[2].modify.requestHeaders.add[0].name',
+          'host header and HTTP/2 pseudo-headers are not allowed to be modified',
+        ],
+        ['conf.http[2].modify.requestHeaders.add[0].value', 'cannot be empty'],
+        [
+          'conf.http[2].modify.path.rewritePrefix',
+          'can only be set when .http.match.path.prefix is not empty',
+        ],
+      ],
+    );
+  });
   it('checks the load balancer', () => {
     const lb = (loadBalancer: unknown) => ({
       ...ANY_TO_ANY,

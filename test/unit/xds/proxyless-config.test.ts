@@ -142,6 +142,51 @@ describe('proxylessConfig: the Listener, clusters and endpoints a proxyless clie
     });
   });
 
+  it('TrafficRoute http entries become routes tried in order before the catch-all, each with its clusters', () => {
+    const route = withConf('TrafficRoute', 'by-path', {
+      destination: { [SVC]: 'greeter', version: 'v1' },
+      http: [
+        {
+          match: { path: { prefix: '/helloworld.Greeter/' }, headers: { 'X-User': { exact: 'beta' } } },
+          split: [
+            { weight: 1, destination: { [SVC]: 'greeter', version: 'v2' } },
+            { weight: 0, destination: { [SVC]: 'greeter', version: 'v1' } },
+          ],
+        },
+        { match: { method: { exact: 'GET' } }, destination: { [SVC]: 'greeter', version: 'v3' } },
+        {
+          match: { method: { regex: 'PO.T' }, path: { exact: '/a.B/C' } },
+          modify: { host: { value: 'x' } },
+          destination: { [SVC]: 'greeter', version: 'v4' },
+        },
+      ],
+    });
+    const c = config({
+      Timeout: [withConf('Timeout', 't', { grpc: { maxStreamDuration: '1s' } })],
+      TrafficRoute: [route],
+    });
+    const routes = (c.listeners[0] as Json).api_listener.api_listener.route_config.virtual_hosts[0].routes;
+    expect(routes.map((r: Json) => [r.match, r.route.cluster])).toEqual([
+      [
+        { prefix: '/helloworld.Greeter/', headers: [{ name: 'x-user', string_match: { exact: 'beta' } }] },
+        'greeter{version=v2}',
+      ],
+      [{ path: '/a.B/C' }, 'greeter{version=v4}'],
+      [{ prefix: '' }, 'greeter{version=v1}'],
+    ]);
+    for (const r of routes)
+      expect(r.route.max_stream_duration).toEqual({ max_stream_duration: { seconds: 1, nanos: 0 } });
+    expect(c.clusters.map((x) => x.name)).toEqual([
+      'greeter{version=v1}',
+      'greeter{version=v2}',
+      'greeter{version=v4}',
+    ]);
+    expect(c.notes.greeter).toEqual([
+      'http[1] never matches: its method matcher does not accept POST, the method of every gRPC call',
+      'http[2].modify cannot apply to a proxyless gRPC client',
+    ]);
+  });
+
   it('an unknown service still gets its Listener and cluster, with no endpoints (calls fail until one appears)', () => {
     const c = config({}, { services: ['nobody'] });
     expect(c.listeners.map((l) => l.name)).toEqual(['nobody']);
@@ -287,6 +332,16 @@ describe('every generated resource passes the Envoy protos (encodeAny checks fie
               { weight: 20, destination: { [SVC]: 'greeter', version: 'v2' } },
             ],
             loadBalancer: { ringHash: { minRingSize: 64, maxRingSize: 1024 } },
+            http: [
+              {
+                match: { path: { regex: '/test\\..*' }, headers: { 'x-user': { exact: 'beta' } } },
+                destination: { [SVC]: 'greeter', version: 'v3' },
+              },
+              {
+                match: { path: { exact: '/a.B/C' }, headers: { r: { prefix: 'x' }, q: { regex: 'a+' } } },
+                split: [{ weight: 1, destination: { [SVC]: 'greeter', version: 'v2' } }],
+              },
+            ],
           }),
         ],
         Timeout: [withConf('Timeout', 't', { grpc: { maxStreamDuration: '300ms' } })],
