@@ -1,4 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
+import * as net from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/util/errors.js';
 import type { Node } from '../../src/xds/ads-protocol.js';
@@ -291,5 +292,48 @@ describe('ADS server (state of the world)', () => {
     expect((await a.client.next()).version_info).toBe('2');
     expect((await b.client.next()).version_info).toBe('2');
     expect(server.streams()).toHaveLength(2);
+  });
+});
+
+describe('ADS server: a proxy that vanished without closing its connection', () => {
+  it('is detected by keepalive pings and its stream gets a disconnectTime', async () => {
+    const source = new FakeSource();
+    source.config.set(LISTENER, listeners('backend'));
+    const server = new AdsServer(source, { keepaliveTimeMs: 300, keepaliveTimeoutMs: 300 });
+    const port = await server.start({ port: 0, host: '127.0.0.1' });
+    // A TCP relay that can go silent, as a host that lost power: nothing is closed, nothing answers.
+    const sockets: net.Socket[] = [];
+    let silent = false;
+    const relay = net.createServer((down) => {
+      const up = net.connect(port, '127.0.0.1');
+      sockets.push(down, up);
+      down.on('data', (b) => void (silent || up.write(b)));
+      up.on('data', (b) => void (silent || down.write(b)));
+      down.on('error', () => undefined);
+      up.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    const client = rawAdsClient((relay.address() as net.AddressInfo).port);
+    try {
+      const disconnected = new Promise<StreamInfo>((resolve) =>
+        server.on('disconnect', (info) => resolve(info)),
+      );
+      client.send({ type_url: LISTENER, resource_names: ['backend'], node: rawNode('default.web-1') });
+      await client.next();
+      expect(server.streams()).toHaveLength(1);
+      const vanished = Date.now();
+      silent = true;
+      const info = await disconnected;
+      expect(info.disconnectTime).toBeInstanceOf(Date);
+      expect(Date.now() - vanished).toBeLessThan(5000);
+      expect(server.streams()).toEqual([]);
+      // The client's side of the relay is still open: the server ended the stream on its own.
+      expect(sockets[0].destroyed).toBe(false);
+    } finally {
+      client.close();
+      for (const s of sockets) s.destroy();
+      relay.close();
+      await server.close();
+    }
   });
 });
