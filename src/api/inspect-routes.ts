@@ -15,6 +15,8 @@ export interface InspectRouteDeps {
   inspect: InspectQueries;
   /** `GET /meshes/{mesh}/dataplanes/{name}/xds` (issue 17); absent: not served. */
   xdsDump?: (mesh: string, name: string) => unknown;
+  /** Per dialled service, what a proxyless client could not apply; absent: `/policies` says nothing of it. */
+  xdsNotes?: (mesh: string, name: string) => Record<string, string[]> | undefined;
 }
 
 const json = (reply: FastifyReply, revision: number, body: string | Buffer): FastifyReply =>
@@ -37,7 +39,12 @@ export function registerInspectRoutes(app: FastifyInstance, deps: InspectRouteDe
     async (req, reply) => {
       const revision = queries.revision();
       const { mesh, name } = req.params;
-      return json(reply, revision, inspect.matchedPolicies(mesh, name));
+      const body = inspect.matchedPolicies(mesh, name);
+      const notes = deps.xdsNotes?.(mesh, name);
+      if (!notes || Object.keys(notes).length === 0) return json(reply, revision, body);
+      // Issue 17: the matched policies' settings a proxyless client cannot apply, as `/xds` says them.
+      const head = body.subarray(0, body.lastIndexOf('}'));
+      return json(reply, revision, Buffer.concat([head, Buffer.from(`,"notes":${JSON.stringify(notes)}}`)]));
     },
   );
 

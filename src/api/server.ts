@@ -81,6 +81,8 @@ export interface ServerDeps {
   inspect?: InspectQueries;
   /** The `/xds` dump of a proxy (issue 17); absent: not served. */
   xdsDump?: (mesh: string, name: string) => unknown;
+  /** Per dialled service, what a proxyless client could not apply (issue 17); shown by `/policies`. */
+  xdsNotes?: (mesh: string, name: string) => Record<string, string[]> | undefined;
   /** Limits of the `/_events` watch streams (issue 6). */
   watch?: WatchOptions;
   /** What data plane bootstraps name (issue 17); absent on Global, which serves no xDS. */

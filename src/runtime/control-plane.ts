@@ -14,7 +14,7 @@ import { createQueries } from '../app/queries.js';
 import { createInspectQueries } from '../app/inspect.js';
 import { gatewayMatcher } from '../policies/gateway-matcher.js';
 import { createMatchView } from '../policies/match-view.js';
-import { wouldBeServed } from '../xds/dump.js';
+import { createPolicyNotes, wouldBeServed } from '../xds/dump.js';
 import { xdsSources } from './xds-sources.js';
 import type { TokenService } from '../app/token-service.js';
 import { createTokenService } from '../app/token-service.js';
@@ -209,12 +209,8 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   const matches = createMatchView(views, gatewayMatcher);
   const inspect = createInspectQueries({ views, matches });
   // Issue 17: what a proxy would be served (its stream's dump comes with the ADS server).
-  const xdsDump = (mesh: string, name: string) =>
-    wouldBeServed(
-      xdsSources(views, config.mode === 'zone' ? config.multizone.zone.name : undefined),
-      mesh,
-      name,
-    );
+  const dumpSources = xdsSources(views, config.mode === 'zone' ? config.multizone.zone.name : undefined);
+  const xdsDump = (mesh: string, name: string) => wouldBeServed(dumpSources, mesh, name);
   const history = createHistory({
     registry,
     log,
@@ -272,6 +268,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     history,
     inspect,
     xdsDump,
+    xdsNotes: config.mode === 'global' ? undefined : createPolicyNotes(dumpSources),
     now,
     xdsBootstrap: xdsBootstrapSettings(config),
     watch: {

@@ -26,6 +26,47 @@ export interface DumpSources {
   localZone?: string;
 }
 
+/**
+ * Per service a proxy's declared outbounds dial, what of the matched policies a proxyless client
+ * cannot apply (for the inspect API; endpoints are not read, so notes about them are `/xds`'s only).
+ */
+export function policyNotes(
+  src: DumpSources,
+  mesh: string,
+  name: string,
+): Record<string, string[]> | undefined {
+  const networking = src.meshExists(mesh) ? src.dataplane(mesh, name) : undefined;
+  if (!networking) return undefined;
+  const services = proxyInterfaces(networking).outbounds.map((o) => o.service);
+  if (services.length === 0) return undefined;
+  const candidates: Record<string, readonly PolicyResource[]> = {};
+  for (const kind of KINDS) candidates[kind] = src.candidates(mesh, kind);
+  return proxylessConfig({ networking, services, candidates }).notes;
+}
+
+/** At most this many proxies' notes are kept per revision (GUI tabs read the same proxies again). */
+const NOTES_KEPT = 10_000;
+
+/** {@link policyNotes}, kept per proxy until the next revision: a write may change any of them. */
+export function createPolicyNotes(
+  src: DumpSources,
+): (mesh: string, name: string) => Record<string, string[]> | undefined {
+  const kept = new Map<string, Record<string, string[]> | undefined>();
+  let revision = -1;
+  return (mesh, name) => {
+    const now = src.revision();
+    if (now !== revision || kept.size >= NOTES_KEPT) {
+      kept.clear();
+      revision = now;
+    }
+    const key = `${mesh}\0${name}`;
+    if (kept.has(key)) return kept.get(key);
+    const notes = policyNotes(src, mesh, name);
+    kept.set(key, notes);
+    return notes;
+  };
+}
+
 /** The ConfigDump a proxy would be served now; 404 names a missing mesh or proxy. */
 export function wouldBeServed(src: DumpSources, mesh: string, name: string): ReturnType<typeof configDump> {
   if (!src.meshExists(mesh)) throw new AppError('NOT_FOUND', 'Not found', `Mesh "${mesh}" not found`);

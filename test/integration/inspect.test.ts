@@ -83,6 +83,35 @@ describe('the inspect API for sidecar proxies (spec 4.9, decisions §10)', () =>
     expect(view.items[0].matchedPolicies.TrafficPermission[0]).toEqual(stored);
   });
 
+  it('says, per outbound service, what of the matched policies a proxyless gRPC client cannot apply', async () => {
+    // The default Retry's perTryTimeout and CircuitBreaker's connection thresholds: not for a gRPC client.
+    const before = await ok('/meshes/default/dataplanes/web-1/policies');
+    expect(before.notes).toEqual({
+      db: [
+        'retry perTryTimeout cannot apply to a proxyless gRPC client',
+        'circuit breaker thresholds.maxConnections cannot apply to a proxyless gRPC client',
+        'circuit breaker thresholds.maxPendingRequests cannot apply to a proxyless gRPC client',
+        'circuit breaker thresholds.maxRetries cannot apply to a proxyless gRPC client',
+      ],
+    });
+    await put(
+      '/meshes/default/traffic-routes/db-lb',
+      selectorPolicy('TrafficRoute', 'db-lb', {
+        sources: [{ match: { [SVC]: 'web' } }],
+        destinations: [{ match: { [SVC]: 'db' } }],
+        conf: { destination: { [SVC]: 'db' }, loadBalancer: { leastRequest: {} } },
+      }),
+    );
+    const after = await ok('/meshes/default/dataplanes/web-1/policies');
+    expect(after.notes.db).toContain(
+      'loadBalancer.leastRequest cannot apply to a proxyless gRPC client: round robin is used',
+    );
+    expect((await ok('/meshes/default/dataplanes/web-1/xds')).notes).toEqual(after.notes);
+    // A proxy with no outbound dials nothing: no notes.
+    expect((await ok('/meshes/default/dataplanes/db-1/policies')).notes).toBeUndefined();
+    expect((await req('DELETE', '/meshes/default/traffic-routes/db-lb')).status).toBe(200);
+  });
+
   it('reflects each write as soon as it has answered: a more specific policy, its delete, a proxy change', async () => {
     await put(
       '/meshes/default/traffic-permissions/web-only',

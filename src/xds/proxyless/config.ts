@@ -29,8 +29,8 @@ export interface ProxylessInput {
   services: readonly string[];
   /** The mesh's policies by kind. */
   candidates: Readonly<Record<string, readonly PolicyResource[]>>;
-  /** The ready inbounds of the mesh's proxies. */
-  endpoints: readonly Endpoint[];
+  /** The ready inbounds of the mesh's proxies; absent: the policies' part only (no load assignments). */
+  endpoints?: readonly Endpoint[];
   /** The client's zone: endpoints of other zones are left out (no zone ingress yet). */
   localZone?: string;
 }
@@ -57,7 +57,9 @@ export function proxylessConfig(input: ProxylessInput): ProxylessConfig {
     breaker: fromSource('CircuitBreaker'),
     health: fromSource('HealthCheck'),
   };
-  const known = new Set(input.endpoints.map((e) => e.tags[SERVICE_TAG]));
+  const endpoints = input.endpoints;
+  const known = endpoints && new Set(endpoints.map((e) => e.tags[SERVICE_TAG]));
+  const isKnown = (service: string) => known?.has(service) ?? true;
   const listeners: ProxylessConfig['listeners'] = [];
   const clusters = new Map<string, Record<string, unknown>>();
   const assignments = new Map<string, Record<string, unknown>>();
@@ -72,7 +74,7 @@ export function proxylessConfig(input: ProxylessInput): ProxylessConfig {
       fault: confOf(bestForService(service, ranked.fault)),
     };
     const said: string[] = [];
-    const { listener, notes: listenerNotes } = buildListener(service, inputs, { known: known.has(service) });
+    const { listener, notes: listenerNotes } = buildListener(service, inputs, { known: isKnown(service) });
     listeners.push(listener);
     said.push(...listenerNotes);
     {
@@ -85,11 +87,12 @@ export function proxylessConfig(input: ProxylessInput): ProxylessConfig {
         });
         clusters.set(name, built.cluster);
         said.push(...built.notes);
-        const assigned = buildAssignment(destination, input.endpoints, input.localZone);
+        if (!endpoints) continue;
+        const assigned = buildAssignment(destination, endpoints, input.localZone);
         assignments.set(name, assigned.assignment);
         said.push(...assigned.notes);
       }
-      if (known.has(service) && bestForService(service, ranked.health)) {
+      if (isKnown(service) && bestForService(service, ranked.health)) {
         said.push('HealthCheck cannot apply to a proxyless gRPC client: it has no active health checking');
       }
     }
