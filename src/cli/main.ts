@@ -7,6 +7,7 @@ import { loadTlsMaterial } from '../runtime/tls.js';
 import { AppError } from '../util/errors.js';
 import { errorChain } from '../util/error-chain.js';
 import { registerLogCommands } from './log-commands.js';
+import { startupExitCode } from './startup-exit-code.js';
 
 const SHUTDOWN_LIMIT_MS = 5000;
 /** How long an exit waits for the last log lines to be written. */
@@ -37,7 +38,7 @@ async function run(opts: { config?: string }): Promise<void> {
       { err: err instanceof AppError ? undefined : err },
       err instanceof AppError ? err.details : `start-up failed: ${errorChain(err)}`,
     );
-    process.exit(1);
+    process.exit(startupExitCode(err));
   }
   const plane = cp;
   let stopping = false;

@@ -1,4 +1,4 @@
-import { mkdir, open as openFile, rm } from 'node:fs/promises';
+import { open as openFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { Level } from 'level';
@@ -21,6 +21,7 @@ import {
 } from './keys.js';
 import type { CommitBatch, GroupCommitDeps } from './group-commit.js';
 import { createLevelSnapshotStore } from './snapshot-store.js';
+import { makeDir } from '../util/make-dir.js';
 import type { EventLog, LogEntry } from './types.js';
 
 /** Options of {@link createLevelLog}. */
@@ -183,13 +184,25 @@ export function createLevelLog(options: LevelLogOptions): EventLog {
     async open() {
       if (closing) await closing;
       if (db !== undefined) return;
-      const store: Db = new Level<string, string>(options.path, { valueEncoding: 'utf8' });
+      let store: Db | undefined;
       try {
-        await mkdir(options.path, { recursive: true });
+        // Before the Level is made: it opens itself at once, with a recursive mkdir of its own.
+        await makeDir(options.path).catch((error: NodeJS.ErrnoException) => {
+          const why = ['ENOTDIR', 'EEXIST'].includes(error.code ?? '')
+            ? 'it (or a parent) is a file, not a directory'
+            : error.message;
+          throw logUnavailable(
+            `cannot create the data dir ${options.path}: ${why}; set store.level.path ` +
+              `(MESH_STORE_LEVEL_PATH) to a directory mesh-cp may create and write`,
+            error,
+          );
+        });
+        store = new Level<string, string>(options.path, { valueEncoding: 'utf8' });
         await store.open();
         const { head, hash } = await readHead(store);
         core.start(head, hash);
       } catch (error) {
+        if (store === undefined) throw error;
         await store.close().catch(() => undefined);
         const code = (error as { cause?: { code?: string } }).cause?.code;
         const fsCode = (error as { code?: string }).code;

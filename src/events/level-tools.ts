@@ -19,6 +19,7 @@ import {
 import type { SnapshotStore } from './snapshot-store.js';
 import { createLevelSnapshotStore } from './snapshot-store.js';
 import type { LogEntry } from './types.js';
+import { makeDir } from '../util/make-dir.js';
 
 type Db = Level<string, string>;
 
@@ -63,6 +64,13 @@ export function inUseMessage(path: string): string {
 export async function openLevelStore(path: string, opts: { existing: boolean }): Promise<LevelStore> {
   if (opts.existing && !existsSync(join(path, 'CURRENT'))) {
     throw new AppError('NOT_FOUND', 'No data', `there is no mesh-cp data in ${path}`);
+  }
+  if (!opts.existing) {
+    // Before the Level is made: it opens itself at once, with a recursive mkdir that never returns
+    // for some paths (see makeDir).
+    await makeDir(path).catch((error: Error) => {
+      throw new AppError('UNAVAILABLE', 'Data dir unavailable', `cannot create ${path}: ${error.message}`);
+    });
   }
   const db: Db = new Level<string, string>(path, {
     valueEncoding: 'utf8',

@@ -1,10 +1,11 @@
 import { X509Certificate } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { AppError } from '../util/errors.js';
+import { makeDir } from '../util/make-dir.js';
 import { makeSelfSigned } from './self-signed.js';
 
 /** The certificate and key the HTTPS listener serves, client CAs if any, and where they came from. */
@@ -123,7 +124,7 @@ export async function keptSelfSigned(config: Config): Promise<TlsMaterial> {
     };
   }
   const pair = await generateSelfSigned(config.general.advertisedHostname);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  await makeDir(dir, 0o700);
   writeAtomically(keyFile, pair.key, 0o600);
   writeAtomically(certFile, pair.cert, 0o644);
   return { ...pair, source: 'generated', certFile };

@@ -46,4 +46,40 @@ describe('a store that fails to open (issue 15)', () => {
     );
     expect(contents(dir.path)).toEqual(before);
   }, 30_000);
+
+  const start = (path: string) =>
+    meshCp(['run'], {
+      MESH_STORE_TYPE: 'level',
+      MESH_STORE_LEVEL_PATH: path,
+      MESH_API_SERVER_PORT: '0',
+      MESH_API_SERVER_HTTPS_PORT: '0',
+      MESH_DIAGNOSTICS_PORT: '0',
+      MESH_XDS_SERVER_GRPC_PORT: '0',
+    });
+  const fatalOf = (stdout: string) =>
+    stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { level: number; msg: string })
+      .find((line) => line.level === 60)?.msg;
+
+  it('a data dir that cannot be made stops start-up with exit 2 and names the key (issue 18)', async () => {
+    // Node's recursive mkdir never returns for /proc/nope (a core spun, no output, SIGTERM ignored).
+    const result = await start('/proc/nope');
+    expect(result.code).toBe(2);
+    expect(fatalOf(result.stdout)).toBe(
+      "cannot create the data dir /proc/nope: ENOENT: no such file or directory, mkdir '/proc/nope'; " +
+        'set store.level.path (MESH_STORE_LEVEL_PATH) to a directory mesh-cp may create and write',
+    );
+  }, 15_000);
+
+  it('a data dir under a file: exit 2, said as such', async () => {
+    const file = join(dir.path, 'a-file');
+    writeFileSync(file, 'x');
+    const result = await start(join(file, 'data'));
+    expect(result.code).toBe(2);
+    expect(fatalOf(result.stdout)).toContain(
+      'it (or a parent) is a file, not a directory; set store.level.path',
+    );
+  }, 15_000);
 });
