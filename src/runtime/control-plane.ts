@@ -15,6 +15,7 @@ import { createInspectQueries } from '../app/inspect.js';
 import { gatewayMatcher } from '../policies/gateway-matcher.js';
 import { createMatchView } from '../policies/match-view.js';
 import { createPolicyNotes, wouldBeServed } from '../xds/dump.js';
+import { envNameOf } from '../config/load.js';
 import { xdsSources } from './xds-sources.js';
 import type { TokenService } from '../app/token-service.js';
 import { createTokenService } from '../app/token-service.js';
@@ -115,6 +116,29 @@ async function openLog(config: Config, now: () => Date, opts: StartOptions): Pro
       : createLevelLog({ path: config.store.level.path, now, onWriteState, ...opts.levelLog });
   await log.open();
   return log;
+}
+
+/**
+ * Runs one listener's start; a port in use (or not allowed) is said with the config key and env
+ * variable that move it. grpc-js reports it only in its message ("No address added … EADDRINUSE").
+ */
+async function bound<T>(key: string, port: number, start: () => Promise<T>): Promise<T> {
+  try {
+    return await start();
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    const code = ['EADDRINUSE', 'EACCES'].find((c) => e.code === c || String(e.message).includes(c));
+    if (code === undefined) throw err;
+    const why = code === 'EADDRINUSE' ? 'is in use by another process' : 'may not be used by this user';
+    const error = new AppError(
+      'UNAVAILABLE',
+      'cannot listen',
+      `port ${port} (${key}) ${why}; set ${key} (${envNameOf(key.split('.'))}) to a free port, ` +
+        `or 0 for any`,
+    );
+    error.cause = Object.assign(err as object, { code });
+    throw error;
+  }
 }
 
 /** Listens on `port` (0: any free one); rejects with the listen error (EADDRINUSE…). */
@@ -311,54 +335,60 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   };
   if (listen) {
     try {
-      await app.listen({ port: config.apiServer.port, host: '0.0.0.0' });
+      await bound('apiServer.port', config.apiServer.port, () =>
+        app.listen({ port: config.apiServer.port, host: '0.0.0.0' }),
+      );
       listening.push(app);
       ports.api = (app.server.address() as { port: number }).port;
       if (httpsServer) {
-        await listenOn(httpsServer, config.apiServer.https.port, '0.0.0.0');
+        await bound('apiServer.https.port', config.apiServer.https.port, () =>
+          listenOn(httpsServer, config.apiServer.https.port, '0.0.0.0'),
+        );
         ports.https = (httpsServer.address() as { port: number }).port;
       }
-      await diagnostics.listen({ port: config.diagnostics.port, host: '0.0.0.0' });
+      await bound('diagnostics.port', config.diagnostics.port, () =>
+        diagnostics.listen({ port: config.diagnostics.port, host: '0.0.0.0' }),
+      );
       listening.push(diagnostics);
       ports.diagnostics = (diagnostics.server.address() as { port: number }).port;
       const { startMultizone } =
         config.mode === 'standalone'
           ? { startMultizone: async () => undefined }
           : await import('./multizone.js');
-      multizone = await startMultizone(config, {
-        log,
-        views,
-        commands,
-        status,
-        tokens,
-        info: { instanceId: serverDeps.info.instanceId, clusterId },
-        maskedConfig: () => maskConfig(config),
-        https: tls,
-        logger: opts.logger,
-        now,
-        options: opts.multizone,
-      });
+      multizone = await bound('multizone.global.kds.grpcPort', config.multizone.global.kds.grpcPort, () =>
+        startMultizone(config, {
+          log,
+          views,
+          commands,
+          status,
+          tokens,
+          info: { instanceId: serverDeps.info.instanceId, clusterId },
+          maskedConfig: () => maskConfig(config),
+          https: tls,
+          logger: opts.logger,
+          now,
+          options: opts.multizone,
+        }),
+      );
       ports.kds = multizone?.kdsPort ?? 0;
       // Decisions §11: proxies connect to their zone (or a standalone plane); Global serves no xDS.
       if (xdsLoading) {
         const { startXdsServer } = await xdsLoading;
-        xds = await startXdsServer({
-          config,
-          views,
-          status,
-          tokens,
-          instanceId: serverDeps.info.instanceId,
-          logger: opts.logger,
-          now,
-        });
+        xds = await bound('xdsServer.grpcPort', config.xdsServer.grpcPort, () =>
+          startXdsServer({
+            config,
+            views,
+            status,
+            tokens,
+            instanceId: serverDeps.info.instanceId,
+            logger: opts.logger,
+            now,
+          }),
+        );
         ports.xds = xds.port;
       }
     } catch (err) {
       await closeAll();
-      const e = err as NodeJS.ErrnoException & { port?: number };
-      if (e.code === 'EADDRINUSE') {
-        throw new AppError('UNAVAILABLE', 'cannot listen', `port already in use: ${e.message}`);
-      }
       throw err;
     }
   }

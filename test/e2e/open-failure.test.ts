@@ -1,4 +1,5 @@
 import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Level } from 'level';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -82,4 +83,31 @@ describe('a store that fails to open (issue 15)', () => {
       'it (or a parent) is a file, not a directory; set store.level.path',
     );
   }, 15_000);
+
+  it('a port in use stops start-up with exit 2, naming the key and env variable that move it', async () => {
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '0.0.0.0', resolve));
+    const port = (busy.address() as AddressInfo).port;
+    try {
+      for (const [key, env] of [
+        ['apiServer.port', 'MESH_API_SERVER_PORT'],
+        ['xdsServer.grpcPort', 'MESH_XDS_SERVER_GRPC_PORT'],
+      ]) {
+        const result = await meshCp(['run'], {
+          MESH_STORE_TYPE: 'memory',
+          MESH_API_SERVER_PORT: '0',
+          MESH_API_SERVER_HTTPS_ENABLED: 'false',
+          MESH_DIAGNOSTICS_PORT: '0',
+          MESH_XDS_SERVER_GRPC_PORT: '0',
+          [env]: String(port),
+        });
+        expect(result.code).toBe(2);
+        expect(fatalOf(result.stdout)).toBe(
+          `port ${port} (${key}) is in use by another process; set ${key} (${env}) to a free port, or 0 for any`,
+        );
+      }
+    } finally {
+      busy.close();
+    }
+  }, 30_000);
 });

@@ -175,7 +175,9 @@ describe('a full disk (issue 15)', () => {
         levelEnv(dir.path, { MESH_STORE_SNAPSHOT_EVERY: '1', MESH_API_SERVER_PORT: String(port) }),
         {},
       ),
-    ).rejects.toMatchObject({ details: expect.stringMatching(/port already in use/) as unknown });
+    ).rejects.toMatchObject({
+      details: expect.stringMatching(/apiServer.port\) is in use by another process/) as unknown,
+    });
 
     const db = new Level<string, string>(dir.path, { valueEncoding: 'utf8' });
     const snapshotKeys = await db.keys({ gte: 's!', lt: 's"' }).all();
