@@ -66,9 +66,18 @@ export function createKindPaths(registry: Registry): KindPaths {
   };
 }
 
+const misses = new WeakSet<AppError>();
+
 /** The 404 of a path no route serves, the same for the router's misses and unknown segments. */
 export function noSuchEndpoint(method: string, url: string): AppError {
-  return new AppError('NOT_FOUND', 'Not found', `no such endpoint: ${method} ${url.split('?')[0]}`);
+  const error = new AppError('NOT_FOUND', 'Not found', `no such endpoint: ${method} ${url.split('?')[0]}`);
+  misses.add(error);
+  return error;
+}
+
+/** Whether an error is {@link noSuchEndpoint}'s (which becomes a 405 when other methods serve the path). */
+export function isEndpointMiss(err: unknown): boolean {
+  return err instanceof AppError && misses.has(err);
 }
 
 /** A handler of a parametric resource route, called with the kind its path names. */

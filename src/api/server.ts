@@ -24,8 +24,9 @@ import { AppError } from '../util/errors.js';
 import type { AuthDeps } from './auth-hooks.js';
 import { registerAuthHooks } from './auth-hooks.js';
 import { createClientErrorHandler } from './client-errors.js';
+import { collectAllowedMethods, methodNotAllowed } from './allowed-methods.js';
 import { errorHandler } from './errors.js';
-import { noSuchEndpoint } from './kind-paths.js';
+import { isEndpointMiss, noSuchEndpoint } from './kind-paths.js';
 import type { RouteInfo } from './resource-routes.js';
 import type { WatchOptions } from './watch.js';
 import type { InspectQueries } from '../app/inspect.js';
@@ -36,6 +37,8 @@ import { registerResourceRoutes } from './resource-routes.js';
 import { registerTokenRoutes } from './token-routes.js';
 import type { XdsBootstrapSettings } from './xds-routes.js';
 import { registerXdsRoutes } from './xds-routes.js';
+import { parseJsonBody } from './json-body.js';
+import { registerYamlAnswers } from './yaml-answers.js';
 import { parseYamlBody } from './yaml-body.js';
 
 /** What `GET /` says about this control plane (decisions §9). */
@@ -165,6 +168,17 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     idleMs: parseDuration(deps.limits.idleTimeout),
     onClientError: createClientErrorHandler(deps.limits),
   };
+  // A path that exists with other methods is a 405 with `Allow`, not "no such endpoint" (issue 18).
+  const handleError = (err: Error, req: FastifyRequest, reply: FastifyReply): void => {
+    const refused = err instanceof AppError && err.code === 'METHOD_NOT_ALLOWED';
+    const allowed =
+      isEndpointMiss(err) || refused
+        ? allowedMethods(req.url).filter((m) => m !== req.method && !(m === 'HEAD' && req.method === 'GET'))
+        : [];
+    if (allowed.length === 0) return errorHandler(err, req, reply);
+    reply.header('allow', allowed.join(', '));
+    errorHandler(refused ? err : methodNotAllowed(req.method, req.url, allowed), req, reply);
+  };
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
     http: listener.node,
@@ -189,15 +203,16 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     // Errors the router raises before any hook runs (bad percent-encoding, a parameter too long).
     frameworkErrors: (err, req, reply) => {
       reply.header('x-request-id', req.id);
-      errorHandler(err, req, reply);
+      handleError(err, req, reply);
     },
     // HEAD answers every GET route with its headers (RFC 9110 9.3.2); the resource routes are a few
     // parametric ones, so the twins cost little at start-up.
     exposeHeadRoutes: true,
   }) as unknown as FastifyInstance;
   if (deps.https) attachHttps(app, deps.https, listener);
+  const allowedMethods = collectAllowedMethods(app, deps.limits.maxHeaderSize);
 
-  app.setErrorHandler(errorHandler);
+  app.setErrorHandler(handleError);
   // Decisions §9: only JSON and YAML bodies; text/plain is 415 like any other type.
   app.removeContentTypeParser('text/plain');
   app.setNotFoundHandler((req, reply) => {
@@ -207,16 +222,26 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       errorHandler(corsRefusal(from), req, reply);
       return;
     }
-    errorHandler(noSuchEndpoint(req.method, req.url), req, reply);
+    handleError(noSuchEndpoint(req.method, req.url), req, reply);
   });
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
     done();
   });
+  registerYamlAnswers(app);
 
-  // Decisions §3: application/yaml is accepted on PUT besides JSON.
+  // Our JSON parser says where a body is broken (fastify's only that it is).
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    try {
+      done(null, parseJsonBody(body as string));
+    } catch (err) {
+      done(err as Error, undefined);
+    }
+  });
+  // Decisions §3: application/yaml is accepted on PUT besides JSON (and text/yaml, its other name).
   app.addContentTypeParser(
-    ['application/yaml', 'application/x-yaml'],
+    ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml'],
     { parseAs: 'string' },
     (_req, body, done) => {
       try {

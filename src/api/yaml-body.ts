@@ -60,7 +60,10 @@ export function parseYamlBody(text: string, bodyLimit: number): unknown {
       'Invalid request body',
       /Excessive alias count/.test(message)
         ? `invalid YAML: an anchor is used through aliases more than ${MAX_ALIAS_COUNT} times (aliases nested in it multiply the count)`
-        : `invalid YAML: ${message}`,
+        : /multiple documents/.test(message)
+          ? `the body holds several YAML documents ("---" ${(/ at line \d+, column \d+/.exec(message)?.[0] ?? '').trim()}): ` +
+            'the API takes one resource per request; send each document in its own PUT'
+          : `invalid YAML: ${message}`,
     );
   }
   if (jsonExceeds(value, bodyLimit)) {

@@ -110,7 +110,7 @@ describe('npm start as a process: crash with SIGKILL loses no answered write', (
       const exit = await p.exited;
       expect(exit.code).not.toBe(0);
       expect(JSON.stringify(p.lines)).toContain(
-        `cannot open the event log at ${path}: it (or a parent) is a file`,
+        `cannot create the data dir ${path}: it (or a parent) is a file`,
       );
     }
   }, 60_000);

@@ -307,7 +307,12 @@ describe('resource URLs (parametric routes over the registry)', () => {
     expect(read.statusCode).toBe(404);
     expect(read.json().details).toContain('"x" not found');
     const write = await cp.app.inject({ method: 'DELETE', url: `${prefix}${d.itemAliases[0]}/x` });
-    expect(write.json().details).toBe(`no such endpoint: DELETE ${prefix}${d.itemAliases[0]}/x`);
+    // The path exists for reads: 405 with what it supports (issue 18), not "no such endpoint".
+    expect(write.statusCode).toBe(405);
+    expect(write.headers.allow).toBe('GET, HEAD');
+    expect(write.json().details).toBe(
+      `DELETE is not supported on ${prefix}${d.itemAliases[0]}/x; it supports GET, HEAD`,
+    );
     // A mesh-scoped kind has no item URL at the root, and a global kind none under a mesh.
     expect((await get('/traffic-permissions/x')).json().details).toMatch(/^no such endpoint/);
     expect((await get('/meshes/default/zones/x')).json().details).toMatch(/^no such endpoint/);
