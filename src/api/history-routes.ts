@@ -172,7 +172,7 @@ export function registerHistoryRoutes(app: FastifyInstance, deps: HistoryRouteDe
     let fromRevision: number | undefined;
     try {
       // fromRevision may be the next revision to come (head + 1): nothing yet, then live entries.
-      fromRevision = parseRevision(q, head + 1, 'fromRevision');
+      fromRevision = parseRevision(q, head, 'fromRevision', { next: true });
     } catch (err) {
       causes.push(...(err as AppError).causes);
     }

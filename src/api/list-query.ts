@@ -34,9 +34,14 @@ export function parsePage(q: URLSearchParams, causes: ErrorCause[]): { size: num
 
 /**
  * A revision parameter (decisions §8: `?revision=R`): undefined when absent; a positive integer not
- * above `max` (the head), else 400 with a cause on `key`.
+ * above the head (`next`: not above the next revision to come), else 400 with a cause on `key`.
  */
-export function parseRevision(q: URLSearchParams, max: number, key = 'revision'): number | undefined {
+export function parseRevision(
+  q: URLSearchParams,
+  head: number,
+  key = 'revision',
+  opts: { next?: boolean } = {},
+): number | undefined {
   const raw = q.get(key);
   if (raw === null) return undefined;
   const bad = (message: string): AppError =>
@@ -44,7 +49,10 @@ export function parseRevision(q: URLSearchParams, max: number, key = 'revision')
   if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw)) || Number(raw) < 1) {
     throw bad('must be a positive integer');
   }
-  if (Number(raw) > max) throw bad(`must not be above the head revision ${max}`);
+  if (opts.next && Number(raw) > head + 1) {
+    throw bad(`must not be above ${head + 1}, the next revision (the head revision is ${head})`);
+  }
+  if (!opts.next && Number(raw) > head) throw bad(`must not be above the head revision ${head}`);
   return Number(raw);
 }
 

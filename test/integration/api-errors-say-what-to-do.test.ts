@@ -94,6 +94,22 @@ describe('API errors that say what to do', () => {
     expect(parse(error.body)).toEqual({ title: 'Not found', details: 'Mesh "nope" not found' });
   });
 
+  it('a revision past the end names the real head', async () => {
+    const head = cp.views.revision();
+    const read = await call('GET', `/meshes/default?revision=${head + 1}`);
+    expect(read.json().causes).toEqual([
+      { field: 'revision', message: `must not be above the head revision ${head}` },
+    ]);
+    const audit = await call('GET', `/_events?fromRevision=${head + 2}`);
+    expect(audit.json().causes).toEqual([
+      {
+        field: 'fromRevision',
+        message: `must not be above ${head + 1}, the next revision (the head revision is ${head})`,
+      },
+    ]);
+    expect((await call('GET', `/_events?fromRevision=${head + 1}`)).statusCode).toBe(200);
+  });
+
   it('reads the preference of an Accept header by q', () => {
     expect(prefersYaml('application/yaml')).toBe(true);
     expect(prefersYaml('application/json, application/yaml;q=0.5')).toBe(false);
