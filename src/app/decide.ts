@@ -4,6 +4,7 @@ import type { Registry } from '../resources/registry.js';
 import { deepEqual } from '../util/deep-equal.js';
 import { AppError } from '../util/errors.js';
 import { dataplaneSigningKeyName, defaultPolicies } from './default-policies.js';
+import { counted } from '../util/plural.js';
 
 /** A resource as the write path sees it: its wire state, last revision and origin. */
 export interface Current {
@@ -274,7 +275,7 @@ export function decideDelete(registry: Registry, cmd: DeleteCommand, state: Deci
     throw new AppError(
       'INVALID_BODY',
       'Mesh cannot be deleted',
-      `mesh "${cmd.name}" still has ${dataplanes} data plane proxies: delete them first`,
+      `mesh "${cmd.name}" still has ${counted(dataplanes, 'data plane proxy', 'data plane proxies')}: delete ${dataplanes === 1 ? 'it' : 'them'} first`,
       [
         {
           field: 'mesh',

@@ -14,6 +14,7 @@ import {
 } from '../events/level-tools.js';
 import { registry } from '../resources/registry.js';
 import { AppError } from '../util/errors.js';
+import { counted } from '../util/plural.js';
 
 /** Exit codes of the log tools: damage found, or the tool could not run (arguments, config, data dir). */
 const DAMAGED = 1;
@@ -104,7 +105,7 @@ async function verify(opts: DataOptions): Promise<void> {
         );
       }
     }
-    out(`OK: ${check.head} entries, hash chain and history index sound`);
+    out(`OK: ${counted(check.head, 'entry', 'entries')}, hash chain and history index sound`);
   } finally {
     await store.close();
   }
@@ -128,7 +129,9 @@ async function replay(opts: DataOptions & { toRevision?: string }): Promise<void
     for (const [i, r] of resources.entries()) {
       await writeTo(process.stdout, `${i > 0 ? '---\n' : ''}${stringify(r)}`);
     }
-    process.stderr.write(`state at revision ${revision} (head ${head}): ${resources.length} resources\n`);
+    process.stderr.write(
+      `state at revision ${revision} (head ${head}): ${counted(resources.length, 'resource')}\n`,
+    );
   } finally {
     await store.close();
   }
@@ -156,7 +159,7 @@ async function exportLog(opts: DataOptions & { out?: string }): Promise<void> {
     }
     if (partial && file) renameSync(partial, file);
     process.stderr.write(
-      `exported ${result.head} entries (head ${result.head})${file ? ` to ${file}` : ''}\n`,
+      `exported ${counted(result.head, 'entry', 'entries')} (head ${result.head})${file ? ` to ${file}` : ''}\n`,
     );
   } finally {
     if (partial && existsSync(partial)) rmSync(partial, { force: true });
@@ -183,7 +186,9 @@ async function importLog(file: string, opts: DataOptions): Promise<void> {
         `DAMAGED at line ${result.line ?? '?'} (revision ${result.revision}): ${result.reason}; nothing imported`,
       );
     }
-    process.stderr.write(`imported ${result.head} entries (head ${result.head}) into ${path}\n`);
+    process.stderr.write(
+      `imported ${counted(result.head, 'entry', 'entries')} (head ${result.head}) into ${path}\n`,
+    );
   } finally {
     await store.close();
   }
@@ -196,12 +201,14 @@ async function snapshot(opts: DataOptions & { delete?: boolean }): Promise<void>
     const reader = await createLogReader(store);
     if (opts.delete) {
       const n = await reader.snapshots.retain([]);
-      process.stderr.write(`deleted ${n} snapshots; the log is untouched\n`);
+      process.stderr.write(`deleted ${counted(n, 'snapshot')}; the log is untouched\n`);
       return;
     }
     if (reader.head() === 0) throw new ToolExit(CANNOT_RUN, `the log in ${path} is empty`);
     const resources = await writeSnapshotAt(registry, reader, reader.head());
-    process.stderr.write(`snapshot written at revision ${reader.head()} (${resources} resources)\n`);
+    process.stderr.write(
+      `snapshot written at revision ${reader.head()} (${counted(resources, 'resource')})\n`,
+    );
   } finally {
     await store.close();
   }

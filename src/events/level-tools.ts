@@ -20,6 +20,7 @@ import type { SnapshotStore } from './snapshot-store.js';
 import { createLevelSnapshotStore } from './snapshot-store.js';
 import type { LogEntry } from './types.js';
 import { makeDir } from '../util/make-dir.js';
+import { counted } from '../util/plural.js';
 
 type Db = Level<string, string>;
 
@@ -214,7 +215,7 @@ export async function verifyLevelStore(store: LevelStore): Promise<StoreCheck> {
       ok: false,
       head,
       revision: chain.head,
-      reason: `the history index has ${historyKeys} keys for ${chain.head} entries`,
+      reason: `the history index has ${counted(historyKeys, 'key')} for ${counted(chain.head, 'entry', 'entries')}`,
     };
   }
   return { ok: true, head: chain.head, historyKeys };

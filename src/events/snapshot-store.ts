@@ -4,6 +4,7 @@ import type { Level } from 'level';
 
 import { encodeRevision, entryKey, prefixRange } from './keys.js';
 import type { LogEntry, WireResource } from './types.js';
+import { counted } from '../util/plural.js';
 
 /** Prefix of snapshot keys: `s!<revision>!c<chunk>` (resources) and `s!<revision>!meta`. */
 export const SNAPSHOT_PREFIX = 's!';
@@ -157,7 +158,7 @@ export function createLevelSnapshotStore(db: () => Db): SnapshotStore {
       if (items.length !== meta.resources) {
         throw new SnapshotDamaged(
           revision,
-          `holds ${items.length} resources, its meta says ${meta.resources}`,
+          `holds ${counted(items.length, 'resource')}, its meta says ${meta.resources}`,
         );
       }
       const { format: _f, sha256: _s, ...info } = meta;

@@ -154,6 +154,10 @@ describe('mesh-cp log verify | replay | export | import as processes (issue 6)',
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('import only into an empty data dir');
     expect((await meshCp(['log', 'verify', '--data', fresh])).stdout).toContain(`OK: ${head} entries`);
+    // Counts read as English (issue 18): one snapshot is "1 snapshot".
+    expect((await meshCp(['log', 'snapshot', '--data', fresh])).code).toBe(0);
+    const deleted = await meshCp(['log', 'snapshot', '--delete', '--data', fresh]);
+    expect(deleted.stderr).toContain('deleted 1 snapshot; the log is untouched');
 
     const server = startNpm({ ...SERVER_ENV, MESH_STORE_LEVEL_PATH: fresh });
     const ready = await server.ready;

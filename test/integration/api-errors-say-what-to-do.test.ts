@@ -110,6 +110,22 @@ describe('API errors that say what to do', () => {
     expect((await call('GET', `/_events?fromRevision=${head + 1}`)).statusCode).toBe(200);
   });
 
+  it('counts read as English: a mesh with one data plane proxy', async () => {
+    const json = { 'content-type': 'application/json' };
+    expect(
+      (await call('PUT', '/meshes/one', JSON.stringify({ type: 'Mesh', name: 'one' }), json)).statusCode,
+    ).toBe(201);
+    const dp = {
+      type: 'Dataplane',
+      mesh: 'one',
+      name: 'dp-1',
+      networking: { address: '10.0.0.1', inbound: [{ port: 80, tags: { 'mesh.io/service': 'a' } }] },
+    };
+    expect((await call('PUT', '/meshes/one/dataplanes/dp-1', JSON.stringify(dp), json)).statusCode).toBe(201);
+    const refused = await call('DELETE', '/meshes/one');
+    expect(refused.json().details).toContain('still has 1 data plane proxy: delete it first');
+  });
+
   it('reads the preference of an Accept header by q', () => {
     expect(prefersYaml('application/yaml')).toBe(true);
     expect(prefersYaml('application/json, application/yaml;q=0.5')).toBe(false);
