@@ -276,7 +276,9 @@ const baseSchema = z.strictObject({
 
 /** Why `address` is not a Global sync address, or undefined when it is one (`grpcs://host:port`). */
 function globalAddressProblem(address: string): string | undefined {
-  if (!/^grpcs?:\/\//.test(address)) return 'must start with grpcs:// or grpc://';
+  if (!address.startsWith('grpcs://')) {
+    return 'must start with grpcs:// (Global serves its sync port over TLS only)';
+  }
   let url: URL;
   try {
     url = new URL(address);

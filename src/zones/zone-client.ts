@@ -15,6 +15,7 @@ import type { PeerStream, StreamEnd, StreamTimers } from './peer-stream.js';
 import { DEFAULT_TIMERS, createPeerStream } from './peer-stream.js';
 import type { ProxyStatus, ReceivedMessage, SyncClient, WireVersion } from './sync-protocol.js';
 import { CHANNEL_OPTIONS, syncClientConstructor } from './sync-protocol.js';
+import { explainConnectFailure } from './connect-failure.js';
 
 /** Meta key of what the zone applied of Global's log. */
 export const DOWN_CURSOR_KEY = 'sync.down';
@@ -292,7 +293,7 @@ export function createZoneSyncClient(deps: ZoneSyncDeps): ZoneSyncClient {
       if (closed) break;
       if (connected) delay = backoff.min;
       if (!connected) {
-        const failure = end.details;
+        const failure = explainConnectFailure(end.details, deps.globalAddress);
         link.lastError = failure;
         // One line per distinct failure, not one per attempt.
         if (failure !== lastFailure) {

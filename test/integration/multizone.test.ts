@@ -461,7 +461,22 @@ describe('zones that must not connect', () => {
       'tls failure',
     );
     expect(link.connected).toBe(false);
+    // Issue 18: the reason says which key to set.
+    expect(link.lastError).toContain(
+      'is not trusted (self-signed certificate): set multizone.zone.kds.rootCaFile',
+    );
     await unverified.close();
+    zones.pop();
+    // Pointed at the HTTP API port, which is not TLS: said so.
+    const plain = await startZone(global, gdir.path, 'zone-tls', token, {
+      MESH_MULTIZONE_ZONE_GLOBAL_ADDRESS: `grpcs://127.0.0.1:${global.ports.api}`,
+    });
+    zones.push(plain);
+    const notTls = await eventually(() => plain.multizone?.link?.().lastError, 5000, 'plain port failure');
+    expect(notTls).toBe(
+      `127.0.0.1:${global.ports.api} does not speak TLS: is it the sync port of a Global (multizone.global.kds.grpcPort, 5685 by default)? (TLS error: wrong version number)`,
+    );
+    await plain.close();
     zones.pop();
     // The trusted certificate names 127.0.0.1, not 127.0.0.2 (also loopback): with no TLS server
     // name sent for an IP address, the certificate is still checked against the address dialled.

@@ -316,7 +316,7 @@ describe('loadConfig', () => {
       'multizone:\n  zone:\n    name: zone-1\n    globalAddress: https://global:5685\n',
     );
     expect(problemLines(loadError({ file, env: { MESH_MODE: 'zone' } }))).toEqual([
-      `multizone.zone.globalAddress (from ${file}): must start with grpcs:// or grpc://`,
+      `multizone.zone.globalAddress (from ${file}): must start with grpcs:// (Global serves its sync port over TLS only)`,
     ]);
   });
 

@@ -170,12 +170,8 @@ describe('configSchema', () => {
       ]);
     });
 
-    it('accepts a zone with a name and a grpcs:// or grpc:// address', () => {
-      for (const globalAddress of [
-        'grpcs://127.0.0.1:5685',
-        'grpc://global.example:5685',
-        'grpcs://[::1]:5685',
-      ]) {
+    it('accepts a zone with a name and a grpcs:// address', () => {
+      for (const globalAddress of ['grpcs://127.0.0.1:5685', 'grpcs://global.example:5685', 'grpcs://[::1]:5685']) {
         const config = configSchema.parse({
           mode: 'zone',
           multizone: { zone: { name: 'zone-1', globalAddress } },
@@ -189,12 +185,11 @@ describe('configSchema', () => {
         mode: 'zone',
         multizone: { zone: { name: 'z1', globalAddress } },
       });
-      expect(issuesOf(zone('https://127.0.0.1:5685'))).toEqual([
-        'multizone.zone.globalAddress: must start with grpcs:// or grpc://',
-      ]);
-      expect(issuesOf(zone('127.0.0.1:5685'))).toEqual([
-        'multizone.zone.globalAddress: must start with grpcs:// or grpc://',
-      ]);
+      for (const address of ['https://127.0.0.1:5685', '127.0.0.1:5685', 'grpc://127.0.0.1:5685']) {
+        expect(issuesOf(zone(address))).toEqual([
+          'multizone.zone.globalAddress: must start with grpcs:// (Global serves its sync port over TLS only)',
+        ]);
+      }
       expect(issuesOf(zone('grpcs://global example:5685'))).toEqual([
         'multizone.zone.globalAddress: must be a URL such as grpcs://global.example:5685',
       ]);
