@@ -171,7 +171,11 @@ describe('configSchema', () => {
     });
 
     it('accepts a zone with a name and a grpcs:// address', () => {
-      for (const globalAddress of ['grpcs://127.0.0.1:5685', 'grpcs://global.example:5685', 'grpcs://[::1]:5685']) {
+      for (const globalAddress of [
+        'grpcs://127.0.0.1:5685',
+        'grpcs://global.example:5685',
+        'grpcs://[::1]:5685',
+      ]) {
         const config = configSchema.parse({
           mode: 'zone',
           multizone: { zone: { name: 'zone-1', globalAddress } },
