@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { MESH_CP_VERSION } from '../app/versions.js';
 import { listConfigKeys, loadConfig } from '../config/load.js';
-import { createLogger, stdoutDestination } from '../runtime/logger.js';
+import { createLogger, stdoutDestination, textDestination } from '../runtime/logger.js';
 import { loadTlsMaterial } from '../runtime/tls.js';
 import { AppError } from '../util/errors.js';
 import { errorChain } from '../util/error-chain.js';
@@ -22,7 +22,7 @@ async function run(opts: { config?: string }): Promise<void> {
     process.stderr.write(`mesh-cp: ${err instanceof AppError ? err.details : String(err)}\n`);
     process.exit(2);
   }
-  const stdout = stdoutDestination();
+  const stdout = config.log.format === 'text' ? textDestination(stdoutDestination()) : stdoutDestination();
   const logger = createLogger(config.log.level, stdout);
   // The control plane's modules load after the config is read, so that reading the HTTPS material
   // (or, at a first start, making a self-signed certificate) is under way meanwhile.

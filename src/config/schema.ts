@@ -271,7 +271,7 @@ const baseSchema = z.strictObject({
       kds: section({ token: string(''), rootCaFile: string(''), tlsSkipVerify: bool(false) }),
     }),
   }),
-  log: section({ level: oneOf(LOG_LEVELS, 'info') }),
+  log: section({ level: oneOf(LOG_LEVELS, 'info'), format: oneOf(['json', 'text'], 'json') }),
 });
 
 /** Why `address` is not a Global sync address, or undefined when it is one (`grpcs://host:port`). */

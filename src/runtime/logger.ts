@@ -1,5 +1,7 @@
 import type { DestinationStream, Logger } from 'pino';
+import { createRequire } from 'node:module';
 import { pino } from 'pino';
+import type * as PinoPretty from 'pino-pretty';
 
 /**
  * Log paths that may hold a credential or a secret: never written (issue 4). Request bodies are not
@@ -66,6 +68,28 @@ export function stdoutDestination(fd = 1, periodicFlush = 100): StdoutDestinatio
       if (buffered) buffered.flush(cb);
       else cb?.();
     },
+  };
+}
+
+/**
+ * `log.format: text` (issue 18): each JSON line turned into pino-pretty's human form (time, level,
+ * message, then the fields indented), in colour on a terminal. Loaded only when asked for; the
+ * destination's buffering and flush are kept.
+ */
+export function textDestination(
+  destination: StdoutDestination,
+  colorize = process.stdout.isTTY,
+): StdoutDestination {
+  const { prettyFactory } = createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
+  const pretty = prettyFactory({
+    colorize,
+    translateTime: 'SYS:yyyy-mm-dd HH:MM:ss.l',
+    ignore: 'pid,hostname',
+  });
+  return {
+    write: (line: string) => destination.write(pretty(line)),
+    buffer: () => destination.buffer(),
+    flush: (cb) => destination.flush(cb),
   };
 }
 

@@ -110,4 +110,20 @@ describe('a store that fails to open (issue 15)', () => {
       busy.close();
     }
   }, 30_000);
+
+  it('log.format: text writes the lines for people (pino-pretty), the same events', async () => {
+    const result = await meshCp(['run'], {
+      MESH_LOG_FORMAT: 'text',
+      MESH_STORE_TYPE: 'level',
+      MESH_STORE_LEVEL_PATH: '/proc/nope',
+      MESH_API_SERVER_PORT: '0',
+      MESH_DIAGNOSTICS_PORT: '0',
+      MESH_XDS_SERVER_GRPC_PORT: '0',
+    });
+    expect(result.code).toBe(2);
+    expect(result.stdout).toMatch(
+      /^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\] FATAL: cannot create the data dir \/proc\/nope: /m,
+    );
+    expect(result.stdout).not.toContain('{"level"');
+  }, 15_000);
 });

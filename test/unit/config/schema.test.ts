@@ -105,7 +105,7 @@ describe('configSchema', () => {
         global: { kds: { grpcPort: 5685, tlsCertFile: '', tlsKeyFile: '' } },
         zone: { name: '', globalAddress: '', kds: { token: '', rootCaFile: '', tlsSkipVerify: false } },
       },
-      log: { level: 'info' },
+      log: { level: 'info', format: 'json' },
     });
   });
 
