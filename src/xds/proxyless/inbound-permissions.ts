@@ -9,7 +9,12 @@
  * - a caller that is no Dataplane of the mesh is never allowed, not even by a source `*` or a
  *   `from` of kind `Mesh` (as with Kuma's mTLS, where such a caller could not connect at all);
  * - Dataplanes sharing an address cannot be told apart: the address is allowed when any of them is;
- * - a hostname address names no caller (said in the notes).
+ * - a hostname address names no caller (said in the notes);
+ * - `@grpc/grpc-js-xds` 1.14.1 listens dual-stack and sees an IPv4 caller as `::ffff:a.b.c.d`,
+ *   which its RBAC never matches with an IPv4 range and cannot parse against an IPv6 one (it throws
+ *   and the server process ends): with that client only IPv6 callers can be allowed, and an IPv4
+ *   connection to a server whose Listener holds an IPv6 principal ends it. Nothing in RBAC avoids
+ *   that parse (every source principal goes through it); the fix belongs in the client.
  *
  * Which policies: when any MeshTrafficPermission selects the inbound (its `targetRef` selects the
  * listener), its `from` rules decide (the rules engine's `buildRules`): a caller is
