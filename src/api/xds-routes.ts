@@ -28,7 +28,7 @@ export function xdsBootstrapSettings(config: Config): XdsBootstrapSettings | und
  * The bootstrap file `@grpc/grpc-js-xds` reads from `GRPC_XDS_BOOTSTRAP` (decisions §11): the xDS
  * server with insecure channel credentials and `ignore_resource_deletion`, and the node: id
  * `<mesh>.<name>`, a locality (mandatory for that client, even empty) and the metadata that name the
- * Dataplane whatever dots its mesh has. It carries no token: the user adds `dataplane.token` to
+ * Dataplane whatever dots its mesh has, and the Listener name template of an `XdsServer`. It carries no token: the user adds `dataplane.token` to
  * `node.metadata` (README, "Proxyless gRPC").
  */
 export function dataplaneBootstrap(settings: XdsBootstrapSettings, mesh: string, name: string) {
@@ -45,6 +45,8 @@ export function dataplaneBootstrap(settings: XdsBootstrapSettings, mesh: string,
       locality: settings.zone === undefined ? {} : { zone: settings.zone },
       metadata: { 'dataplane.mesh': mesh, 'dataplane.name': name },
     },
+    // The names src/xds/proxyless/server-listener.ts answers (api may not import xds).
+    server_listener_resource_name_template: 'grpc/server?xds.resource.listening_address=%s',
   };
 }
 

@@ -15,6 +15,7 @@ import { nodeIdentity, proxyToken, type DataplaneLookup } from './node-identity.
 import type { ProxyTokenCheck } from './proxy-token.js';
 import { proxylessConfig, type ProxylessConfig } from './proxyless/config.js';
 import { readyEndpoints } from './proxyless/endpoints.js';
+import { withServerListeners } from './proxyless/server-listener.js';
 import type { Refusal } from './refusal.js';
 import { CLUSTER, CLUSTER_LOAD_ASSIGNMENT, LISTENER } from './type-urls.js';
 
@@ -58,13 +59,15 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
           const candidates: Record<string, readonly never[]> = {};
           for (const kind of KINDS) candidates[kind] = deps.sources.candidates(mesh, kind) as never[];
           const computed = networking
-            ? proxylessConfig({
-                networking,
-                services,
-                candidates,
-                endpoints: readyEndpoints(deps.sources.dataplanes(mesh)),
-                localZone: deps.sources.localZone,
-              })
+            ? withServerListeners(services, { sources: deps.sources, mesh, networking }, (clientServices) =>
+                proxylessConfig({
+                  networking,
+                  services: clientServices,
+                  candidates,
+                  endpoints: readyEndpoints(deps.sources.dataplanes(mesh)),
+                  localZone: deps.sources.localZone,
+                }),
+              )
             : { listeners: [], clusters: [], assignments: [], notes: {} };
           cached = { key, config: computed };
         }

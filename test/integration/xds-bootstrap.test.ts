@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { xdsBootstrapSettings } from '../../src/api/xds-routes.js';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
+import { SERVER_LISTENER_TEMPLATE } from '../../src/xds/proxyless/server-listener.js';
 import { bearer, issueUserToken, REMOTE } from '../helpers/auth.js';
 import { startTestPlane, tempDir, testConfig } from '../helpers/control-plane.js';
 import { eventually, startGlobal, startZone, zoneToken } from '../helpers/multizone.js';
@@ -28,6 +29,7 @@ const standaloneBootstrap = (serverUri: string, mesh: string, name: string) => (
     },
   ],
   node: { id: `${mesh}.${name}`, locality: {}, metadata: { 'dataplane.mesh': mesh, 'dataplane.name': name } },
+  server_listener_resource_name_template: SERVER_LISTENER_TEMPLATE,
 });
 
 describe('GET /meshes/{mesh}/dataplanes/{name}/bootstrap (issue 17, decisions §11)', () => {
