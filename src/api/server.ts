@@ -30,7 +30,7 @@ import type { RouteInfo } from './resource-routes.js';
 import type { WatchOptions } from './watch.js';
 import type { InspectQueries } from '../app/inspect.js';
 import { registerHistoryRoutes } from './history-routes.js';
-import { registerInspectRoutes } from './inspect-routes.js';
+import { registerInspectRoutes, type ProxyDumpFn } from './inspect-routes.js';
 import { createRequestOrigin } from './request-origin.js';
 import { registerResourceRoutes } from './resource-routes.js';
 import { registerTokenRoutes } from './token-routes.js';
@@ -79,8 +79,8 @@ export interface ServerDeps {
   history?: History;
   /** The inspect API (issue 16); absent: not served. */
   inspect?: InspectQueries;
-  /** The `/xds` dump of a proxy (issue 17); absent: not served. */
-  xdsDump?: (mesh: string, name: string) => unknown;
+  /** The `/xds`, `/stats` and `/clusters` views of a proxy (issue 17); absent: not served. */
+  proxyDump?: ProxyDumpFn;
   /** Limits of the `/_events` watch streams (issue 6). */
   watch?: WatchOptions;
   /** What data plane bootstraps name (issue 17); absent on Global, which serves no xDS. */

@@ -14,8 +14,7 @@ import { createQueries } from '../app/queries.js';
 import { createInspectQueries } from '../app/inspect.js';
 import { gatewayMatcher } from '../policies/gateway-matcher.js';
 import { createMatchView } from '../policies/match-view.js';
-import { wouldBeServed } from '../xds/dump.js';
-import { xdsSources } from './xds-sources.js';
+import { answerDumpRequest, localProxyDump, proxyDump } from './proxy-dump.js';
 import type { TokenService } from '../app/token-service.js';
 import { createTokenService } from '../app/token-service.js';
 import { MESH_CP_VERSION } from '../app/versions.js';
@@ -208,13 +207,8 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   // Issue 16: the policy engine, built per mesh on its first inspect read, then kept by every write.
   const matches = createMatchView(views, gatewayMatcher);
   const inspect = createInspectQueries({ views, matches });
-  // Issue 17: what a proxy would be served (its stream's dump comes with the ADS server).
-  const xdsDump = (mesh: string, name: string) =>
-    wouldBeServed(
-      xdsSources(views, config.mode === 'zone' ? config.multizone.zone.name : undefined),
-      mesh,
-      name,
-    );
+  // Issue 17: a proxy's /xds, /stats and /clusters (its stream once it is connected; on Global, its zone's).
+  const dumpDeps = { config, views, xds: () => xds, multizone: () => multizone };
   const history = createHistory({
     registry,
     log,
@@ -271,7 +265,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     },
     history,
     inspect,
-    xdsDump,
+    proxyDump: proxyDump(dumpDeps),
     now,
     xdsBootstrap: xdsBootstrapSettings(config),
     watch: {
@@ -340,6 +334,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
         logger: opts.logger,
         now,
         options: opts.multizone,
+        answerDump: answerDumpRequest(localProxyDump(dumpDeps)),
       });
       ports.kds = multizone?.kdsPort ?? 0;
       // Decisions §11: proxies connect to their zone (or a standalone plane); Global serves no xDS.
