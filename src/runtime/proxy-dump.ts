@@ -7,6 +7,7 @@
 import type { ProxyDumpFn } from '../api/inspect-routes.js';
 import type { Config } from '../config/schema.js';
 import type { ResourceViews } from '../projections/resource-views.js';
+import { AppError } from '../util/errors.js';
 import type { DumpRequest } from '../zones/sync-protocol.js';
 import type { ProxyDumps } from '../xds/proxy-dumps.js';
 import type { Multizone } from './multizone.js';
@@ -72,9 +73,15 @@ export function proxyDump(deps: ProxyDumpDeps): ProxyDumpFn {
 export function answerDumpRequest(
   local: ProxyDumpFn,
 ): (req: DumpRequest) => Promise<{ contentType: string; body: string }> {
-  return (req) => {
-    const kind = req.kind === 'ZoneIngress' || req.kind === 'ZoneEgress' ? req.kind : 'Dataplane';
-    const view = req.view === 'stats' || req.view === 'clusters' ? req.view : 'xds';
+  return async (req) => {
+    const kind = KINDS.find((k) => k === req.kind);
+    const view = VIEWS.find((v) => v === req.view);
+    if (!kind || !view) {
+      throw new AppError('BAD_REQUEST', 'Bad request', `no view "${req.view}" of a ${req.kind} here`);
+    }
     return local({ kind, mesh: kind === 'Dataplane' ? req.mesh : undefined, name: req.name }, view);
   };
 }
+
+const KINDS = ['Dataplane', 'ZoneIngress', 'ZoneEgress'] as const;
+const VIEWS = ['xds', 'stats', 'clusters'] as const;
