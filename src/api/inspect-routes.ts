@@ -13,11 +13,19 @@ export interface InspectRouteDeps {
   registry: Registry;
   queries: Queries;
   inspect: InspectQueries;
-  /** `GET /meshes/{mesh}/dataplanes/{name}/xds` (issue 17); absent: not served. */
-  xdsDump?: (mesh: string, name: string) => unknown;
+  /** `GET …/xds|stats|clusters` of Dataplanes, zone ingresses and egresses (issue 17); absent: not served. */
+  proxyDump?: ProxyDumpFn;
   /** Per dialled service, what a proxyless client could not apply; absent: `/policies` says nothing of it. */
   xdsNotes?: (mesh: string, name: string) => Record<string, string[]> | undefined;
 }
+
+/** A proxy's view (issue 17): its ConfigDump (`xds`, JSON) or its `stats` and `clusters` (text). */
+export type ProxyDumpFn = (
+  ref: { kind: 'Dataplane' | 'ZoneIngress' | 'ZoneEgress'; mesh?: string; name: string },
+  view: 'xds' | 'stats' | 'clusters',
+) => Promise<{ contentType: 'application/json' | 'text/plain'; body: string }>;
+
+const VIEWS = ['xds', 'stats', 'clusters'] as const;
 
 const json = (reply: FastifyReply, revision: number, body: string | Buffer): FastifyReply =>
   reply.type('application/json; charset=utf-8').header('x-mesh-revision', String(revision)).send(body);
@@ -58,17 +66,38 @@ export function registerInspectRoutes(app: FastifyInstance, deps: InspectRouteDe
     },
   );
 
-  const { xdsDump } = deps;
-  if (xdsDump) {
-    app.get<{ Params: ProxyParams }>(
-      '/meshes/:mesh/dataplanes/:name/xds',
-      dataplaneRead,
-      async (req, reply) => {
-        const revision = queries.revision();
-        const { mesh, name } = req.params;
-        return json(reply, revision, JSON.stringify(xdsDump(mesh, name)));
-      },
-    );
+  const { proxyDump } = deps;
+  if (proxyDump) {
+    const send = async (
+      reply: FastifyReply,
+      ref: Parameters<ProxyDumpFn>[0],
+      view: (typeof VIEWS)[number],
+    ): Promise<FastifyReply> => {
+      const revision = queries.revision();
+      const answer = await proxyDump(ref, view);
+      return reply
+        .type(`${answer.contentType}; charset=utf-8`)
+        .header('x-mesh-revision', String(revision))
+        .send(answer.body);
+    };
+    for (const view of VIEWS) {
+      app.get<{ Params: ProxyParams }>(
+        `/meshes/:mesh/dataplanes/:name/${view}`,
+        dataplaneRead,
+        (req, reply) =>
+          send(reply, { kind: 'Dataplane', mesh: req.params.mesh, name: req.params.name }, view),
+      );
+      for (const [seg, kind] of [
+        ['zoneingresses', 'ZoneIngress'],
+        ['zoneegresses', 'ZoneEgress'],
+      ] as const) {
+        app.get<{ Params: { name: string } }>(
+          `/${seg}/:name/${view}`,
+          { config: { action: 'read', kind } satisfies RouteInfo },
+          (req, reply) => send(reply, { kind, name: req.params.name }, view),
+        );
+      }
+    }
   }
 
   const page = (req: FastifyRequest) => {

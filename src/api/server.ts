@@ -31,7 +31,7 @@ import type { RouteInfo } from './resource-routes.js';
 import type { WatchOptions } from './watch.js';
 import type { InspectQueries } from '../app/inspect.js';
 import { registerHistoryRoutes } from './history-routes.js';
-import { registerInspectRoutes } from './inspect-routes.js';
+import { registerInspectRoutes, type ProxyDumpFn } from './inspect-routes.js';
 import { createRequestOrigin } from './request-origin.js';
 import { registerResourceRoutes } from './resource-routes.js';
 import { registerTokenRoutes } from './token-routes.js';
@@ -82,8 +82,8 @@ export interface ServerDeps {
   history?: History;
   /** The inspect API (issue 16); absent: not served. */
   inspect?: InspectQueries;
-  /** The `/xds` dump of a proxy (issue 17); absent: not served. */
-  xdsDump?: (mesh: string, name: string) => unknown;
+  /** The `/xds`, `/stats` and `/clusters` views of a proxy (issue 17); absent: not served. */
+  proxyDump?: ProxyDumpFn;
   /** Per dialled service, what a proxyless client could not apply (issue 17); shown by `/policies`. */
   xdsNotes?: (mesh: string, name: string) => Record<string, string[]> | undefined;
   /** Limits of the `/_events` watch streams (issue 6). */

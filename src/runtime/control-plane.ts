@@ -14,9 +14,10 @@ import { createQueries } from '../app/queries.js';
 import { createInspectQueries } from '../app/inspect.js';
 import { gatewayMatcher } from '../policies/gateway-matcher.js';
 import { createMatchView } from '../policies/match-view.js';
-import { createPolicyNotes, wouldBeServed } from '../xds/dump.js';
+import { createPolicyNotes } from '../xds/dump.js';
 import { envNameOf } from '../config/load.js';
 import { xdsSources } from './xds-sources.js';
+import { answerDumpRequest, localProxyDump, proxyDump } from './proxy-dump.js';
 import type { TokenService } from '../app/token-service.js';
 import { createTokenService } from '../app/token-service.js';
 import { MESH_CP_VERSION } from '../app/versions.js';
@@ -232,9 +233,9 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   // Issue 16: the policy engine, built per mesh on its first inspect read, then kept by every write.
   const matches = createMatchView(views, gatewayMatcher);
   const inspect = createInspectQueries({ views, matches });
-  // Issue 17: what a proxy would be served (its stream's dump comes with the ADS server).
+  // Issue 17: a proxy's /xds, /stats and /clusters (its stream once it is connected; on Global, its zone's).
+  const dumpDeps = { config, views, xds: () => xds, multizone: () => multizone };
   const dumpSources = xdsSources(views, config.mode === 'zone' ? config.multizone.zone.name : undefined);
-  const xdsDump = (mesh: string, name: string) => wouldBeServed(dumpSources, mesh, name);
   const history = createHistory({
     registry,
     log,
@@ -291,7 +292,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     },
     history,
     inspect,
-    xdsDump,
+    proxyDump: proxyDump(dumpDeps),
     xdsNotes: config.mode === 'global' ? undefined : createPolicyNotes(dumpSources),
     now,
     xdsBootstrap: xdsBootstrapSettings(config),
@@ -368,6 +369,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
           logger: opts.logger,
           now,
           options: opts.multizone,
+          answerDump: answerDumpRequest(localProxyDump(dumpDeps)),
         }),
       );
       ports.kds = multizone?.kdsPort ?? 0;

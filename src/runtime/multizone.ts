@@ -16,7 +16,8 @@ import { AppError } from '../util/errors.js';
 import type { ZoneStatus } from '../zones/global-server.js';
 import { createGlobalSyncServer } from '../zones/global-server.js';
 import type { StreamTimers } from '../zones/peer-stream.js';
-import type { WireVersion } from '../zones/sync-protocol.js';
+import type { DumpReply } from '../zones/dump-requests.js';
+import type { DumpRequest, WireVersion } from '../zones/sync-protocol.js';
 import type { GlobalLink } from '../zones/zone-client.js';
 import { createZoneSyncClient } from '../zones/zone-client.js';
 import type { TlsMaterial } from './tls.js';
@@ -32,6 +33,8 @@ export interface Multizone {
   isConnected(zone: string): boolean;
   /** Zone: the Global it follows and whether it is connected now. */
   link?(): GlobalLink;
+  /** Global: a view of a zone's proxy, answered by that zone (issue 17). */
+  proxyDump?(zone: string, req: Omit<DumpRequest, 'id'>): Promise<DumpReply>;
   close(): Promise<void>;
 }
 
@@ -39,6 +42,8 @@ export interface Multizone {
 export interface MultizoneOptions {
   timers?: StreamTimers;
   backoff?: { min: number; max: number };
+  /** Global: how long a zone has to answer a proxy view request (default 5 s). */
+  dumpTimeoutMs?: number;
 }
 
 /** This build's version as the sync handshake carries it (spec 2.12 `version.meshCp`). */
@@ -150,6 +155,8 @@ export async function startMultizone(
     logger?: Logger;
     now: () => Date;
     options?: MultizoneOptions;
+    /** Zone: answers Global's requests for a view of one of this zone's proxies. */
+    answerDump?: (req: DumpRequest) => Promise<{ contentType: string; body: string }>;
   },
 ): Promise<Multizone | undefined> {
   if (config.mode === 'standalone') return undefined;
@@ -170,6 +177,7 @@ export async function startMultizone(
       logger: deps.logger,
       now: deps.now,
       timers: deps.options?.timers,
+      dumpTimeoutMs: deps.options?.dumpTimeoutMs,
     });
     const kdsPort = await server.listen(config.multizone.global.kds.grpcPort, tls);
     return {
@@ -177,6 +185,7 @@ export async function startMultizone(
       kdsTls: { source: tls.source, certFile: tls.certFile },
       zoneStatuses: () => server.zoneStatuses(),
       isConnected: (zone) => server.isConnected(zone),
+      proxyDump: (zone, req) => server.proxyDump(zone, req),
       close: () => server.close(),
     };
   }
@@ -196,6 +205,7 @@ export async function startMultizone(
     now: deps.now,
     timers: deps.options?.timers,
     backoff: deps.options?.backoff,
+    answerDump: deps.answerDump,
   });
   if (zone.kds.token === '') {
     deps.logger?.warn('multizone.zone.kds.token is empty: Global will refuse this zone');

@@ -11,6 +11,7 @@ import type { TokenService } from '../app/token-service.js';
 import type { ResourceViews } from '../projections/resource-views.js';
 import type { StatusStore } from '../status/status-store.js';
 import { AdsServer } from '../xds/ads-server.js';
+import type { AdsStream } from '../xds/ads-stream.js';
 import { createMeshConfigSource } from '../xds/mesh-config-source.js';
 import { dataplaneLookup, nodeIdentity } from '../xds/node-identity.js';
 import { createProxyInsights, type ProxySubscriptionHandle } from '../xds/proxy-insights.js';
@@ -23,6 +24,8 @@ import { onMeshChange, xdsSources } from './xds-sources.js';
 export interface XdsServer {
   port: number;
   ads: AdsServer;
+  /** The newest open stream of a Dataplane (several may be open for one proxy). */
+  streamOf(mesh: string, name: string): AdsStream | undefined;
   close(): Promise<void>;
 }
 
@@ -50,9 +53,15 @@ export async function startXdsServer(deps: {
   const ads = new AdsServer(source, { now: deps.now });
   const insights = createProxyInsights({ status: deps.status, now: deps.now });
   const handles = new Map<string, ProxySubscriptionHandle>();
+  /** Open stream ids per `mesh\0name`, oldest first. */
+  const byProxy = new Map<string, string[]>();
+  const proxyOf = new Map<string, string>();
   ads.on('connect', (info) => {
     const who = nodeIdentity(info.node, lookup);
     if (!who.ok) return;
+    const key = `${who.mesh}\u0000${who.name}`;
+    proxyOf.set(info.id, key);
+    byProxy.set(key, [...(byProxy.get(key) ?? []), info.id]);
     handles.set(
       info.id,
       insights.open(who.mesh, who.name, {
@@ -70,6 +79,11 @@ export async function startXdsServer(deps: {
   ads.on('disconnect', (info, status) => {
     const handle = handles.get(info.id);
     handles.delete(info.id);
+    const key = proxyOf.get(info.id);
+    proxyOf.delete(info.id);
+    const ids = key === undefined ? [] : (byProxy.get(key) ?? []).filter((id) => id !== info.id);
+    if (key !== undefined && ids.length > 0) byProxy.set(key, ids);
+    else if (key !== undefined) byProxy.delete(key);
     handle?.close();
     logger?.info({ stream: info.id, code: status.code, details: status.details }, 'proxy disconnected');
   });
@@ -81,6 +95,14 @@ export async function startXdsServer(deps: {
   return {
     port,
     ads,
+    streamOf(mesh, name) {
+      const ids = byProxy.get(`${mesh}\u0000${name}`) ?? [];
+      for (let i = ids.length - 1; i >= 0; i--) {
+        const stream = ads.stream(ids[i]);
+        if (stream) return stream;
+      }
+      return undefined;
+    },
     async close() {
       await ads.close();
       for (const h of handles.values()) h.close();

@@ -133,6 +133,7 @@ export class AdsStream {
     this.sent.set(url, { names, values });
     status.version = version;
     status.nonce = nonce;
+    status.sentAt = this.now();
     status.responsesSent++;
     this.touch();
   }

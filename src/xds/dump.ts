@@ -3,7 +3,7 @@
  * connected: what it would be served, computed from its Dataplane (the services of its declared
  * outbounds stand for the services a proxyless client dials) and the mesh's policies and ready
  * endpoints, at the current revision. A connected proxy's dump (what its stream was served, with its
- * NACKs) comes with the ADS server.
+ * NACKs) is `stream-dump.ts`.
  */
 import type { PolicyResource } from '../policies/policy-resource.js';
 import { proxyInterfaces, type Networking } from '../policies/proxy-interfaces.js';
@@ -67,8 +67,8 @@ export function createPolicyNotes(
   };
 }
 
-/** The ConfigDump a proxy would be served now; 404 names a missing mesh or proxy. */
-export function wouldBeServed(src: DumpSources, mesh: string, name: string): ReturnType<typeof configDump> {
+/** What a proxy would be served now, as objects; 404 names a missing mesh or proxy. */
+export function wouldBeServedConfig(src: DumpSources, mesh: string, name: string) {
   if (!src.meshExists(mesh)) throw new AppError('NOT_FOUND', 'Not found', `Mesh "${mesh}" not found`);
   const networking = src.dataplane(mesh, name);
   if (!networking) {
@@ -84,12 +84,13 @@ export function wouldBeServed(src: DumpSources, mesh: string, name: string): Ret
     endpoints: readyEndpoints(src.dataplanes(mesh)),
     localZone: src.localZone,
   });
-  const revision = src.revision();
   const cluster =
     proxyInterfaces(networking).inbounds[0]?.service ?? networking.gateway?.tags['mesh.io/service'] ?? '';
-  return configDump({
-    node: { id: `${mesh}.${name}`, cluster },
-    versions: { lds: revision, cds: revision, eds: revision },
-    ...served,
-  });
+  return { node: { id: `${mesh}.${name}`, cluster }, revision: src.revision(), ...served };
+}
+
+/** The ConfigDump a proxy would be served now; 404 names a missing mesh or proxy. */
+export function wouldBeServed(src: DumpSources, mesh: string, name: string): ReturnType<typeof configDump> {
+  const { revision, ...served } = wouldBeServedConfig(src, mesh, name);
+  return configDump({ versions: { lds: revision, cds: revision, eds: revision }, ...served });
 }

@@ -14,6 +14,8 @@ export interface TypeStatus extends TypeCounters {
   /** `version_info` and nonce of the last response, absent before the first one. */
   version?: number;
   nonce?: string;
+  /** When the last response was sent. */
+  sentAt?: Date;
   /** Version of the last response the proxy acknowledged. */
   ackedVersion?: number;
   /** The last NACK: the client's error text and when it came. */

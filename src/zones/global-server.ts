@@ -18,7 +18,16 @@ import { statusName, toStreamEnd } from './grpc-errors.js';
 import { createIngressServices } from './ingress-services.js';
 import type { PeerStream, StreamTimers } from './peer-stream.js';
 import { DEFAULT_TIMERS, createPeerStream } from './peer-stream.js';
-import type { Hello, ReceivedMessage, StatusUpdate, SyncStream, WireVersion } from './sync-protocol.js';
+import type { DumpReply } from './dump-requests.js';
+import { createDumpRequests } from './dump-requests.js';
+import type {
+  DumpRequest,
+  Hello,
+  ReceivedMessage,
+  StatusUpdate,
+  SyncStream,
+  WireVersion,
+} from './sync-protocol.js';
 import { CHANNEL_OPTIONS, syncService } from './sync-protocol.js';
 import type { SubscriptionHandle } from './zone-insights.js';
 import { createZoneInsights } from './zone-insights.js';
@@ -38,6 +47,11 @@ export interface GlobalSyncServer {
   zoneStatuses(): ZoneStatus[];
   /** Whether a session of the zone is open (decisions §3: such a zone cannot be deleted). */
   isConnected(zone: string): boolean;
+  /**
+   * A view of a zone's proxy, answered by the zone over its sync session (issue 17); UNAVAILABLE
+   * naming the zone when it is not connected or does not answer in time.
+   */
+  proxyDump(zone: string, req: Omit<DumpRequest, 'id'>): Promise<DumpReply>;
   close(): Promise<void>;
 }
 
@@ -55,6 +69,8 @@ export interface GlobalSyncDeps {
   now: () => Date;
   timers?: StreamTimers;
   limits?: Partial<SenderLimits>;
+  /** How long a zone has to answer a proxy view request (default 5 s). */
+  dumpTimeoutMs?: number;
 }
 
 interface Session {
@@ -104,6 +120,7 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
   const zoneProxies = new Map<string, Set<string>>();
   const insights = createZoneInsights({ status, now: deps.now });
   const ingress = createIngressServices({ log, source, commands: deps.commands, logger });
+  const dumps = createDumpRequests(deps.dumpTimeoutMs ?? 5000);
   let server: grpc.Server | undefined;
 
   const goesDown = (zone: string) => (e: LogEntry) => {
@@ -123,6 +140,7 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
     s.down?.stream.close({ code: grpc.status.UNAVAILABLE, details: reason });
     s.up?.stream.close({ code: grpc.status.UNAVAILABLE, details: reason });
     s.sub.close();
+    dumps.dropZone(s.zone, reason);
     const now = deps.now().toISOString();
     for (const key of zoneProxies.get(s.zone) ?? []) {
       const [mesh, name] = key.split('\u0000');
@@ -244,6 +262,7 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
     markActive(s);
     return (m) => {
       if (m.body === 'ack' && m.ack) sender.onAck(m.ack);
+      else if (m.body === 'dumpResponse' && m.dumpResponse) dumps.answered(s.zone, m.dumpResponse);
     };
   };
 
@@ -450,8 +469,17 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
       return out;
     },
     isConnected: (zone) => sessions.has(zone),
+    async proxyDump(zone, req) {
+      const s = sessions.get(zone);
+      const down = s?.down;
+      if (!s || s.ended || !s.active || !down || down.stream.ended) {
+        throw new AppError('UNAVAILABLE', 'Zone not connected', `zone "${zone}" is not connected to Global`);
+      }
+      return dumps.ask(zone, (r) => down.stream.send({ dumpRequest: r }), req);
+    },
     async close() {
       unsubscribe();
+      dumps.close();
       ingress.close();
       for (const s of [...sessions.values()]) endSession(s, 'Global is stopping');
       insights.close();

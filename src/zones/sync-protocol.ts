@@ -93,6 +93,25 @@ export interface StatusUpdate {
   full: boolean;
 }
 
+/** Global asks a zone for a view of one of its proxies (issue 17), named as the zone names it. */
+export interface DumpRequest {
+  id: number;
+  kind: string;
+  mesh: string;
+  name: string;
+  view: string;
+}
+
+/** The zone's answer: `body` with `contentType`, or an error (empty `errorCode`: none). */
+export interface DumpResponse {
+  id: number;
+  contentType: string;
+  body: Buffer;
+  errorCode: string;
+  errorTitle: string;
+  errorDetails: string;
+}
+
 /** A message to send: exactly one body. */
 export type SyncMessage =
   | { hello: Hello }
@@ -100,16 +119,20 @@ export type SyncMessage =
   | { batch: Batch }
   | { ack: Ack }
   | { status: StatusUpdate }
-  | { ping: Record<string, never> };
+  | { ping: Record<string, never> }
+  | { dumpRequest: DumpRequest }
+  | { dumpResponse: DumpResponse };
 
 /** A received message: `body` names the one that is set. */
 export interface ReceivedMessage {
-  body: 'hello' | 'welcome' | 'batch' | 'ack' | 'status' | 'ping';
+  body: 'hello' | 'welcome' | 'batch' | 'ack' | 'status' | 'ping' | 'dumpRequest' | 'dumpResponse';
   hello?: Hello;
   welcome?: Welcome;
   batch?: Batch;
   ack?: Ack;
   status?: StatusUpdate;
+  dumpRequest?: DumpRequest;
+  dumpResponse?: DumpResponse;
 }
 
 /** The two streams of a session, as the server implements them. */

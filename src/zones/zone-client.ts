@@ -7,13 +7,21 @@ import type { SyncSource } from '../app/sync-source.js';
 import type { EventLog } from '../events/types.js';
 import type { Registry } from '../resources/registry.js';
 import type { StatusStore } from '../status/status-store.js';
+import { AppError } from '../util/errors.js';
 import { createEntryReceiver, parseCursor } from './entry-receiver.js';
 import type { EntrySender, SenderLimits } from './entry-sender.js';
 import { createEntrySender, planStart } from './entry-sender.js';
 import { statusName } from './grpc-errors.js';
 import type { PeerStream, StreamEnd, StreamTimers } from './peer-stream.js';
 import { DEFAULT_TIMERS, createPeerStream } from './peer-stream.js';
-import type { ProxyStatus, ReceivedMessage, SyncClient, WireVersion } from './sync-protocol.js';
+import type {
+  DumpRequest,
+  DumpResponse,
+  ProxyStatus,
+  ReceivedMessage,
+  SyncClient,
+  WireVersion,
+} from './sync-protocol.js';
 import { CHANNEL_OPTIONS, syncClientConstructor } from './sync-protocol.js';
 import { explainConnectFailure } from './connect-failure.js';
 
@@ -60,6 +68,8 @@ export interface ZoneSyncDeps {
   limits?: Partial<SenderLimits>;
   /** Back-off between attempts: from `min` doubling to `max` (ms). */
   backoff?: { min: number; max: number };
+  /** Answers Global's requests for a view of one of this zone's proxies (issue 17); absent: none are answered. */
+  answerDump?: (req: DumpRequest) => Promise<{ contentType: string; body: string }>;
 }
 
 const STATUS_FLUSH_MS = 100;
@@ -176,6 +186,43 @@ export function createZoneSyncClient(deps: ZoneSyncDeps): ZoneSyncClient {
           return;
         }
         if (m.body === 'batch' && m.batch) onBatch?.(m.batch);
+        else if (m.body === 'dumpRequest' && m.dumpRequest) answer(m.dumpRequest);
+      };
+
+      /** Global's request for a proxy view: answered on the same stream, errors by their code. */
+      const answer = (req: DumpRequest): void => {
+        const reply = (res: Omit<DumpResponse, 'id'>): void =>
+          down?.send({ dumpResponse: { id: req.id, ...res } });
+        const none = { contentType: '', body: Buffer.alloc(0) };
+        if (!deps.answerDump) {
+          reply({
+            ...none,
+            errorCode: 'UNAVAILABLE',
+            errorTitle: 'Not served',
+            errorDetails: `zone "${deps.zone}" serves no proxy views`,
+          });
+          return;
+        }
+        deps.answerDump(req).then(
+          (r) =>
+            reply({
+              contentType: r.contentType,
+              body: Buffer.from(r.body),
+              errorCode: '',
+              errorTitle: '',
+              errorDetails: '',
+            }),
+          (err: unknown) => {
+            const known = err instanceof AppError;
+            if (!known) logger?.error({ err }, 'answering a proxy view request failed');
+            reply({
+              ...none,
+              errorCode: known ? err.code : 'INTERNAL',
+              errorTitle: known ? err.title : 'Internal error',
+              errorDetails: known ? err.details : `zone "${deps.zone}" failed to answer`,
+            });
+          },
+        );
       };
 
       const startReceiver = (globalLogId: string): void => {
