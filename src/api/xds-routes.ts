@@ -25,6 +25,15 @@ export function xdsBootstrapSettings(config: Config): XdsBootstrapSettings | und
 }
 
 /**
+ * After the xDS server has bound: with `grpcPort` 0 and no advertised address, the bootstrap names
+ * the port actually bound (else it would send proxies to port 0).
+ */
+export function useBoundXdsPort(settings: XdsBootstrapSettings, config: Config, port: number): void {
+  if (config.xdsServer.advertisedAddress || config.xdsServer.grpcPort !== 0) return;
+  settings.serverUri = settings.serverUri.replace(/:0$/, `:${port}`);
+}
+
+/**
  * The bootstrap file `@grpc/grpc-js-xds` reads from `GRPC_XDS_BOOTSTRAP` (decisions §11): the xDS
  * server with insecure channel credentials and `ignore_resource_deletion`, and the node: id
  * `<mesh>.<name>`, a locality (mandatory for that client, even empty) and the metadata that name the

@@ -6,7 +6,7 @@ import Fastify from 'fastify';
 import type { Logger } from 'pino';
 import type { ServerDeps } from '../api/server.js';
 import { buildServer, httpsServerOf, lazySchemaCompilers } from '../api/server.js';
-import { xdsBootstrapSettings } from '../api/xds-routes.js';
+import { useBoundXdsPort, xdsBootstrapSettings } from '../api/xds-routes.js';
 import type { Commands } from '../app/commands.js';
 import { createCommands } from '../app/commands.js';
 import { createHistory } from '../app/history.js';
@@ -257,6 +257,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     },
   });
   const tokens = createTokenService({ views, now, keysReady: defaultsReady });
+  const xdsBootstrap = xdsBootstrapSettings(config);
   const serverDeps: ServerDeps = {
     registry,
     queries,
@@ -295,7 +296,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     proxyDump: proxyDump(dumpDeps),
     xdsNotes: config.mode === 'global' ? undefined : createPolicyNotes(dumpSources),
     now,
-    xdsBootstrap: xdsBootstrapSettings(config),
+    xdsBootstrap,
     watch: {
       heartbeatMs: parseDuration(config.apiServer.watch.heartbeatInterval),
       bufferLimit: config.apiServer.watch.bufferLimit,
@@ -388,6 +389,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
           }),
         );
         ports.xds = xds.port;
+        if (xdsBootstrap) useBoundXdsPort(xdsBootstrap, config, xds.port);
       }
     } catch (err) {
       await closeAll();

@@ -20,6 +20,8 @@ export interface CpProcess {
     diagnosticsPort: number;
     /** Global's sync port (0 unless mode is global). */
     kdsPort: number;
+    /** The xDS port (0 on Global). */
+    xdsPort: number;
     pid: number;
     revision: number;
   }>;
@@ -49,6 +51,7 @@ export function startNpm(env: Record<string, string>, args: string[] = ['start']
     httpsPort: number;
     diagnosticsPort: number;
     kdsPort: number;
+    xdsPort: number;
     pid: number;
     revision: number;
   }) => void;
@@ -58,6 +61,7 @@ export function startNpm(env: Record<string, string>, args: string[] = ['start']
     httpsPort: number;
     diagnosticsPort: number;
     kdsPort: number;
+    xdsPort: number;
     pid: number;
     revision: number;
   }>((res, rej) => {
@@ -79,6 +83,7 @@ export function startNpm(env: Record<string, string>, args: string[] = ['start']
           httpsPort: rec.httpsPort as number,
           diagnosticsPort: rec.diagnosticsPort as number,
           kdsPort: rec.kdsPort as number,
+          xdsPort: rec.xdsPort as number,
           pid: rec.pid as number,
           revision: rec.revision as number,
         });

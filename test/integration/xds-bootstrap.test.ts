@@ -3,7 +3,7 @@ import { xdsBootstrapSettings } from '../../src/api/xds-routes.js';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { SERVER_LISTENER_TEMPLATE } from '../../src/xds/proxyless/server-listener.js';
 import { bearer, issueUserToken, REMOTE } from '../helpers/auth.js';
-import { startTestPlane, tempDir, testConfig } from '../helpers/control-plane.js';
+import { startListeningPlane, startTestPlane, tempDir, testConfig } from '../helpers/control-plane.js';
 import { eventually, startGlobal, startZone, zoneToken } from '../helpers/multizone.js';
 
 const SVC = 'mesh.io/service';
@@ -108,6 +108,18 @@ describe('the bootstrap xDS address (xdsServer.advertisedAddress, else general.a
     });
     expect(settings({ MESH_GENERAL_ADVERTISED_HOSTNAME: 'fd00::7' })?.serverUri).toBe('[fd00::7]:5678');
     expect(settings({ MESH_MODE: 'global' })).toBeUndefined();
+  });
+
+  it('names the port actually bound when grpcPort is 0 (a free port), not port 0', async () => {
+    const cp = await startListeningPlane({ MESH_GENERAL_ADVERTISED_HOSTNAME: '127.0.0.1' });
+    try {
+      await put(cp, '/meshes/default/dataplanes/web-1', dataplane('default', 'web-1'));
+      const res = await cp.app.inject({ method: 'GET', url: '/meshes/default/dataplanes/web-1/bootstrap' });
+      expect(cp.ports.xds).toBeGreaterThan(0);
+      expect(res.json().xds_servers[0].server_uri).toBe(`127.0.0.1:${cp.ports.xds}`);
+    } finally {
+      await cp.close();
+    }
   });
 });
 

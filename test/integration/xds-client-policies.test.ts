@@ -102,6 +102,10 @@ describe('Timeout, Retry and FaultInjection on a proxyless client', () => {
 
   it('a Timeout of 300 ms fails a 1 s call with DEADLINE_EXCEEDED', async () => {
     const client = clientOf('slow');
+    // Resolution and connection first, so that the time measured is the call's alone (a loaded machine).
+    await new Promise<void>((resolve, reject) =>
+      client.waitForReady(Date.now() + 5000, (e) => (e ? reject(e) : resolve())),
+    );
     const started = Date.now();
     const err = await failure(echo(client));
     expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
