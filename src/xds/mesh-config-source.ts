@@ -1,24 +1,31 @@
 /**
  * The ConfigSource of the ADS server over the mesh: who a stream is (the node names a Dataplane,
  * whose data plane token must cover it), and what it is served (`proxylessConfig` for the services it
- * asked Listeners for, computed at the current log revision). Any write in the proxy's mesh tells its
- * stream that config may have changed; the server re-sends a type only when its bytes changed, so a
- * write that touches a proxy's config reaches it and one that does not costs it a recomputation and
- * no push.
+ * asked Listeners for, computed at the current log revision). A write in the proxy's mesh that its
+ * footprint says may change its config (`touches`) drops the cached config and tells its stream; the
+ * server re-sends a type only when its bytes changed. A write no proxy reads (a Secret, a policy for
+ * other clients) costs a footprint check per stream, no recomputation and no push.
  */
 import type * as grpc from '@grpc/grpc-js';
 import { AppError, type ErrorCode } from '../util/errors.js';
 import type { Node } from './ads-protocol.js';
 import type { ConfigSource, NamedResource, ProxyHandle } from './config-source.js';
 import type { DumpSources } from './dump.js';
+import type { PolicyResource } from '../policies/policy-resource.js';
+import type { Networking } from '../policies/proxy-interfaces.js';
+import {
+  CONFIG_KINDS,
+  proxyFootprint,
+  touches,
+  type MeshWrite,
+  type ProxyFootprint,
+} from './proxy-footprint.js';
 import { nodeIdentity, proxyToken, type DataplaneLookup } from './node-identity.js';
 import type { ProxyTokenCheck } from './proxy-token.js';
 import { proxylessConfig, type ProxylessConfig } from './proxyless/config.js';
 import { readyEndpoints } from './proxyless/endpoints.js';
 import type { Refusal } from './refusal.js';
 import { CLUSTER, CLUSTER_LOAD_ASSIGNMENT, LISTENER } from './type-urls.js';
-
-const KINDS = ['TrafficRoute', 'Timeout', 'Retry', 'FaultInjection', 'CircuitBreaker', 'HealthCheck'];
 
 const CODE: Record<Refusal['code'], ErrorCode> = {
   INVALID_ARGUMENT: 'BAD_REQUEST',
@@ -28,13 +35,18 @@ const CODE: Record<Refusal['code'], ErrorCode> = {
 };
 const refused = (r: Refusal): AppError => new AppError(CODE[r.code], 'Refused', r.message);
 
+/** The dump's sources and the mesh's Dataplanes with their names (what a footprint records). */
+export interface XdsSources extends DumpSources {
+  namedDataplanes(mesh: string): Iterable<{ name: string; networking: Networking }>;
+}
+
 /** What the source reads. */
 export interface MeshConfigDeps {
   lookup: DataplaneLookup;
   checkToken: ProxyTokenCheck;
-  sources: DumpSources;
-  /** Calls `listener(mesh)` after each committed write in a mesh; returns the unsubscribe function. */
-  onMeshChange(listener: (mesh: string) => void): () => void;
+  sources: XdsSources;
+  /** Calls `listener(mesh, write)` after each committed write in a mesh; returns the unsubscribe function. */
+  onMeshChange(listener: (mesh: string, write: MeshWrite) => void): () => void;
 }
 
 /** Creates the source. */
@@ -49,24 +61,33 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
       if (!allowed.ok) throw refused(allowed);
       const { mesh, name } = who;
       let services: string[] = [];
-      let cached: { key: string; config: ProxylessConfig } | undefined;
+      let cached: { services: string; config: ProxylessConfig } | undefined;
+      let footprint: ProxyFootprint | undefined;
       const config = (): { version: number; config: ProxylessConfig } => {
         const version = deps.sources.revision();
-        const key = `${version}\u0000${services.join('\u0000')}`;
-        if (cached?.key !== key) {
+        const key = services.join('\u0000');
+        if (cached?.services !== key) {
           const networking = deps.sources.dataplane(mesh, name);
-          const candidates: Record<string, readonly never[]> = {};
-          for (const kind of KINDS) candidates[kind] = deps.sources.candidates(mesh, kind) as never[];
+          const candidates: Record<string, readonly PolicyResource[]> = {};
+          for (const kind of CONFIG_KINDS) candidates[kind] = deps.sources.candidates(mesh, kind);
+          const dataplanes = [...deps.sources.namedDataplanes(mesh)];
           const computed = networking
             ? proxylessConfig({
                 networking,
                 services,
                 candidates,
-                endpoints: readyEndpoints(deps.sources.dataplanes(mesh)),
+                endpoints: readyEndpoints(dataplanes.map((d) => d.networking)),
                 localZone: deps.sources.localZone,
               })
-            : { listeners: [], clusters: [], assignments: [], notes: {} };
-          cached = { key, config: computed };
+            : { listeners: [], clusters: [], assignments: [], notes: {}, reach: services };
+          footprint = proxyFootprint({
+            self: name,
+            networking,
+            reach: computed.reach,
+            candidates,
+            dataplanes,
+          });
+          cached = { services: key, config: computed };
         }
         return { version, config: cached.config };
       };
@@ -95,12 +116,15 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
           return { version, resources: [] };
         },
         onChange(listener) {
-          return deps.onMeshChange((m) => {
-            if (m === mesh) listener();
+          return deps.onMeshChange((m, write) => {
+            if (m !== mesh || (cached && footprint && !touches(footprint, write))) return;
+            cached = undefined;
+            listener();
           });
         },
         closed() {
           cached = undefined;
+          footprint = undefined;
         },
       };
     },
