@@ -299,7 +299,9 @@ export async function xdsFigures(opts: {
       return percentile(latencies, 99);
     };
     log('xds-push: a Timeout touching all 1,000, p99 PUT-to-Listener; bare grpc-js push of the same bytes');
-    let oursP99 = 0;
+    const oursP99s: number[] = [];
+    // The warm-up run is not counted, as in measureFigure.
+    const worst = (): number => Math.max(...oursP99s.slice(-runs));
     figures.push(
       await measureFigure(
         {
@@ -308,18 +310,18 @@ export async function xdsFigures(opts: {
           target: 0.5,
           higherIsBetter: true,
           ratioOf: (o, b) => b / o,
-          extraOk: () => oursP99 <= 1000,
+          extraOk: () => worst() <= 1000,
         },
         async () => {
           const o = await ourPush();
-          oursP99 = Math.max(oursP99, o);
+          oursP99s.push(o);
           return { ours: o, baseline: await barePush() };
         },
         { runs, log },
       ),
     );
     figures[figures.length - 1].note =
-      `every run's p99 ≤ 1000 ms: ${oursP99 <= 1000 ? 'yes' : 'no'} (largest ${oursP99.toFixed(1)} ms)`;
+      `every counted run's p99 ≤ 1000 ms: ${worst() <= 1000 ? 'yes' : 'no'} (largest ${worst().toFixed(1)} ms; warm-up ${oursP99s[0]?.toFixed(1)} ms)`;
     for (const s of [...bareStreams, trigger]) s.cancel();
     for (const c of bareClients) c.close();
 

@@ -126,7 +126,7 @@ export class AdsStream {
       const set = this.handle.resources(url, status.names);
       version = set.version;
       names = set.resources.map((r) => r.name);
-      values = set.resources.map((r) => encodeAny(url, r.resource).value);
+      values = set.resources.map((r) => encoded(url, r.resource));
     } catch (err) {
       this.hooks.failed(err);
       return;
@@ -164,6 +164,17 @@ export class AdsStream {
     this.hooks.updated(this.info);
   }
 }
+
+/** Encodings by resource object: streams served the same (shared) objects encode them once. */
+const ENCODED = new WeakMap<object, Buffer>();
+const encoded = (url: string, resource: object): Buffer => {
+  let value = ENCODED.get(resource);
+  if (!value) {
+    value = encodeAny(url, resource).value;
+    ENCODED.set(resource, value);
+  }
+  return value;
+};
 
 const rank = (url: string): number => {
   const i = PUSH_ORDER.indexOf(url);

@@ -12,9 +12,10 @@ import type { Node } from './ads-protocol.js';
 import type { ConfigSource, NamedResource, ProxyHandle } from './config-source.js';
 import type { DumpSources } from './dump.js';
 import type { PolicyResource } from '../policies/policy-resource.js';
-import type { Networking } from '../policies/proxy-interfaces.js';
+import { proxyInterfaces, type Networking } from '../policies/proxy-interfaces.js';
 import {
   CONFIG_KINDS,
+  ownersByService,
   proxyFootprint,
   touches,
   type MeshWrite,
@@ -51,6 +52,7 @@ export interface MeshConfigDeps {
 
 /** Creates the source. */
 export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
+  const shared = sharedConfigs(deps.sources);
   return {
     async open(node: Node, metadata: grpc.Metadata): Promise<ProxyHandle> {
       const who = nodeIdentity(node, deps.lookup);
@@ -67,27 +69,9 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
         const version = deps.sources.revision();
         const key = services.join('\u0000');
         if (cached?.services !== key) {
-          const networking = deps.sources.dataplane(mesh, name);
-          const candidates: Record<string, readonly PolicyResource[]> = {};
-          for (const kind of CONFIG_KINDS) candidates[kind] = deps.sources.candidates(mesh, kind);
-          const dataplanes = [...deps.sources.namedDataplanes(mesh)];
-          const computed = networking
-            ? proxylessConfig({
-                networking,
-                services,
-                candidates,
-                endpoints: readyEndpoints(dataplanes.map((d) => d.networking)),
-                localZone: deps.sources.localZone,
-              })
-            : { listeners: [], clusters: [], assignments: [], notes: {}, reach: services };
-          footprint = proxyFootprint({
-            self: name,
-            networking,
-            reach: computed.reach,
-            candidates,
-            dataplanes,
-          });
-          cached = { services: key, config: computed };
+          const computed = shared.of(mesh, version).compute(deps.sources.dataplane(mesh, name), services);
+          footprint = { ...computed.footprint, self: name };
+          cached = { services: key, config: computed.config };
         }
         return { version, config: cached.config };
       };
@@ -127,6 +111,56 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
           footprint = undefined;
         },
       };
+    },
+  };
+}
+
+/** What one mesh's proxies share at one revision: its inputs, and the configs by (tags, services). */
+interface MeshAtRevision {
+  compute(
+    networking: Networking | undefined,
+    services: readonly string[],
+  ): { config: ProxylessConfig; footprint: ProxyFootprint };
+}
+
+/**
+ * Proxies of one workload (same tags, same dialled services) get the same config: computed once per
+ * revision and shared (the same objects, so the server also encodes them once). The inputs (policies,
+ * endpoints, the owners index) are read once per mesh and revision instead of once per proxy.
+ */
+function sharedConfigs(sources: XdsSources): { of(mesh: string, revision: number): MeshAtRevision } {
+  const meshes = new Map<string, { revision: number; at: MeshAtRevision }>();
+  const build = (mesh: string): MeshAtRevision => {
+    const candidates: Record<string, readonly PolicyResource[]> = {};
+    for (const kind of CONFIG_KINDS) candidates[kind] = sources.candidates(mesh, kind);
+    const dataplanes = [...sources.namedDataplanes(mesh)];
+    const endpoints = readyEndpoints(dataplanes.map((d) => d.networking));
+    const owners = ownersByService(dataplanes);
+    const configs = new Map<string, { config: ProxylessConfig; footprint: ProxyFootprint }>();
+    return {
+      compute(networking, services) {
+        const key = `${networking ? JSON.stringify(proxyInterfaces(networking).tagSets) : '-'}\u0000${services.join('\u0000')}`;
+        let hit = configs.get(key);
+        if (!hit) {
+          const config = networking
+            ? proxylessConfig({ networking, services, candidates, endpoints, localZone: sources.localZone })
+            : { listeners: [], clusters: [], assignments: [], notes: {}, reach: [...services] };
+          const footprint = proxyFootprint({ self: '', networking, reach: config.reach, candidates, owners });
+          hit = { config, footprint };
+          configs.set(key, hit);
+        }
+        return hit;
+      },
+    };
+  };
+  return {
+    of(mesh, revision) {
+      let m = meshes.get(mesh);
+      if (m?.revision !== revision) {
+        m = { revision, at: build(mesh) };
+        meshes.set(mesh, m);
+      }
+      return m.at;
     },
   };
 }

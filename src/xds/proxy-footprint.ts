@@ -51,7 +51,8 @@ export function proxyFootprint(input: {
   networking: Networking | undefined;
   reach: Iterable<string>;
   candidates: Readonly<Record<string, readonly PolicyResource[]>>;
-  dataplanes: Iterable<{ name: string; networking: Networking }>;
+  /** Names of the Dataplanes serving each service; under `''` those with an inbound without a service. */
+  owners: ReadonlyMap<string, readonly string[]>;
 }): ProxyFootprint {
   const tagSets = input.networking ? proxyInterfaces(input.networking).tagSets : [];
   const reach = new Set(input.reach);
@@ -60,8 +61,8 @@ export function proxyFootprint(input: {
   for (const kind of CONFIG_KINDS) {
     for (const p of input.candidates[kind] ?? []) if (policyReads(base, p)) policies.add(key(kind, p.name));
   }
-  const owners = new Set<string>();
-  for (const d of input.dataplanes) if (servesReach(reach, d.networking)) owners.add(d.name);
+  const owners = new Set<string>(input.owners.get('') ?? []);
+  for (const service of reach) for (const name of input.owners.get(service) ?? []) owners.add(name);
   return { ...base, endpointOwners: owners };
 }
 
@@ -79,6 +80,19 @@ export function touches(f: ProxyFootprint, write: MeshWrite): boolean {
   return [write.resource, write.previous].some(
     (r) => r !== undefined && policyReads(f, r as unknown as PolicyResource),
   );
+}
+
+/** The index `proxyFootprint` reads: Dataplane names by the services of their inbounds. */
+export function ownersByService(
+  dataplanes: Iterable<{ name: string; networking: Networking }>,
+): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const d of dataplanes) {
+    const services = new Set<string>();
+    for (const ib of d.networking.inbound ?? []) services.add(ib.tags?.[SERVICE_TAG] ?? '');
+    for (const s of services) (out.get(s) ?? out.set(s, []).get(s))?.push(d.name);
+  }
+  return out;
 }
 
 const key = (kind: string, name: string): string => `${kind}\u0000${name}`;
