@@ -193,7 +193,11 @@ export async function xdsFigures(opts: {
         { length: PROXIES },
         (_, i) => new SimProxy(clients[i % clients.length] as Client, `${MESH}.${proxyName(i)}`),
       );
-      await Promise.all(proxies.map((p) => p.configured));
+      let configured = 0;
+      const all = Promise.all(proxies.map((p) => p.configured.then(() => configured++)));
+      const limit = new Promise((r) => setTimeout(r, 30_000, 'timeout'));
+      if ((await Promise.race([all, limit])) === 'timeout')
+        throw new Error(`only ${configured} of ${PROXIES} proxies configured after 30 s`);
       return performance.now() - t;
     };
 
