@@ -7,6 +7,7 @@ import { dataplane } from './fixtures.js';
 import { buildStore } from './fixtures.js';
 import { inspectFigures } from './inspect.js';
 import { writeSnapshot } from './snapshot-fixture.js';
+import { xdsFigures } from './xds.js';
 import { zoneFigures } from './zones.js';
 import type { Started } from './lib/processes.js';
 import {
@@ -439,6 +440,7 @@ try {
   await startupScenarios();
   figures.push(...(await inspectFigures({ quick: QUICK, only: ONLY, log })));
   figures.push(...(await zoneFigures({ quick: QUICK, only: ONLY, log })));
+  figures.push(...(await xdsFigures({ quick: QUICK, only: ONLY, log })));
   report();
   log(`done in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
 } finally {

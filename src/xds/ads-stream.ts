@@ -33,7 +33,10 @@ interface Sent {
  * - the first request carrying the last nonce judges that response: ACK without `error_detail`,
  *   NACK with it. `version_info` is not read (a NACK may already name the new version). A NACK
  *   leaves the last sent content as the reference, so the next different content is still sent;
- * - nonces are a counter per stream: unique where the protocol compares them.
+ * - nonces are a counter per stream: unique where the protocol compares them;
+ * - backpressure: once `call.write` says the buffer is full, nothing more is written until 'drain';
+ *   then each owed type is computed once, at the latest state (state of the world: the versions in
+ *   between are skipped, never queued).
  */
 export class AdsStream {
   private readonly sent = new Map<string, Sent>();
@@ -41,6 +44,9 @@ export class AdsStream {
   private nonces = 0;
   private pushPending = false;
   private ended = false;
+  /** Types owed a response while the call's buffer is full (true: a first answer, sent even if equal). */
+  private readonly owed = new Map<string, boolean>();
+  private blocked = false;
 
   constructor(
     private readonly call: AdsCall,
@@ -109,6 +115,10 @@ export class AdsStream {
   private push(url: string, first: boolean): void {
     const status = this.info.types.get(url);
     if (!status) return;
+    if (this.blocked) {
+      this.owed.set(url, first || (this.owed.get(url) ?? false));
+      return;
+    }
     let values: Buffer[];
     let names: string[];
     let version: number;
@@ -116,7 +126,7 @@ export class AdsStream {
       const set = this.handle.resources(url, status.names);
       version = set.version;
       names = set.resources.map((r) => r.name);
-      values = set.resources.map((r) => encodeAny(url, r.resource).value);
+      values = set.resources.map((r) => encoded(url, r.resource));
     } catch (err) {
       this.hooks.failed(err);
       return;
@@ -124,12 +134,13 @@ export class AdsStream {
     const last = this.sent.get(url);
     if (!first && last && sameStrings(names, last.names) && sameBuffers(values, last.values)) return;
     const nonce = String(++this.nonces);
-    this.call.write({
+    const room = this.call.write({
       version_info: String(version),
       resources: values.map((value) => ({ type_url: url, value })),
       type_url: url,
       nonce,
     });
+    if (room === false) this.waitForDrain();
     this.sent.set(url, { names, values });
     status.version = version;
     status.nonce = nonce;
@@ -138,11 +149,33 @@ export class AdsStream {
     this.touch();
   }
 
+  private waitForDrain(): void {
+    this.blocked = true;
+    this.call.once('drain', () => {
+      this.blocked = false;
+      const owed = [...this.owed].sort(([a], [b]) => rank(a) - rank(b));
+      this.owed.clear();
+      // Full again part way: push() owes the rest to the next drain.
+      for (const [url, first] of owed) if (!this.ended) this.push(url, first);
+    });
+  }
+
   private touch(): void {
     this.info.lastUpdateTime = this.now();
     this.hooks.updated(this.info);
   }
 }
+
+/** Encodings by resource object: streams served the same (shared) objects encode them once. */
+const ENCODED = new WeakMap<object, Buffer>();
+const encoded = (url: string, resource: object): Buffer => {
+  let value = ENCODED.get(resource);
+  if (!value) {
+    value = encodeAny(url, resource).value;
+    ENCODED.set(resource, value);
+  }
+  return value;
+};
 
 const rank = (url: string): number => {
   const i = PUSH_ORDER.indexOf(url);

@@ -1,25 +1,33 @@
 /**
  * The ConfigSource of the ADS server over the mesh: who a stream is (the node names a Dataplane,
  * whose data plane token must cover it), and what it is served (`proxylessConfig` for the services it
- * asked Listeners for, computed at the current log revision). Any write in the proxy's mesh tells its
- * stream that config may have changed; the server re-sends a type only when its bytes changed, so a
- * write that touches a proxy's config reaches it and one that does not costs it a recomputation and
- * no push.
+ * asked Listeners for, computed at the current log revision). A write in the proxy's mesh that its
+ * footprint says may change its config (`touches`) drops the cached config and tells its stream; the
+ * server re-sends a type only when its bytes changed. A write no proxy reads (a Secret, a policy for
+ * other clients) costs a footprint check per stream, no recomputation and no push.
  */
 import type * as grpc from '@grpc/grpc-js';
 import { AppError, type ErrorCode } from '../util/errors.js';
 import type { Node } from './ads-protocol.js';
 import type { ConfigSource, NamedResource, ProxyHandle } from './config-source.js';
 import type { DumpSources } from './dump.js';
+import type { PolicyResource } from '../policies/policy-resource.js';
+import { proxyInterfaces, type Networking } from '../policies/proxy-interfaces.js';
+import {
+  CONFIG_KINDS,
+  ownersByService,
+  proxyFootprint,
+  touches,
+  type MeshWrite,
+  type ProxyFootprint,
+} from './proxy-footprint.js';
 import { nodeIdentity, proxyToken, type DataplaneLookup } from './node-identity.js';
 import type { ProxyTokenCheck } from './proxy-token.js';
 import { proxylessConfig, type ProxylessConfig } from './proxyless/config.js';
 import { readyEndpoints } from './proxyless/endpoints.js';
-import { withServerListeners } from './proxyless/server-listener.js';
+import { isServerListenerName, withServerListeners } from './proxyless/server-listener.js';
 import type { Refusal } from './refusal.js';
 import { CLUSTER, CLUSTER_LOAD_ASSIGNMENT, LISTENER } from './type-urls.js';
-
-const KINDS = ['TrafficRoute', 'Timeout', 'Retry', 'FaultInjection', 'CircuitBreaker', 'HealthCheck'];
 
 const CODE: Record<Refusal['code'], ErrorCode> = {
   INVALID_ARGUMENT: 'BAD_REQUEST',
@@ -29,17 +37,23 @@ const CODE: Record<Refusal['code'], ErrorCode> = {
 };
 const refused = (r: Refusal): AppError => new AppError(CODE[r.code], 'Refused', r.message);
 
+/** The dump's sources and the mesh's Dataplanes with their names (what a footprint records). */
+export interface XdsSources extends DumpSources {
+  namedDataplanes(mesh: string): Iterable<{ name: string; networking: Networking }>;
+}
+
 /** What the source reads. */
 export interface MeshConfigDeps {
   lookup: DataplaneLookup;
   checkToken: ProxyTokenCheck;
-  sources: DumpSources;
-  /** Calls `listener(mesh)` after each committed write in a mesh; returns the unsubscribe function. */
-  onMeshChange(listener: (mesh: string) => void): () => void;
+  sources: XdsSources;
+  /** Calls `listener(mesh, write)` after each committed write in a mesh; returns the unsubscribe function. */
+  onMeshChange(listener: (mesh: string, write: MeshWrite) => void): () => void;
 }
 
 /** Creates the source. */
 export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
+  const shared = sharedConfigs(deps.sources);
   return {
     async open(node: Node, metadata: grpc.Metadata): Promise<ProxyHandle> {
       const who = nodeIdentity(node, deps.lookup);
@@ -50,26 +64,15 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
       if (!allowed.ok) throw refused(allowed);
       const { mesh, name } = who;
       let services: string[] = [];
-      let cached: { key: string; config: ProxylessConfig } | undefined;
+      let cached: { services: string; config: ProxylessConfig } | undefined;
+      let footprint: ProxyFootprint | undefined;
       const config = (): { version: number; config: ProxylessConfig } => {
         const version = deps.sources.revision();
-        const key = `${version}\u0000${services.join('\u0000')}`;
-        if (cached?.key !== key) {
-          const networking = deps.sources.dataplane(mesh, name);
-          const candidates: Record<string, readonly never[]> = {};
-          for (const kind of KINDS) candidates[kind] = deps.sources.candidates(mesh, kind) as never[];
-          const computed = networking
-            ? withServerListeners(services, { sources: deps.sources, mesh, networking }, (clientServices) =>
-                proxylessConfig({
-                  networking,
-                  services: clientServices,
-                  candidates,
-                  endpoints: readyEndpoints(deps.sources.dataplanes(mesh)),
-                  localZone: deps.sources.localZone,
-                }),
-              )
-            : { listeners: [], clusters: [], assignments: [], notes: {} };
-          cached = { key, config: computed };
+        const key = services.join('\u0000');
+        if (cached?.services !== key) {
+          const computed = shared.of(mesh, version).compute(deps.sources.dataplane(mesh, name), services);
+          footprint = { ...computed.footprint, self: name };
+          cached = { services: key, config: computed.config };
         }
         return { version, config: cached.config };
       };
@@ -98,14 +101,83 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
           return { version, resources: [] };
         },
         onChange(listener) {
-          return deps.onMeshChange((m) => {
-            if (m === mesh) listener();
+          return deps.onMeshChange((m, write) => {
+            if (m !== mesh || (cached && footprint && !touches(footprint, write))) return;
+            cached = undefined;
+            listener();
           });
         },
         closed() {
           cached = undefined;
+          footprint = undefined;
         },
       };
+    },
+  };
+}
+
+/** What one mesh's proxies share at one revision: its inputs, and the configs by (tags, services). */
+interface MeshAtRevision {
+  compute(
+    networking: Networking | undefined,
+    services: readonly string[],
+  ): { config: ProxylessConfig; footprint: ProxyFootprint };
+}
+
+/**
+ * Proxies of one workload (same tags, same dialled services) get the same config: computed once per
+ * revision and shared (the same objects, so the server also encodes them once). The inputs (policies,
+ * endpoints, the owners index) are read once per mesh and revision instead of once per proxy.
+ */
+function sharedConfigs(sources: XdsSources): { of(mesh: string, revision: number): MeshAtRevision } {
+  const meshes = new Map<string, { revision: number; at: MeshAtRevision }>();
+  const build = (mesh: string): MeshAtRevision => {
+    const candidates: Record<string, readonly PolicyResource[]> = {};
+    for (const kind of CONFIG_KINDS) candidates[kind] = sources.candidates(mesh, kind);
+    const dataplanes = [...sources.namedDataplanes(mesh)];
+    const endpoints = readyEndpoints(dataplanes.map((d) => d.networking));
+    const owners = ownersByService(dataplanes);
+    const configs = new Map<string, { config: ProxylessConfig; footprint: ProxyFootprint }>();
+    return {
+      compute(networking, services) {
+        // A proxyless server's inbound Listener depends on its own addresses and ports, not only tags.
+        const server = services.some(isServerListenerName);
+        const who = networking
+          ? JSON.stringify(server ? networking : proxyInterfaces(networking).tagSets)
+          : '-';
+        const key = `${who}\u0000${services.join('\u0000')}`;
+        let hit = configs.get(key);
+        if (!hit) {
+          const config = networking
+            ? withServerListeners(services, { sources, mesh, networking }, (clientServices) =>
+                proxylessConfig({
+                  networking,
+                  services: clientServices,
+                  candidates,
+                  endpoints,
+                  localZone: sources.localZone,
+                }),
+              )
+            : { listeners: [], clusters: [], assignments: [], notes: {}, reach: [...services] };
+          const footprint = {
+            ...proxyFootprint({ self: '', networking, reach: config.reach, candidates, owners }),
+            server,
+          };
+          hit = { config, footprint };
+          configs.set(key, hit);
+        }
+        return hit;
+      },
+    };
+  };
+  return {
+    of(mesh, revision) {
+      let m = meshes.get(mesh);
+      if (m?.revision !== revision) {
+        m = { revision, at: build(mesh) };
+        meshes.set(mesh, m);
+      }
+      return m.at;
     },
   };
 }

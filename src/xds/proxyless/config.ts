@@ -42,6 +42,8 @@ export interface ProxylessConfig {
   assignments: Array<Record<string, unknown>>;
   /** Per service, what could not apply. */
   notes: Record<string, string[]>;
+  /** The services dialled and those the routes send to, sorted (what the endpoints are read for). */
+  reach: string[];
 }
 
 const confOf = <T>(p: PolicyResource | undefined): T | undefined => (p as { conf?: T } | undefined)?.conf;
@@ -64,6 +66,7 @@ export function proxylessConfig(input: ProxylessInput): ProxylessConfig {
   const clusters = new Map<string, Record<string, unknown>>();
   const assignments = new Map<string, Record<string, unknown>>();
   const notes: ProxylessConfig['notes'] = {};
+  const reach = new Set<string>(input.services);
 
   for (const service of [...new Set(input.services)].sort()) {
     const route = bestForService(service, ranked.route);
@@ -79,6 +82,7 @@ export function proxylessConfig(input: ProxylessInput): ProxylessConfig {
     said.push(...listenerNotes);
     {
       for (const destination of allDestinationsOf(service, inputs.route)) {
+        reach.add(destination[SERVICE_TAG] as string);
         const name = clusterName(destination);
         if (clusters.has(name)) continue;
         const built = buildCluster(name, {
@@ -100,5 +104,11 @@ export function proxylessConfig(input: ProxylessInput): ProxylessConfig {
   }
   const sorted = (m: Map<string, Record<string, unknown>>) =>
     [...m.keys()].sort().map((k) => m.get(k) as Record<string, unknown>);
-  return { listeners, clusters: sorted(clusters), assignments: sorted(assignments), notes };
+  return {
+    listeners,
+    clusters: sorted(clusters),
+    assignments: sorted(assignments),
+    notes,
+    reach: [...reach].sort(),
+  };
 }
