@@ -25,20 +25,43 @@ type Stream = grpc.ClientDuplexStream<DiscoveryRequest, DiscoveryResponse>;
 
 /** One simulated proxyless client: LDS for `backend`, CDS wildcard, EDS for the clusters; ACKs at once. */
 class SimProxy {
-  private readonly stream: Stream;
+  private stream!: Stream;
   readonly got = new Set<string>();
   configured: Promise<void>;
   onListener?: () => void;
   responses = 0;
   lastListener?: DiscoveryResponse;
+  /** The last error a stream of this proxy ended with (it then opens a new one, as clients do). */
+  error?: string;
+  /** Streams opened again after an error. */
+  reopened = 0;
+  private closed = false;
+  private done: () => void = () => undefined;
 
-  constructor(client: Client, id: string) {
-    this.stream = (client as unknown as { StreamAggregatedResources(): Stream }).StreamAggregatedResources();
-    let done: () => void = () => undefined;
-    this.configured = new Promise<void>((r) => (done = r));
-    const node = { id, locality: {} } as never;
-    this.stream.on('error', () => undefined);
-    this.stream.on('data', (res: DiscoveryResponse) => {
+  constructor(
+    private readonly client: Client,
+    private readonly id: string,
+  ) {
+    this.configured = new Promise<void>((r) => (this.done = r));
+    this.open();
+  }
+
+  private open(): void {
+    this.got.clear();
+    this.edsNames = [];
+    const stream = (
+      this.client as unknown as { StreamAggregatedResources(): Stream }
+    ).StreamAggregatedResources();
+    this.stream = stream;
+    // A session the server closed (Node's http2 ends one that sees a burst of stream resets, as the
+    // cancels of a previous round) ends its streams: a proxy then opens a new one, as clients do.
+    stream.on('error', (e: Error) => {
+      this.error = e.message;
+      if (this.closed || stream !== this.stream) return;
+      this.reopened++;
+      setTimeout(() => this.closed || this.open(), 50);
+    });
+    stream.on('data', (res: DiscoveryResponse) => {
       this.responses++;
       let names: string[] = [];
       if (res.type_url === LISTENER) {
@@ -53,10 +76,10 @@ class SimProxy {
         this.send(CLUSTER_LOAD_ASSIGNMENT, this.edsNames, '');
       }
       this.got.add(res.type_url);
-      if (this.got.size === 3) done();
+      if (this.got.size === 3) this.done();
     });
-    this.stream.write({
-      node,
+    stream.write({
+      node: { id: this.id, locality: {} } as never,
       type_url: LISTENER,
       resource_names: ['backend'],
       response_nonce: '',
@@ -72,6 +95,7 @@ class SimProxy {
   }
 
   close(): void {
+    this.closed = true;
     this.stream.cancel();
   }
 }
@@ -196,9 +220,17 @@ export async function xdsFigures(opts: {
       let configured = 0;
       const all = Promise.all(proxies.map((p) => p.configured.then(() => configured++)));
       const limit = new Promise((r) => setTimeout(r, 30_000, 'timeout'));
-      if ((await Promise.race([all, limit])) === 'timeout')
-        throw new Error(`only ${configured} of ${PROXIES} proxies configured after 30 s`);
-      return performance.now() - t;
+      if ((await Promise.race([all, limit])) === 'timeout') {
+        const stuck = proxies.find((p) => p.got.size < 3);
+        throw new Error(
+          `only ${configured} of ${PROXIES} proxies configured after 30 s; one of the others got ` +
+            `${JSON.stringify([...(stuck?.got ?? [])])}, last stream error: ${stuck?.error ?? 'none'}`,
+        );
+      }
+      const ms = performance.now() - t;
+      const reopened = proxies.reduce((n, p) => n + p.reopened, 0);
+      if (reopened > 0) log(`  (${reopened} streams were ended by their session and opened again)`);
+      return ms;
     };
 
     log('xds-connect: 1,000 raw ADS streams connect and are fully configured (LDS, CDS, EDS ACKed)');

@@ -151,26 +151,13 @@ export class AdsStream {
 
   private waitForDrain(): void {
     this.blocked = true;
-    // 'drain' does not always come from a grpc-js server call whose buffer emptied (seen with 1,000
-    // streams: a stream stayed blocked for good), so the buffer is also looked at every 100 ms.
-    const unblock = (): void => {
-      clearInterval(poll);
-      this.call.off('drain', unblock);
-      if (!this.blocked) return;
+    this.call.once('drain', () => {
       this.blocked = false;
       const owed = [...this.owed].sort(([a], [b]) => rank(a) - rank(b));
       this.owed.clear();
       // Full again part way: push() owes the rest to the next drain.
       for (const [url, first] of owed) if (!this.ended) this.push(url, first);
-    };
-    const poll = setInterval(() => {
-      if (this.ended) {
-        clearInterval(poll);
-        this.call.off('drain', unblock);
-      } else if (this.call.writableLength < this.call.writableHighWaterMark) unblock();
-    }, 100);
-    poll.unref();
-    this.call.once('drain', unblock);
+    });
   }
 
   private touch(): void {
