@@ -5,11 +5,15 @@ import { describe, expect, it } from 'vitest';
 import { createLogger, stdoutDestination } from '../../../src/runtime/logger.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const messages = (file: string): string[] =>
-  readFileSync(file, 'utf8')
+/** The messages of the complete lines of `file` (a buffered write may be half done when it is read). */
+const messages = (file: string): string[] => {
+  const text = readFileSync(file, 'utf8');
+  return text
+    .slice(0, text.lastIndexOf('\n') + 1)
     .split('\n')
     .filter(Boolean)
     .map((l) => (JSON.parse(l) as { msg: string }).msg);
+};
 
 describe('log output (standard output of mesh-cp run)', () => {
   it('writes start-up lines at once, then buffers until 4 KiB or the periodic flush', async () => {
