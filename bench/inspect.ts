@@ -3,7 +3,6 @@
 // figure beside a baseline measured on the same server in the same run, requests one at a time.
 // `inspectFigures()` returns figures shaped like bench/run.ts's.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -18,7 +17,7 @@ import {
   type FixturePolicy,
 } from './inspect-fixture.js';
 import type { Started } from './lib/processes.js';
-import { rssOf, runToEnd, settle, startMeshCp } from './lib/processes.js';
+import { freePort, heapAfterGc, rssOf, settle, startMeshCp } from './lib/processes.js';
 import type { FigureSpec } from './lib/measure.js';
 import { measureFigure } from './lib/measure.js';
 import type { Figure } from './lib/report.js';
@@ -57,32 +56,6 @@ const putInit = (p: FixturePolicy): RequestInit => ({
 });
 const urlOf = (base: string, p: FixturePolicy): string =>
   `${base}/meshes/${MESH}/${p.path}/${String(p.body.name)}`;
-
-/** A free TCP port on loopback (for a server's `--inspect`). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** Bytes of heap in use after two full GCs of a process started with `--inspect=127.0.0.1:port`. */
-async function heapAfterGc(inspectPort: number): Promise<number> {
-  const targets = (await (await fetch(`http://127.0.0.1:${inspectPort}/json/list`)).json()) as Array<{
-    webSocketDebuggerUrl: string;
-  }>;
-  const flags = Number(process.versions.node.split('.')[0]) < 22 ? ['--experimental-websocket'] : [];
-  const { out } = await runToEnd('node', [
-    ...flags,
-    'bench/lib/heap-worker.mjs',
-    targets[0].webSocketDebuggerUrl,
-  ]);
-  return out.heapUsed as number;
-}
 
 type Item = { type: string; name: string; matchedPolicies: Record<string, Array<{ name: string }>> };
 

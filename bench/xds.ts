@@ -2,7 +2,6 @@
 // this process) against mesh-cp in its own process; a policy push beside a bare grpc-js server
 // pushing the same bytes (bench/baselines/bare-ads-push.ts). See bench/README.md.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -10,7 +9,7 @@ import { ADS_SERVICE, type DiscoveryRequest, type DiscoveryResponse } from '../s
 import { decodeAny } from '../src/xds/encode-any.js';
 import { CLUSTER, CLUSTER_LOAD_ASSIGNMENT, LISTENER } from '../src/xds/type-urls.js';
 import { measureFigure } from './lib/measure.js';
-import { rssOf, runToEnd, startMeshCp, startTsBaseline, type Started } from './lib/processes.js';
+import { freePort, heapAfterGc, rssOf, startMeshCp, startTsBaseline, type Started } from './lib/processes.js';
 import type { Figure } from './lib/report.js';
 import { percentile } from './lib/stats.js';
 
@@ -107,30 +106,6 @@ function bareStream(client: Client, onPush: () => void): Stream {
   s.on('data', onPush);
   s.write({ type_url: LISTENER, resource_names: ['backend'], response_nonce: '', version_info: '' });
   return s;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function heapAfterGc(inspectPort: number): Promise<number> {
-  const targets = (await (await fetch(`http://127.0.0.1:${inspectPort}/json/list`)).json()) as Array<{
-    webSocketDebuggerUrl: string;
-  }>;
-  const flags = Number(process.versions.node.split('.')[0]) < 22 ? ['--experimental-websocket'] : [];
-  const { out } = await runToEnd('node', [
-    ...flags,
-    'bench/lib/heap-worker.mjs',
-    targets[0].webSocketDebuggerUrl,
-  ]);
-  return out.heapUsed as number;
 }
 
 async function put(base: string, path: string, body: Record<string, unknown>): Promise<number> {

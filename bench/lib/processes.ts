@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -184,4 +185,30 @@ export async function settle(pids: readonly number[], maxMs = 30_000): Promise<v
     const idle = selfMs < WINDOW / 10 && pids.every((pid, i) => cpuMsOf(pid) - before[i] < WINDOW / 10);
     quiet = idle ? quiet + 1 : 0;
   }
+}
+
+/** A free TCP port on loopback (for a server's `--inspect`). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Bytes of heap in use after two full GCs of a process started with `--inspect=127.0.0.1:port`. */
+export async function heapAfterGc(inspectPort: number): Promise<number> {
+  const targets = (await (await fetch(`http://127.0.0.1:${inspectPort}/json/list`)).json()) as Array<{
+    webSocketDebuggerUrl: string;
+  }>;
+  const flags = Number(process.versions.node.split('.')[0]) < 22 ? ['--experimental-websocket'] : [];
+  const { out } = await runToEnd('node', [
+    ...flags,
+    'bench/lib/heap-worker.mjs',
+    targets[0].webSocketDebuggerUrl,
+  ]);
+  return out.heapUsed as number;
 }
