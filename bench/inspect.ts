@@ -19,7 +19,7 @@ import {
 import type { Started } from './lib/processes.js';
 import { freePort, heapAfterGc, rssOf, settle, startMeshCp } from './lib/processes.js';
 import type { FigureSpec } from './lib/measure.js';
-import { measureFigure } from './lib/measure.js';
+import { measureFigure, groupSelection, type GroupOptions } from './lib/measure.js';
 import type { Figure } from './lib/report.js';
 import { median, percentile } from './lib/stats.js';
 
@@ -118,14 +118,8 @@ async function sanityCheck(base: string, log: (s: string) => void): Promise<void
  * Runs every inspect scenario (or those `only` names a prefix of) and returns their figures.
  * `quick`: fewer requests and one timed run instead of three.
  */
-export async function inspectFigures(opts: {
-  quick?: boolean;
-  only?: string;
-  log?: (s: string) => void;
-}): Promise<Figure[]> {
-  const log = opts.log ?? ((s: string) => process.stderr.write(`${s}\n`));
-  const want = (name: string): boolean =>
-    opts.only === undefined || name.startsWith(opts.only) || opts.only.startsWith(name);
+export async function inspectFigures(opts: GroupOptions): Promise<Figure[]> {
+  const { log, want } = groupSelection(opts);
   const figures: Figure[] = [];
   if (!NAMES.some(want)) return figures;
   const RUNS = opts.quick ? 1 : 3;

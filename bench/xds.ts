@@ -8,7 +8,7 @@ import * as grpc from '@grpc/grpc-js';
 import { ADS_SERVICE, type DiscoveryRequest, type DiscoveryResponse } from '../src/xds/ads-protocol.js';
 import { decodeAny } from '../src/xds/encode-any.js';
 import { CLUSTER, CLUSTER_LOAD_ASSIGNMENT, LISTENER } from '../src/xds/type-urls.js';
-import { measureFigure } from './lib/measure.js';
+import { measureFigure, groupSelection, type GroupOptions } from './lib/measure.js';
 import { freePort, heapAfterGc, rssOf, startMeshCp, startTsBaseline, type Started } from './lib/processes.js';
 import type { Figure } from './lib/report.js';
 import { percentile } from './lib/stats.js';
@@ -133,14 +133,8 @@ async function pool<T>(items: readonly T[], n: number, fn: (t: T) => Promise<unk
 const proxyName = (i: number): string => `client-${i}`;
 
 /** The xds figures; empty unless `only` names one of them (or is unset). */
-export async function xdsFigures(opts: {
-  quick?: boolean;
-  only?: string;
-  log?: (s: string) => void;
-}): Promise<Figure[]> {
-  const log = opts.log ?? ((s: string) => process.stderr.write(`${s}\n`));
-  const want = (name: string): boolean =>
-    opts.only === undefined || name.startsWith(opts.only) || opts.only.startsWith(name);
+export async function xdsFigures(opts: GroupOptions): Promise<Figure[]> {
+  const { log, want } = groupSelection(opts);
   if (!want('xds')) return [];
   const runs = opts.quick ? 1 : 3;
   const figures: Figure[] = [];

@@ -16,7 +16,7 @@ import { startBareSync } from './baselines/bare-sync.js';
 import type { Started } from './lib/processes.js';
 import { settle, startMeshCp } from './lib/processes.js';
 import type { FigureSpec } from './lib/measure.js';
-import { measureFigure } from './lib/measure.js';
+import { measureFigure, groupSelection, type GroupOptions } from './lib/measure.js';
 import type { Figure } from './lib/report.js';
 import { formatTable } from './lib/report.js';
 import type { FloorRun } from './lib/stats.js';
@@ -35,17 +35,11 @@ const specOf = (r: Record<string, unknown>): Record<string, unknown> => {
  * Runs every zone scenario (or those `only` names a prefix of) and returns their figures. `quick`:
  * 2,000 entries instead of 10,000 and one timed run instead of three.
  */
-export async function zoneFigures(opts: {
-  quick?: boolean;
-  only?: string;
-  log?: (s: string) => void;
-}): Promise<Figure[]> {
-  const log = opts.log ?? ((s: string) => process.stderr.write(`${s}\n`));
+export async function zoneFigures(opts: GroupOptions): Promise<Figure[]> {
+  const { log, want } = groupSelection(opts);
   const N = opts.quick ? 2000 : 10_000;
   const RUNS = opts.quick ? 1 : 3;
   const SAMPLES = opts.quick ? 30 : 100;
-  const want = (name: string): boolean =>
-    opts.only === undefined || name.startsWith(opts.only) || opts.only.startsWith(name);
   const figures: Figure[] = [];
   const names = [
     'zone-initial-sync',

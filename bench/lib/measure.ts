@@ -52,3 +52,22 @@ export async function measureFigure(
   const { ratioOf: _r, gate: _g, warmUp: _w, extraOk: _e, ...rest } = spec;
   return { ...rest, ours, baseline, ratio, ok, runs };
 }
+
+/** What a scenario group is run with: a smaller `quick` run, a name prefix `only`, a log line sink. */
+export interface GroupOptions {
+  quick?: boolean;
+  only?: string;
+  log?: (s: string) => void;
+}
+
+/** The log sink (standard error by default) and whether a scenario `name` is selected by `only`. */
+export function groupSelection(opts: GroupOptions): {
+  log: (s: string) => void;
+  want: (name: string) => boolean;
+} {
+  const { only } = opts;
+  return {
+    log: opts.log ?? ((s: string) => process.stderr.write(`${s}\n`)),
+    want: (name) => only === undefined || name.startsWith(only) || only.startsWith(name),
+  };
+}
