@@ -9,11 +9,8 @@ import type { PolicyResource } from '../policies/policy-resource.js';
 import { proxyInterfaces, type Networking } from '../policies/proxy-interfaces.js';
 import { AppError } from '../util/errors.js';
 import { configDump } from './config-dump.js';
-import { proxylessConfig } from './proxyless/config.js';
+import { configCandidates, proxylessConfig } from './proxyless/config.js';
 import { readyEndpoints } from './proxyless/endpoints.js';
-
-/** The kinds a proxyless client's config reads. */
-const KINDS = ['TrafficRoute', 'Timeout', 'Retry', 'FaultInjection', 'CircuitBreaker', 'HealthCheck'];
 
 /** What the dump reads, given by the runtime. */
 export interface DumpSources {
@@ -26,6 +23,10 @@ export interface DumpSources {
   localZone?: string;
 }
 
+/** The services a proxy that is not connected is taken to dial: those of its declared outbounds. */
+const dialled = (networking: Networking): string[] =>
+  proxyInterfaces(networking).outbounds.map((o) => o.service);
+
 /**
  * Per service a proxy's declared outbounds dial, what of the matched policies a proxyless client
  * cannot apply (for the inspect API; endpoints are not read, so notes about them are `/xds`'s only).
@@ -37,10 +38,9 @@ export function policyNotes(
 ): Record<string, string[]> | undefined {
   const networking = src.meshExists(mesh) ? src.dataplane(mesh, name) : undefined;
   if (!networking) return undefined;
-  const services = proxyInterfaces(networking).outbounds.map((o) => o.service);
+  const services = dialled(networking);
   if (services.length === 0) return undefined;
-  const candidates: Record<string, readonly PolicyResource[]> = {};
-  for (const kind of KINDS) candidates[kind] = src.candidates(mesh, kind);
+  const candidates = configCandidates((kind) => src.candidates(mesh, kind));
   return proxylessConfig({ networking, services, candidates }).notes;
 }
 
@@ -74,13 +74,10 @@ export function wouldBeServedConfig(src: DumpSources, mesh: string, name: string
   if (!networking) {
     throw new AppError('NOT_FOUND', 'Not found', `Dataplane "${name}" not found in mesh "${mesh}"`);
   }
-  const services = proxyInterfaces(networking).outbounds.map((o) => o.service);
-  const candidates: Record<string, readonly PolicyResource[]> = {};
-  for (const kind of KINDS) candidates[kind] = src.candidates(mesh, kind);
   const served = proxylessConfig({
     networking,
-    services,
-    candidates,
+    services: dialled(networking),
+    candidates: configCandidates((kind) => src.candidates(mesh, kind)),
     endpoints: readyEndpoints(src.dataplanes(mesh)),
     localZone: src.localZone,
   });

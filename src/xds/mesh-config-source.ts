@@ -11,10 +11,8 @@ import { AppError, type ErrorCode } from '../util/errors.js';
 import type { Node } from './ads-protocol.js';
 import type { ConfigSource, NamedResource, ProxyHandle } from './config-source.js';
 import type { DumpSources } from './dump.js';
-import type { PolicyResource } from '../policies/policy-resource.js';
 import { proxyInterfaces, type Networking } from '../policies/proxy-interfaces.js';
 import {
-  CONFIG_KINDS,
   ownersByService,
   proxyFootprint,
   touches,
@@ -23,7 +21,7 @@ import {
 } from './proxy-footprint.js';
 import { nodeIdentity, proxyToken, type DataplaneLookup } from './node-identity.js';
 import type { ProxyTokenCheck } from './proxy-token.js';
-import { proxylessConfig, type ProxylessConfig } from './proxyless/config.js';
+import { configCandidates, proxylessConfig, type ProxylessConfig } from './proxyless/config.js';
 import { readyEndpoints } from './proxyless/endpoints.js';
 import { isServerListenerName, withServerListeners } from './proxyless/server-listener.js';
 import type { Refusal } from './refusal.js';
@@ -132,8 +130,7 @@ interface MeshAtRevision {
 function sharedConfigs(sources: XdsSources): { of(mesh: string, revision: number): MeshAtRevision } {
   const meshes = new Map<string, { revision: number; at: MeshAtRevision }>();
   const build = (mesh: string): MeshAtRevision => {
-    const candidates: Record<string, readonly PolicyResource[]> = {};
-    for (const kind of CONFIG_KINDS) candidates[kind] = sources.candidates(mesh, kind);
+    const candidates = configCandidates((kind) => sources.candidates(mesh, kind));
     const dataplanes = [...sources.namedDataplanes(mesh)];
     const endpoints = readyEndpoints(dataplanes.map((d) => d.networking));
     const owners = ownersByService(dataplanes);

@@ -12,17 +12,9 @@ import type { PolicyResource, Selector } from '../policies/policy-resource.js';
 import { proxyInterfaces, type Networking } from '../policies/proxy-interfaces.js';
 import { bestSelectorRank } from '../policies/select-policies.js';
 import { SERVICE_TAG } from '../resources/fragments.js';
+import { CONFIG_KINDS } from './proxyless/config.js';
 
-/** The kinds a proxyless client's config reads. */
-export const CONFIG_KINDS = [
-  'TrafficRoute',
-  'Timeout',
-  'Retry',
-  'FaultInjection',
-  'CircuitBreaker',
-  'HealthCheck',
-];
-const CONFIG_KIND_SET = new Set(CONFIG_KINDS);
+const CONFIG_KIND_SET = new Set<string>(CONFIG_KINDS);
 
 /** One committed write in the proxy's mesh: the new state (absent on delete) and, when known, the old. */
 export interface MeshWrite {

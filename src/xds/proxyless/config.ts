@@ -21,6 +21,25 @@ import {
 } from './clusters.js';
 import { allDestinationsOf, buildListener, type RouteInputs } from './listener.js';
 
+/** The policy kinds a proxyless client's config reads. */
+export const CONFIG_KINDS = [
+  'TrafficRoute',
+  'Timeout',
+  'Retry',
+  'FaultInjection',
+  'CircuitBreaker',
+  'HealthCheck',
+] as const;
+
+/** The mesh's policies of {@link CONFIG_KINDS}, as `candidates` takes them. */
+export function configCandidates(
+  read: (kind: string) => readonly PolicyResource[],
+): Record<string, readonly PolicyResource[]> {
+  const candidates: Record<string, readonly PolicyResource[]> = {};
+  for (const kind of CONFIG_KINDS) candidates[kind] = read(kind);
+  return candidates;
+}
+
 /** What a client's config is computed from. */
 export interface ProxylessInput {
   /** The client proxy's Dataplane networking (its tags choose the policies). */
