@@ -4,6 +4,7 @@ import type { Config } from '../config/schema.js';
 import type { Registry } from '../resources/registry.js';
 import { AppError } from '../util/errors.js';
 import type { RouteInfo } from './resource-routes.js';
+import { localZoneOf } from '../config/local-zone.js';
 
 /** What a data plane bootstrap names besides the proxy: the xDS address and this control plane's zone. */
 export interface XdsBootstrapSettings {
@@ -21,7 +22,7 @@ export function xdsBootstrapSettings(config: Config): XdsBootstrapSettings | und
   const serverUri =
     config.xdsServer.advertisedAddress ||
     `${host.includes(':') ? `[${host}]` : host}:${config.xdsServer.grpcPort}`;
-  return { serverUri, zone: config.mode === 'zone' ? config.multizone.zone.name : undefined };
+  return { serverUri, zone: localZoneOf(config) };
 }
 
 /**

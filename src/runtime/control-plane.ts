@@ -46,6 +46,7 @@ import type { Multizone, MultizoneOptions } from './multizone.js';
 import type { XdsServer } from './xds-server.js';
 // The sync code (and gRPC) loads only in global and zone modes: standalone starts without it.
 import { exposeGlobalLink, withGlobalLink } from './global-link.js';
+import { localZoneOf } from '../config/local-zone.js';
 
 /** A running control plane: its API server, bound ports and a clean shutdown. */
 export interface ControlPlane {
@@ -235,7 +236,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   const inspect = createInspectQueries({ views, matches });
   // Issue 17: a proxy's /xds, /stats and /clusters (its stream once it is connected; on Global, its zone's).
   const dumpDeps = { config, views, xds: () => xds, multizone: () => multizone };
-  const dumpSources = xdsSources(views, config.mode === 'zone' ? config.multizone.zone.name : undefined);
+  const dumpSources = xdsSources(views, localZoneOf(config));
   const history = createHistory({
     registry,
     log,

@@ -13,6 +13,7 @@ import type { ProxyDumps } from '../xds/proxy-dumps.js';
 import type { Multizone } from './multizone.js';
 import type { XdsServer } from './xds-server.js';
 import { xdsSources } from './xds-sources.js';
+import { localZoneOf } from '../config/local-zone.js';
 
 /** What the views read: the plane's views and, once started, its xDS server and sync. */
 export interface ProxyDumpDeps {
@@ -30,7 +31,7 @@ export function localProxyDump(deps: ProxyDumpDeps): ProxyDumpFn {
     if (!dumps) {
       const { createProxyDumps } = await import('../xds/proxy-dumps.js');
       dumps = createProxyDumps({
-        sources: xdsSources(views, config.mode === 'zone' ? config.multizone.zone.name : undefined),
+        sources: xdsSources(views, localZoneOf(config)),
         exists: (kind, name) => views.get(kind, undefined, name) !== undefined,
         stream: (mesh, name) => deps.xds()?.streamOf(mesh, name),
       });

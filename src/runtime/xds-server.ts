@@ -19,6 +19,7 @@ import { authnWarning, createProxyTokenCheck } from '../xds/proxy-token.js';
 import { countersOf } from '../xds/stream-info.js';
 import { SHORT_TYPE } from '../xds/type-urls.js';
 import { onMeshChange, xdsSources } from './xds-sources.js';
+import { localZoneOf } from '../config/local-zone.js';
 
 /** A started xDS server. */
 export interface XdsServer {
@@ -47,7 +48,7 @@ export async function startXdsServer(deps: {
   const source = createMeshConfigSource({
     lookup,
     checkToken: createProxyTokenCheck({ tokens: deps.tokens, authnType }),
-    sources: xdsSources(views, config.mode === 'zone' ? config.multizone.zone.name : undefined),
+    sources: xdsSources(views, localZoneOf(config)),
     onMeshChange: onMeshChange(views),
   });
   const ads = new AdsServer(source, { now: deps.now });
