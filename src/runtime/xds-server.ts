@@ -76,10 +76,20 @@ export async function startXdsServer(deps: {
       'proxy connected',
     );
   });
-  ads.on('update', (info) => handles.get(info.id)?.update(countersOf(info, SHORT_TYPE)));
+  // One reader per stream, called when its insight is published (not per response).
+  const readers = new Map<string, () => ReturnType<typeof countersOf>>();
+  ads.on('update', (info) => {
+    let read = readers.get(info.id);
+    if (!read) {
+      read = () => countersOf(info, SHORT_TYPE);
+      readers.set(info.id, read);
+    }
+    handles.get(info.id)?.update(read);
+  });
   ads.on('disconnect', (info, status) => {
     const handle = handles.get(info.id);
     handles.delete(info.id);
+    readers.delete(info.id);
     const key = proxyOf.get(info.id);
     proxyOf.delete(info.id);
     const ids = key === undefined ? [] : (byProxy.get(key) ?? []).filter((id) => id !== info.id);

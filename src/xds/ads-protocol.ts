@@ -1,4 +1,5 @@
 import type * as grpc from '@grpc/grpc-js';
+import type protobuf from 'protobufjs';
 import type { EncodedAny } from './encode-any.js';
 import { envoyType } from './envoy-protos.js';
 
@@ -63,7 +64,7 @@ export const ADS_SERVICE: grpc.ServiceDefinition = {
     originalName: 'streamAggregatedResources',
     requestSerialize: (value: DiscoveryRequest) => encode(REQUEST, value),
     requestDeserialize: (bytes: Buffer) => decodeRequest(bytes),
-    responseSerialize: (value: DiscoveryResponse) => encode(RESPONSE, value),
+    responseSerialize: (value: DiscoveryResponse) => encodeResponse(value),
     responseDeserialize: (bytes: Buffer) =>
       envoyType(RESPONSE).toObject(envoyType(RESPONSE).decode(bytes), OBJECT),
   },
@@ -77,19 +78,75 @@ function encode(name: string, value: object): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
+/**
+ * A DiscoveryResponse in protobuf wire format, written directly: its resources are already encoded,
+ * and a push sends the same resource bytes to many streams, so each resource's `Any` record (field
+ * 2) is built once per value buffer and reused; only the version and nonce differ per stream. Equal
+ * to protobufjs's encoding (test/unit/xds/ads-protocol.test.ts).
+ */
+export function encodeResponse(res: DiscoveryResponse): Buffer {
+  // Fields in number order; strings written even when empty, as protobufjs does for a set field.
+  const parts: Buffer[] = [stringField(1, res.version_info)];
+  for (const any of res.resources) parts.push(anyRecord(any));
+  parts.push(stringField(4, res.type_url), stringField(5, res.nonce));
+  return Buffer.concat(parts);
+}
+
+/** `resources` records by value buffer (the encode cache shares value buffers between streams). */
+const ANY_RECORDS = new WeakMap<Uint8Array, Buffer>();
+
+function anyRecord(any: EncodedAny): Buffer {
+  const cached = ANY_RECORDS.get(any.value);
+  if (cached) return cached;
+  const body = Buffer.concat([stringField(1, any.type_url), bytesField(2, any.value)]);
+  const record = Buffer.concat([varint((2 << 3) | 2), varint(body.length), body]);
+  ANY_RECORDS.set(any.value, record);
+  return record;
+}
+
+const stringField = (field: number, value: string): Buffer => bytesField(field, Buffer.from(value, 'utf8'));
+
+const bytesField = (field: number, value: Uint8Array): Buffer =>
+  Buffer.concat([varint((field << 3) | 2), varint(value.length), value]);
+
+function varint(n: number): Buffer {
+  const out: number[] = [];
+  while (n > 0x7f) {
+    out.push((n & 0x7f) | 0x80);
+    n >>>= 7;
+  }
+  out.push(n);
+  return Buffer.from(out);
+}
+
+/**
+ * A request read from the decoded message itself: only the node (first requests) goes through
+ * `toObject`, so the ACKs of a push to many streams allocate little.
+ */
 function decodeRequest(bytes: Buffer): DiscoveryRequest {
-  const type = envoyType(REQUEST);
-  const raw = type.toObject(type.decode(bytes), OBJECT) as Partial<DiscoveryRequest> & { node?: RawNode };
+  const raw = envoyType(REQUEST).decode(bytes) as unknown as DecodedRequest;
   return {
-    version_info: raw.version_info ?? '',
-    node: raw.node ? nodeOf(raw.node) : undefined,
+    version_info: raw.version_info || '',
+    node: raw.node ? nodeOf(envoyType(NODE).toObject(raw.node, OBJECT) as RawNode) : undefined,
     resource_names: raw.resource_names ?? [],
-    type_url: raw.type_url ?? '',
-    response_nonce: raw.response_nonce ?? '',
+    type_url: raw.type_url || '',
+    response_nonce: raw.response_nonce || '',
     error_detail: raw.error_detail
-      ? { code: raw.error_detail.code ?? 0, message: raw.error_detail.message ?? '' }
+      ? { code: raw.error_detail.code || 0, message: raw.error_detail.message || '' }
       : undefined,
   };
+}
+
+const NODE = 'envoy.config.core.v3.Node';
+
+/** A DiscoveryRequest as protobufjs decodes it (unset fields read their defaults). */
+interface DecodedRequest {
+  version_info?: string;
+  node?: protobuf.Message | null;
+  resource_names?: string[];
+  type_url?: string;
+  response_nonce?: string;
+  error_detail?: { code?: number; message?: string } | null;
 }
 
 type RawNode = Partial<Omit<Node, 'metadata'>> & { metadata?: StructValue['structValue'] };

@@ -1,7 +1,7 @@
 import type { AdsCall, DiscoveryRequest } from './ads-protocol.js';
-import type { ProxyHandle } from './config-source.js';
+import type { ProxyHandle, ResourceSet } from './config-source.js';
 import type { EncodedAny } from './encode-any.js';
-import { encodeAny } from './encode-any.js';
+import { encodedValue } from './encode-any.js';
 import type { StreamInfo, TypeStatus } from './stream-info.js';
 import { CLUSTER, CLUSTER_LOAD_ASSIGNMENT, LISTENER, ROUTE_CONFIGURATION } from './type-urls.js';
 
@@ -19,6 +19,8 @@ export interface StreamHooks {
 interface Sent {
   names: string[];
   values: Buffer[];
+  /** The source's array they were made from: the same array again means the same content. */
+  from: ResourceSet['resources'];
 }
 
 /**
@@ -27,7 +29,9 @@ interface Sent {
  * notes of issue 17):
  * - a type is answered when first requested, then only when the encoded content for the current
  *   names differs byte for byte from what was last sent (unchanged config is never re-sent, even
- *   at a new version);
+ *   at a new version); when the source answers with the very array it answered last time, the
+ *   content is the same without encoding or comparing it (a push to many streams skips the
+ *   types it did not change at the cost of one comparison each);
  * - a request whose nonce is not the last response's is stale and ignored (before the first
  *   response of a type any nonce is accepted: the client may carry one over from an older stream);
  * - the first request carrying the last nonce judges that response: ACK without `error_detail`,
@@ -122,17 +126,23 @@ export class AdsStream {
     let values: Buffer[];
     let names: string[];
     let version: number;
+    let set: ResourceSet;
+    const last = this.sent.get(url);
     try {
-      const set = this.handle.resources(url, status.names);
+      set = this.handle.resources(url, status.names);
+      // A source that shares unchanged resources between revisions hands back the same array.
+      if (!first && last?.from === set.resources) return;
       version = set.version;
       names = set.resources.map((r) => r.name);
-      values = set.resources.map((r) => encoded(url, r.resource));
+      values = set.resources.map((r) => encodedValue(url, r.resource));
     } catch (err) {
       this.hooks.failed(err);
       return;
     }
-    const last = this.sent.get(url);
-    if (!first && last && sameStrings(names, last.names) && sameBuffers(values, last.values)) return;
+    if (!first && last && sameStrings(names, last.names) && sameBuffers(values, last.values)) {
+      last.from = set.resources;
+      return;
+    }
     const nonce = String(++this.nonces);
     const room = this.call.write({
       version_info: String(version),
@@ -141,7 +151,7 @@ export class AdsStream {
       nonce,
     });
     if (room === false) this.waitForDrain();
-    this.sent.set(url, { names, values });
+    this.sent.set(url, { names, values, from: set.resources });
     status.version = version;
     status.nonce = nonce;
     status.sentAt = this.now();
@@ -165,17 +175,6 @@ export class AdsStream {
     this.hooks.updated(this.info);
   }
 }
-
-/** Encodings by resource object: streams served the same (shared) objects encode them once. */
-const ENCODED = new WeakMap<object, Buffer>();
-const encoded = (url: string, resource: object): Buffer => {
-  let value = ENCODED.get(resource);
-  if (!value) {
-    value = encodeAny(url, resource).value;
-    ENCODED.set(resource, value);
-  }
-  return value;
-};
 
 const rank = (url: string): number => {
   const i = PUSH_ORDER.indexOf(url);

@@ -28,6 +28,19 @@ export function encodeAny(typeUrl: string, object: object): EncodedAny {
   return { type_url: typeUrl, value: Buffer.from(value.buffer, value.byteOffset, value.byteLength) };
 }
 
+/** Encodings by resource object: streams served the same (shared) objects encode them once. */
+const ENCODED = new WeakMap<object, Buffer>();
+
+/** The encoded value of `resource` as {@link encodeAny} makes it, kept per object. */
+export function encodedValue(typeUrl: string, resource: object): Buffer {
+  let value = ENCODED.get(resource);
+  if (!value) {
+    value = encodeAny(typeUrl, resource).value;
+    ENCODED.set(resource, value);
+  }
+  return value;
+}
+
 /** Decodes an Any back to an object in the form {@link encodeAny} takes (dumps and tests). */
 export function decodeAny(any: { type_url: string; value: Uint8Array }): Record<string, unknown> {
   const type = resolveType(any.type_url, typeNameOf(any.type_url));

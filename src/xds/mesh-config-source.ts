@@ -25,6 +25,7 @@ import { configCandidates, proxylessConfig, type ProxylessConfig } from './proxy
 import { readyEndpoints } from './proxyless/endpoints.js';
 import { isServerListenerName, withServerListeners } from './proxyless/server-listener.js';
 import type { Refusal } from './refusal.js';
+import { encodedValue } from './encode-any.js';
 import { CLUSTER, CLUSTER_LOAD_ASSIGNMENT, LISTENER } from './type-urls.js';
 
 const CODE: Record<Refusal['code'], ErrorCode> = {
@@ -74,16 +75,6 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
         }
         return { version, config: cached.config };
       };
-      const pick = (
-        all: ReadonlyArray<Record<string, unknown>>,
-        nameOf: (r: Record<string, unknown>) => string,
-        names: readonly string[],
-      ): NamedResource[] => {
-        const wanted = new Set(names);
-        return all
-          .filter((r) => wanted.size === 0 || wanted.has(nameOf(r)))
-          .map((r) => ({ name: nameOf(r), resource: r }));
-      };
       return {
         resources(typeUrl, names) {
           if (typeUrl === LISTENER) services = [...names].sort();
@@ -114,6 +105,56 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
   };
 }
 
+/** Picked subsets by the array they were picked from and the names asked (see {@link pick}). */
+const PICKED = new WeakMap<ReadonlyArray<Record<string, unknown>>, Map<string, NamedResource[]>>();
+
+/**
+ * The resources of `all` that `names` asks for (all of them for `[]`). Streams asking the same
+ * names of the same shared array get the same answer array, which tells the stream the content did
+ * not change (AdsStream) without encoding it again.
+ */
+function pick(
+  all: ReadonlyArray<Record<string, unknown>>,
+  nameOf: (r: Record<string, unknown>) => string,
+  names: readonly string[],
+): NamedResource[] {
+  let byNames = PICKED.get(all);
+  if (!byNames) {
+    byNames = new Map();
+    PICKED.set(all, byNames);
+  }
+  const key = names.join('\u0000');
+  let picked = byNames.get(key);
+  if (!picked) {
+    const wanted = new Set(names);
+    picked = all
+      .filter((r) => wanted.size === 0 || wanted.has(nameOf(r)))
+      .map((r) => ({ name: nameOf(r), resource: r }));
+    byNames.set(key, picked);
+  }
+  return picked;
+}
+
+/**
+ * What decides a proxy's config besides the services it dials: its tag sets, or for a proxyless
+ * server its whole networking (its inbound Listener names its addresses and ports). Kept per
+ * networking object: a Dataplane not rewritten keeps its object, so a push to every proxy computes
+ * each key once, not once per revision.
+ */
+const WORKLOAD_KEYS = {
+  client: new WeakMap<Networking, string>(),
+  server: new WeakMap<Networking, string>(),
+};
+function workloadKey(networking: Networking, server: boolean): string {
+  const keys = server ? WORKLOAD_KEYS.server : WORKLOAD_KEYS.client;
+  let key = keys.get(networking);
+  if (key === undefined) {
+    key = JSON.stringify(server ? networking : proxyInterfaces(networking).tagSets);
+    keys.set(networking, key);
+  }
+  return key;
+}
+
 /** What one mesh's proxies share at one revision: its inputs, and the configs by (tags, services). */
 interface MeshAtRevision {
   compute(
@@ -122,30 +163,50 @@ interface MeshAtRevision {
   ): { config: ProxylessConfig; footprint: ProxyFootprint };
 }
 
+/** The configs of one mesh at one revision, by workload key. */
+type Configs = Map<string, { config: ProxylessConfig; footprint: ProxyFootprint }>;
+
+/**
+ * `fresh`, with each resource list that encodes exactly as in `before` (the same workload's config
+ * at the previous revision) replaced by `before`'s array: the streams then see an unchanged type as
+ * the same array and skip it (a policy change that touches only routes re-sends Listeners alone).
+ */
+function keepUnchanged(before: ProxylessConfig | undefined, fresh: ProxylessConfig): ProxylessConfig {
+  if (!before) return fresh;
+  const same = (url: string, a: ReadonlyArray<object>, b: ReadonlyArray<object>): boolean =>
+    a.length === b.length &&
+    a.every((r, i) => encodedValue(url, r).equals(encodedValue(url, b[i] as object)));
+  return {
+    ...fresh,
+    listeners: same(LISTENER, before.listeners, fresh.listeners) ? before.listeners : fresh.listeners,
+    clusters: same(CLUSTER, before.clusters, fresh.clusters) ? before.clusters : fresh.clusters,
+    assignments: same(CLUSTER_LOAD_ASSIGNMENT, before.assignments, fresh.assignments)
+      ? before.assignments
+      : fresh.assignments,
+  };
+}
+
 /**
  * Proxies of one workload (same tags, same dialled services) get the same config: computed once per
  * revision and shared (the same objects, so the server also encodes them once). The inputs (policies,
  * endpoints, the owners index) are read once per mesh and revision instead of once per proxy.
  */
 function sharedConfigs(sources: XdsSources): { of(mesh: string, revision: number): MeshAtRevision } {
-  const meshes = new Map<string, { revision: number; at: MeshAtRevision }>();
-  const build = (mesh: string): MeshAtRevision => {
+  const meshes = new Map<string, { revision: number; at: MeshAtRevision; configs: Configs }>();
+  const build = (mesh: string, configs: Configs, before: Configs | undefined): MeshAtRevision => {
     const candidates = configCandidates((kind) => sources.candidates(mesh, kind));
     const dataplanes = [...sources.namedDataplanes(mesh)];
     const endpoints = readyEndpoints(dataplanes.map((d) => d.networking));
     const owners = ownersByService(dataplanes);
-    const configs = new Map<string, { config: ProxylessConfig; footprint: ProxyFootprint }>();
     return {
       compute(networking, services) {
         // A proxyless server's inbound Listener depends on its own addresses and ports, not only tags.
         const server = services.some(isServerListenerName);
-        const who = networking
-          ? JSON.stringify(server ? networking : proxyInterfaces(networking).tagSets)
-          : '-';
+        const who = networking ? workloadKey(networking, server) : '-';
         const key = `${who}\u0000${services.join('\u0000')}`;
         let hit = configs.get(key);
         if (!hit) {
-          const config = networking
+          const fresh = networking
             ? withServerListeners(services, { sources, mesh, networking }, (clientServices) =>
                 proxylessConfig({
                   networking,
@@ -156,6 +217,7 @@ function sharedConfigs(sources: XdsSources): { of(mesh: string, revision: number
                 }),
               )
             : { listeners: [], clusters: [], assignments: [], notes: {}, reach: [...services] };
+          const config = keepUnchanged(before?.get(key)?.config, fresh);
           const footprint = {
             ...proxyFootprint({ self: '', networking, reach: config.reach, candidates, owners }),
             server,
@@ -171,7 +233,9 @@ function sharedConfigs(sources: XdsSources): { of(mesh: string, revision: number
     of(mesh, revision) {
       let m = meshes.get(mesh);
       if (m?.revision !== revision) {
-        m = { revision, at: build(mesh) };
+        // Only the last revision's configs are kept, to share what did not change with them.
+        const configs: Configs = new Map();
+        m = { revision, at: build(mesh, configs, m?.configs), configs };
         meshes.set(mesh, m);
       }
       return m.at;

@@ -32,12 +32,11 @@ export interface ProxySubscriptionHandle {
   sent(kind: XdsKind): void;
   acked(kind: XdsKind): void;
   rejected(kind: XdsKind): void;
-  /** Sets every type's counters at once (an ADS stream keeps them as numbers). */
-  update(
-    byKind: Partial<
-      Record<XdsKind, { responsesSent: number; responsesAcknowledged: number; responsesRejected: number }>
-    >,
-  ): void;
+  /**
+   * Every type's counters changed (an ADS stream keeps them as numbers): `read` gives them, and is
+   * called when the insight is published, not per response (a push to many proxies stays cheap).
+   */
+  update(read: () => CountersByKind): void;
   /** Sets the disconnect time and publishes at once. */
   close(): void;
 }
@@ -48,6 +47,11 @@ export interface ProxyInsights {
   /** Publishes what is pending and stops the timer. */
   close(): void;
 }
+
+/** The counters of an ADS stream per short type name. */
+export type CountersByKind = Partial<
+  Record<XdsKind, { responsesSent: number; responsesAcknowledged: number; responsesRejected: number }>
+>;
 
 interface Counter {
   sent: number;
@@ -94,11 +98,27 @@ export function createProxyInsights(deps: {
       const key = `${mesh}/${name}`;
       const connectTime = deps.now().toISOString();
       let disconnectTime: string | undefined;
-      let lastUpdateTime = connectTime;
+      let lastUpdate: Date | string = connectTime;
+      /** Reads the stream's counters when rendering, once they changed. */
+      let pending: (() => CountersByKind) | undefined;
       const counters = new Map<XdsKind, Counter>(
         XDS_KINDS.map((k) => [k, { sent: 0, acked: 0, rejected: 0 }]),
       );
       const render = (): Subscription => {
+        if (pending) {
+          const byKind = pending();
+          pending = undefined;
+          for (const kind of XDS_KINDS) {
+            const c = byKind[kind];
+            if (c)
+              counters.set(kind, {
+                sent: c.responsesSent,
+                acked: c.responsesAcknowledged,
+                rejected: c.responsesRejected,
+              });
+          }
+        }
+        const lastUpdateTime = typeof lastUpdate === 'string' ? lastUpdate : lastUpdate.toISOString();
         const total: Counter = { sent: 0, acked: 0, rejected: 0 };
         const byKind: Record<string, ReturnType<typeof wire>> = {};
         for (const [k, c] of counters) {
@@ -130,7 +150,7 @@ export function createProxyInsights(deps: {
       publishNow(key);
       const count = (kind: XdsKind, field: keyof Counter): void => {
         (counters.get(kind) as Counter)[field]++;
-        lastUpdateTime = deps.now().toISOString();
+        lastUpdate = deps.now();
         publishSoon(key);
       };
       return {
@@ -138,23 +158,15 @@ export function createProxyInsights(deps: {
         sent: (kind) => count(kind, 'sent'),
         acked: (kind) => count(kind, 'acked'),
         rejected: (kind) => count(kind, 'rejected'),
-        update(byKind) {
-          for (const kind of XDS_KINDS) {
-            const c = byKind[kind];
-            if (c)
-              counters.set(kind, {
-                sent: c.responsesSent,
-                acked: c.responsesAcknowledged,
-                rejected: c.responsesRejected,
-              });
-          }
-          lastUpdateTime = deps.now().toISOString();
+        update(read) {
+          pending = read;
+          lastUpdate = deps.now();
           publishSoon(key);
         },
         close() {
           if (disconnectTime) return;
           disconnectTime = deps.now().toISOString();
-          lastUpdateTime = disconnectTime;
+          lastUpdate = disconnectTime;
           publishNow(key);
         },
       };

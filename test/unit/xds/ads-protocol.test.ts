@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type * as grpc from '@grpc/grpc-js';
-import { ADS_SERVICE } from '../../../src/xds/ads-protocol.js';
+import { ADS_SERVICE, encodeResponse } from '../../../src/xds/ads-protocol.js';
 import { loadAdsPackage } from '../../helpers/xds.js';
 
 describe('ADS_SERVICE', () => {
@@ -60,5 +60,38 @@ describe('ADS_SERVICE', () => {
         metadata: { 'dataplane.token': 'tok', nested: { n: 2, l: [true] } },
       },
     });
+  });
+});
+
+describe('encodeResponse', () => {
+  it('writes the bytes protobufjs writes for the same DiscoveryResponse, cached records included', () => {
+    const pkg = loadAdsPackage() as unknown as {
+      envoy: {
+        service: { discovery: { v3: { AggregatedDiscoveryService: { service: grpc.ServiceDefinition } } } };
+      };
+    };
+    const reference =
+      pkg.envoy.service.discovery.v3.AggregatedDiscoveryService.service.StreamAggregatedResources!;
+    // A value over 127 bytes needs a two-byte length; the same value twice reuses its record.
+    const big = Buffer.alloc(300, 7);
+    const small = Buffer.from([1, 2, 3]);
+    const res = {
+      version_info: '12345',
+      resources: [
+        { type_url: 'type.googleapis.com/envoy.config.listener.v3.Listener', value: big },
+        { type_url: 'type.googleapis.com/envoy.config.listener.v3.Listener', value: small },
+      ],
+      type_url: 'type.googleapis.com/envoy.config.listener.v3.Listener',
+      nonce: '7',
+    };
+    for (const r of [res, { ...res, nonce: '8', version_info: '' }, { ...res, resources: [] }]) {
+      const ours = encodeResponse(r);
+      expect(ours.toString('hex')).toBe(Buffer.from(reference.responseSerialize(r)).toString('hex'));
+      expect(reference.responseDeserialize(ours)).toMatchObject({
+        version_info: r.version_info,
+        nonce: r.nonce,
+        resources: r.resources.map((a) => ({ type_url: a.type_url, value: a.value })),
+      });
+    }
   });
 });
