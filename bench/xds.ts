@@ -107,11 +107,23 @@ class SimProxy {
   }
 }
 
-/** A raw stream to the bare baseline: registers, then counts the responses pushed to it. */
+/**
+ * A raw stream to the bare baseline: registers, then counts the responses pushed to it and ACKs
+ * each at once, as a SimProxy does, so that the clients (in this process) do the same work in both
+ * measurements and the comparison is of the servers.
+ */
 function bareStream(client: Client, onPush: () => void): Stream {
   const s = (client as unknown as { StreamAggregatedResources(): Stream }).StreamAggregatedResources();
   s.on('error', () => undefined);
-  s.on('data', onPush);
+  s.on('data', (res: DiscoveryResponse) => {
+    onPush();
+    s.write({
+      type_url: res.type_url,
+      resource_names: ['backend'],
+      response_nonce: res.nonce,
+      version_info: '',
+    });
+  });
   s.write({ type_url: LISTENER, resource_names: ['backend'], response_nonce: '', version_info: '' });
   return s;
 }
