@@ -1,70 +1,67 @@
-/** A fenced shell block of a markdown page, and whether the page marks it as not run by tests. */
+/** How the documentation test treats a shell block: run it, skip it, or start it as a server. */
+export type BlockMode = 'run' | 'skip' | 'background';
+
+/** A fenced shell block of a markdown page, and what the page's marker before it says. */
 export interface ShellBlock {
   /** 1-based line of the opening fence. */
   line: number;
   code: string;
-  /** The reason given by a `<!-- readme-test: skip (reason) -->` marker just before the block. */
-  skip?: string;
+  mode: BlockMode;
+  /** The reason a `<!-- readme-test: skip|background (reason) -->` marker gives. */
+  reason?: string;
 }
 
 const FENCE = /^```(\S*)\s*$/;
-const SKIP_MARKER = /^<!-- readme-test: skip \((.+)\) -->$/;
+const MARKER = /^<!-- readme-test: (skip|background) \((.+)\) -->$/;
 const SHELL_LANGS = new Set(['sh', 'bash', 'shell']);
 
-/** Counts the skip markers of a page, wherever they are (a marker that precedes no shell block is a mistake). */
-export function countSkipMarkers(markdown: string): number {
-  return markdown.split('\n').filter((l) => l.trim().startsWith('<!-- readme-test: skip')).length;
+/** Counts the markers of one mode on a page, wherever they are (one that precedes no shell block is a mistake). */
+export function countMarkers(markdown: string, mode: Exclude<BlockMode, 'run'>): number {
+  return markdown.split('\n').filter((l) => l.trim().startsWith(`<!-- readme-test: ${mode}`)).length;
 }
 
 /**
- * The `sh`/`bash`/`shell` blocks of a page in order. A skip marker applies to the next block when
- * only blank lines separate them.
+ * The `sh`/`bash`/`shell` blocks of a page in order. A marker applies to the next block when only
+ * blank lines separate them.
  */
 export function shellBlocks(markdown: string): ShellBlock[] {
   const lines = markdown.split('\n');
   const blocks: ShellBlock[] = [];
-  let pendingSkip: string | undefined;
+  let pending: { mode: BlockMode; reason: string } | undefined;
   for (let i = 0; i < lines.length; i++) {
     const text = lines[i] ?? '';
-    const marker = SKIP_MARKER.exec(text.trim());
+    const marker = MARKER.exec(text.trim());
     if (marker) {
-      pendingSkip = marker[1];
+      pending = { mode: marker[1] as BlockMode, reason: marker[2] ?? '' };
       continue;
     }
     const fence = FENCE.exec(text);
     if (!fence) {
-      if (text.trim() !== '') pendingSkip = undefined;
+      if (text.trim() !== '') pending = undefined;
       continue;
     }
     const start = i;
     const body: string[] = [];
     for (i++; i < lines.length && !/^```\s*$/.test(lines[i] ?? ''); i++) body.push(lines[i] ?? '');
     if (SHELL_LANGS.has(fence[1] ?? '')) {
-      blocks.push({ line: start + 1, code: body.join('\n'), ...(pendingSkip ? { skip: pendingSkip } : {}) });
+      blocks.push({ line: start + 1, code: body.join('\n'), mode: 'run', ...pending });
     }
-    pendingSkip = undefined;
+    pending = undefined;
   }
   return blocks;
 }
 
-/** The listeners a block's addresses are rewritten to. */
-export interface BlockPorts {
-  apiPort: number;
-  httpsPort: number;
-  diagnosticsPort: number;
-}
+/** The ports the documentation names (their defaults, and the zone's of the multi-zone page). */
+export const DOCUMENTED_PORTS = [5678, 5680, 5681, 5682, 5685, 15680, 15681, 15682] as const;
 
 /**
- * A block as the test runs it: the documented default ports (API 5681, HTTPS 5682, diagnostics
- * 5680) on localhost or 127.0.0.1 become the test server's, and `npx mesh-cp` the built CLI.
+ * A block as the test runs it: every documented port becomes the test's free port for it,
+ * `npx mesh-cp` and `npm start` the built CLI (the test's directory is not the repository).
  */
-export function rewriteBlock(code: string, ports: BlockPorts, cli: string): string {
-  const byDefault: Record<string, number> = {
-    '5681': ports.apiPort,
-    '5682': ports.httpsPort,
-    '5680': ports.diagnosticsPort,
-  };
+export function rewriteBlock(code: string, ports: ReadonlyMap<number, number>, cli: string): string {
+  const pattern = new RegExp(`(?<![\\d.])(${DOCUMENTED_PORTS.join('|')})(?![\\d])`, 'g');
   return code
-    .replace(/\b(localhost|127\.0\.0\.1):(568[012])\b/g, (_, host: string, port: string) => `${host}:${byDefault[port]}`)
-    .replace(/\bnpx mesh-cp\b/g, `node ${cli}`);
+    .replace(pattern, (port) => String(ports.get(Number(port)) ?? port))
+    .replace(/\bnpx mesh-cp\b/g, `node ${cli}`)
+    .replace(/\bnpm start\b/g, `node ${cli} run`);
 }
