@@ -39,7 +39,7 @@ export function useBoundXdsPort(settings: XdsBootstrapSettings, config: Config, 
  * server with insecure channel credentials and `ignore_resource_deletion`, and the node: id
  * `<mesh>.<name>`, a locality (mandatory for that client, even empty) and the metadata that name the
  * Dataplane whatever dots its mesh has, and the Listener name template of an `XdsServer`. It carries no token: the user adds `dataplane.token` to
- * `node.metadata` (README, "Proxyless gRPC").
+ * `node.metadata` (docs/proxyless-grpc.md).
  */
 export function dataplaneBootstrap(settings: XdsBootstrapSettings, mesh: string, name: string) {
   return {

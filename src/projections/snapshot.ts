@@ -219,7 +219,7 @@ export async function loadViews(deps: {
  * costs one pass over every resource, so with more resources than `every` a fixed interval would
  * cost O(resources) per `every` entries (back-to-back snapshots under sustained writes at 100k
  * resources); this keeps the cost O(1) per entry, and start-up at one snapshot plus at most twice
- * the interval (README, "Replay bound").
+ * the interval (docs/running.md, "Replay bound").
  *
  * A due snapshot waits for a quiet moment: `quietMs` with no commit and the event loop less than
  * half busy (serving reads, streaming to zones). Writing one is a pass over every resource on the

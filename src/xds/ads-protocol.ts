@@ -53,7 +53,7 @@ export const ADS_METHOD_PATH =
 /**
  * The AggregatedDiscoveryService definition, written by hand rather than by @grpc/proto-loader:
  * proto-loader would parse the protos when the server is added (65–200 ms at start-up, see the
- * README's startup figure), while these (de)serializers parse them on the first message only.
+ * startup figures of bench/README.md), while these (de)serializers parse them on the first message only.
  * test/unit/xds/ads-protocol.test.ts checks it against proto-loader's definition of ads.proto.
  */
 export const ADS_SERVICE: grpc.ServiceDefinition = {

@@ -29,20 +29,36 @@ export interface CpProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+/** Free ports for every listener, overridable by the caller's env. */
+const FREE_PORTS = {
+  MESH_API_SERVER_PORT: '0',
+  MESH_API_SERVER_HTTPS_PORT: '0',
+  MESH_DIAGNOSTICS_PORT: '0',
+  MESH_XDS_SERVER_GRPC_PORT: '0',
+};
+
 /** Runs `npm start` with the given env (free ports by default), in the repository root. */
 export function startNpm(env: Record<string, string>, args: string[] = ['start']): CpProcess {
   const proc = spawn('npm', args, {
     cwd: REPO_ROOT,
-    env: {
-      ...process.env,
-      MESH_API_SERVER_PORT: '0',
-      MESH_API_SERVER_HTTPS_PORT: '0',
-      MESH_DIAGNOSTICS_PORT: '0',
-      MESH_XDS_SERVER_GRPC_PORT: '0',
-      ...env,
-    },
+    env: { ...process.env, ...FREE_PORTS, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  return watchProcess(proc);
+}
+
+/** Runs `node dist/bin/mesh-cp.js run` in `cwd` (so `./data` is under it), free ports by default. */
+export function startMeshCpIn(cwd: string, env: Record<string, string> = {}): CpProcess {
+  const proc = spawn('node', [join(REPO_ROOT, 'dist', 'bin', 'mesh-cp.js'), 'run'], {
+    cwd,
+    env: { ...process.env, ...FREE_PORTS, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return watchProcess(proc);
+}
+
+/** Parses the log lines of a started control plane and follows its `ready` line and its exit. */
+function watchProcess(proc: ChildProcess): CpProcess {
   const lines: Array<Record<string, unknown>> = [];
   let err = '';
   let buf = '';
