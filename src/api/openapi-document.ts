@@ -20,9 +20,14 @@ const param = (n: string): Json => ref('parameters', n);
 const errors = (...statuses: number[]): Json =>
   Object.fromEntries(statuses.map((s) => [String(s), ref('responses', errorResponseName(s))]));
 const READ_ERRORS = [400, 401, 403, 404];
-const WRITE_ERRORS = [400, 401, 403, 404, 405, 409, 412, 413, 415];
+const WRITE_ERRORS = [400, 401, 403, 404, 405, 412, 413, 415];
 const revisionHeader = { 'x-mesh-revision': ref('headers', 'Revision') };
 const etagHeaders = { ...revisionHeader, ETag: ref('headers', 'ETag') };
+/** The headers of a write's answer: a dry run writes nothing and has no ETag. */
+const written = {
+  ...revisionHeader,
+  ETag: { ...ref('headers', 'ETag'), description: 'The revision written (absent on a dry run)' },
+};
 
 const ok = (description: string, schema: Json, headers: Json = revisionHeader): Json => ({
   description,
@@ -114,10 +119,6 @@ function addResourcePaths(registry: Registry, add: ReturnType<typeof createPaths
       });
     } else if (use === 'item' && !d.derived) {
       // Derived kinds are read only: their PUT and DELETE are 405, not documented operations.
-      const written = {
-        ...etagHeaders,
-        ETag: { ...ref('headers', 'ETag'), description: 'Not on a dry run' },
-      };
       add(item, 'put', {
         operationId: `put${d.kind}${alias}`,
         tags,
@@ -154,10 +155,12 @@ function addResourcePaths(registry: Registry, add: ReturnType<typeof createPaths
         description: 'A write like a PUT (or a DELETE when the resource did not exist at `toRevision`).',
         parameters: [param('toRevision'), param('dryRun'), param('ifMatch')],
         responses: {
-          200: ok('Reverted: the stored resource, or `{}` when deleted', {
-            anyOf: [kindRef, ref('schemas', 'Empty')],
-          }),
-          201: ok('Re-created: the stored resource', kindRef),
+          200: ok(
+            'Reverted: the stored resource, or `{}` when deleted',
+            { anyOf: [kindRef, ref('schemas', 'Empty')] },
+            written,
+          ),
+          201: ok('Re-created: the stored resource', kindRef, written),
           ...errors(...WRITE_ERRORS),
         },
       });
@@ -320,7 +323,7 @@ function addFixedPaths(add: ReturnType<typeof createPaths>['add']): void {
       summary: `Issue a ${type} token (admin only)`,
       requestBody: {
         required: true,
-        content: { 'application/json': { schema: ref('schemas', `${pascal(type)}TokenRequest`) } },
+        content: jsonOrYaml(ref('schemas', `${pascal(type)}TokenRequest`)),
       },
       responses: {
         200: { description: 'The token (a JWT)', content: { 'text/plain': { schema: { type: 'string' } } } },
