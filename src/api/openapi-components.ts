@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { configSchema } from '../config/schema.js';
 import type { ResourceDescriptor } from '../resources/descriptor.js';
 import { resourceName } from '../resources/fragments.js';
 import type { Registry } from '../resources/registry.js';
@@ -13,11 +14,11 @@ export type Json = Record<string, unknown>;
 /** A `$ref` to a component of the document. */
 export const ref = (section: string, name: string): Json => ({ $ref: `#/components/${section}/${name}` });
 
-/** The JSON Schema of a zod schema as a request carries it (defaults make fields optional). */
-export function jsonSchemaOf(schema: z.ZodType): Json {
+/** The JSON Schema of a zod schema as a request carries it (defaults make fields optional), or as parsed (`output`). */
+export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output' = 'input'): Json {
   const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
     target: 'draft-2020-12',
-    io: 'input',
+    io,
     // Refinements (IP addresses, cross-field rules) have no JSON Schema: the server checks them.
     unrepresentable: 'any',
   });
@@ -217,6 +218,21 @@ export function buildComponents(registry: Registry): Json {
         },
       },
       required: ['policies'],
+    },
+    Config: {
+      ...jsonSchemaOf(configSchema, 'output'),
+      description: 'The effective configuration (spec 2.19); passwords, keys and tokens are `*****`',
+    },
+    Versions: {
+      type: 'object',
+      properties: {
+        meshDp: {
+          type: 'object',
+          description: 'Data plane version -> the proxy versions it supports',
+          additionalProperties: { type: 'object', properties: { proxy: strings }, required: ['proxy'] },
+        },
+      },
+      required: ['meshDp'],
     },
     ZoneStatus: {
       type: 'object',

@@ -205,14 +205,14 @@ function addFixedPaths(add: ReturnType<typeof createPaths>['add']): void {
     'getConfig',
     cp,
     'The effective configuration, secrets masked',
-    ok('Config', { type: 'object' }),
+    ok('Config', ref('schemas', 'Config')),
   );
   read(
     '/versions',
     'getVersions',
     cp,
     'Data plane and proxy versions this build supports',
-    ok('Versions', { type: 'object' }),
+    ok('Versions', ref('schemas', 'Versions')),
   );
   read(
     '/policies',

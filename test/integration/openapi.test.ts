@@ -142,6 +142,30 @@ describe('GET /openapi.json', () => {
     return written;
   };
 
+  it('holds in every mode: a Global and a zone control plane register the same routes', async () => {
+    const routesOf = (plane: ControlPlane) =>
+      registeredRoutes(plane.app)
+        .map((r) => `${r.method} ${r.url}`)
+        .sort();
+    const standalone = routesOf(cp);
+    const modes: Array<Record<string, string>> = [
+      { MESH_MODE: 'global' },
+      {
+        MESH_MODE: 'zone',
+        MESH_MULTIZONE_ZONE_NAME: 'zone-1',
+        MESH_MULTIZONE_ZONE_GLOBAL_ADDRESS: 'grpcs://127.0.0.1:1',
+      },
+    ];
+    for (const env of modes) {
+      const other = await startTestPlane(env);
+      try {
+        expect(routesOf(other), env.MESH_MODE).toEqual(standalone);
+      } finally {
+        await other.close();
+      }
+    }
+  });
+
   it('a valid body of every writable kind validates against its documented schema, is accepted, and reads back as documented', async () => {
     const written = await writeSamples();
     // Every stored kind has a sample in the golden files (TrafficPermission twice: its alias).
