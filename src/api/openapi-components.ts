@@ -47,6 +47,14 @@ const REASONS: Record<number, [name: string, description: string]> = {
   503: ['Unavailable', 'The control plane cannot answer now (for example, a zone not connected)'],
 };
 
+// RFC 6750 and RFC 9110 15.5.6: what a 401 and a 405 say besides the body.
+const ERROR_HEADERS: Record<number, Json> = {
+  401: {
+    'WWW-Authenticate': { description: '`Bearer realm="mesh-cp"`', schema: { type: 'string' } },
+  },
+  405: { Allow: { description: 'The methods the path supports', schema: { type: 'string' } } },
+};
+
 /** The name of the error response of an HTTP status in `components.responses`. */
 export function errorResponseName(status: number): string {
   const reason = REASONS[status];
@@ -249,7 +257,11 @@ export function buildComponents(registry: Registry): Json {
   const responses: Json = {};
   for (const status of new Set(Object.values(STATUS_OF))) {
     const [key, description] = REASONS[status];
-    responses[key] = { description, content: jsonOrYaml(ref('schemas', 'Error')) };
+    responses[key] = {
+      description,
+      ...(ERROR_HEADERS[status] ? { headers: ERROR_HEADERS[status] } : {}),
+      content: jsonOrYaml(ref('schemas', 'Error')),
+    };
   }
   return {
     schemas,
