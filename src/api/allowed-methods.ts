@@ -7,6 +7,19 @@ import type { KindParams } from './kind-paths.js';
 /** The methods a path may be asked with, in the order an `Allow` header lists them. */
 const METHODS = ['GET', 'HEAD', 'PUT', 'POST', 'DELETE'] as const;
 
+/** A route as it was added: its method and URL pattern (`/meshes/:mesh/:seg`). */
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+}
+
+const REGISTERED = new WeakMap<FastifyInstance, RegisteredRoute[]>();
+
+/** Every route added to a server built by `buildServer` (HEAD twins and CORS's `OPTIONS *` included). */
+export function registeredRoutes(app: FastifyInstance): readonly RegisteredRoute[] {
+  return REGISTERED.get(app) ?? [];
+}
+
 /** Which methods a concrete path answers: consulted only when a request found no route for its method. */
 export type AllowedMethods = (url: string) => string[];
 
@@ -18,8 +31,11 @@ export type AllowedMethods = (url: string) => string[];
  */
 export function collectAllowedMethods(app: FastifyInstance, maxParamLength: number): AllowedMethods {
   const routes: Array<{ method: string; url: string; kindOf?: RouteInfo['kindOf'] }> = [];
+  const table: RegisteredRoute[] = [];
+  REGISTERED.set(app, table);
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) {
+      table.push({ method, url: route.url });
       if (!(METHODS as readonly string[]).includes(method) || route.url.includes('*')) continue;
       routes.push({
         method,

@@ -31,38 +31,67 @@ export interface KindPaths {
   stored(scope: PathScope, seg: string): ResourceDescriptor | undefined;
 }
 
-/** Builds the look-ups from the registry (style habit 1: routes are generated from it). */
-export function createKindPaths(registry: Registry): KindPaths {
-  type Table = Record<PathScope, Map<string, ResourceDescriptor>>;
-  const table = (): Table => ({ mesh: new Map(), root: new Map() });
-  const lists = table();
-  const items = table();
-  const itemReads = table();
-  const stored = table();
-  const add = (t: Table, scope: PathScope, seg: string, d: ResourceDescriptor): void => {
-    const other = t[scope].get(seg);
-    if (other && other !== d) throw new Error(`${scope} segment ${seg} is both ${other.kind} and ${d.kind}`);
-    t[scope].set(seg, d);
+/** Which look-up of {@link KindPaths} a segment serves: lists, writable items, readable items, stored kinds. */
+export type SegmentUse = 'list' | 'item' | 'itemRead' | 'stored';
+
+/** One URL segment of a kind: where it sits and what it serves. */
+export interface KindSegment {
+  use: SegmentUse;
+  scope: PathScope;
+  seg: string;
+  desc: ResourceDescriptor;
+}
+
+/**
+ * Every collection segment the resource routes serve, derived from the registry: the one table
+ * behind both the look-ups ({@link createKindPaths}) and the API document (openapi-document.ts).
+ */
+export function kindSegments(registry: Registry): KindSegment[] {
+  const out: KindSegment[] = [];
+  const add = (use: SegmentUse, scope: PathScope, seg: string, desc: ResourceDescriptor): void => {
+    out.push({ use, scope, seg, desc });
   };
   for (const d of registry.all) {
     if (d.singleton) {
-      add(lists, 'root', d.path, d);
+      add('list', 'root', d.path, d);
       continue;
     }
     const scope: PathScope = d.scope === 'mesh' ? 'mesh' : 'root';
     for (const seg of [d.path, ...d.aliases]) {
-      add(lists, scope, seg, d);
-      add(items, scope, seg, d);
-      add(itemReads, scope, seg, d);
-      if (!d.derived) add(stored, scope, seg, d);
-      if (scope === 'mesh' && d.crossMeshList) add(lists, 'root', seg, d);
+      add('list', scope, seg, d);
+      add('item', scope, seg, d);
+      add('itemRead', scope, seg, d);
+      if (!d.derived) add('stored', scope, seg, d);
+      if (scope === 'mesh' && d.crossMeshList) add('list', 'root', seg, d);
     }
-    for (const seg of d.itemAliases) add(itemReads, scope, seg, d);
+    for (const seg of d.itemAliases) add('itemRead', scope, seg, d);
+  }
+  return out;
+}
+
+/** Builds the look-ups from the registry (style habit 1: routes are generated from it). */
+export function createKindPaths(registry: Registry): KindPaths {
+  const table = (): Record<PathScope, Map<string, ResourceDescriptor>> => ({
+    mesh: new Map(),
+    root: new Map(),
+  });
+  const tables: Record<SegmentUse, ReturnType<typeof table>> = {
+    list: table(),
+    item: table(),
+    itemRead: table(),
+    stored: table(),
+  };
+  for (const { use, scope, seg, desc } of kindSegments(registry)) {
+    const t = tables[use][scope];
+    const other = t.get(seg);
+    if (other && other !== desc)
+      throw new Error(`${scope} segment ${seg} is both ${other.kind} and ${desc.kind}`);
+    t.set(seg, desc);
   }
   return {
-    list: (scope, seg) => lists[scope].get(seg),
-    item: (scope, seg, write) => (write ? items : itemReads)[scope].get(seg),
-    stored: (scope, seg) => stored[scope].get(seg),
+    list: (scope, seg) => tables.list[scope].get(seg),
+    item: (scope, seg, write) => tables[write ? 'item' : 'itemRead'][scope].get(seg),
+    stored: (scope, seg) => tables.stored[scope].get(seg),
   };
 }
 

@@ -4,11 +4,19 @@ import type { ResourceDescriptor } from '../resources/descriptor.js';
 import type { ErrorCause } from '../util/errors.js';
 import { AppError } from '../util/errors.js';
 
-/** Filters each kind's list accepts beyond `name` (decisions §5). Others are ignored like unknown parameters. */
-const TAG_FILTER_KINDS = new Set(['Dataplane', 'DataplaneOverview', 'ExternalService']);
-const STATUS_FILTER_KINDS = new Set(['DataplaneOverview']);
-const GATEWAY_VALUES = ['true', 'false', 'builtin', 'delegated'];
-const STATUS_VALUES = ['online', 'offline', 'partially_degraded'];
+// Filters each kind's list accepts beyond `name` (decisions §5). Others are ignored like unknown parameters.
+/** The kinds whose lists take `tag=key:value`. */
+export const TAG_FILTER_KINDS: ReadonlySet<string> = new Set([
+  'Dataplane',
+  'DataplaneOverview',
+  'ExternalService',
+]);
+/** The kinds whose lists take `gateway=` and `status=`. */
+export const STATUS_FILTER_KINDS: ReadonlySet<string> = new Set(['DataplaneOverview']);
+/** The values of the `gateway` filter. */
+export const GATEWAY_VALUES: readonly string[] = ['true', 'false', 'builtin', 'delegated'];
+/** The values of the `status` filter. */
+export const STATUS_VALUES: readonly string[] = ['online', 'offline', 'partially_degraded'];
 
 /** The raw query of a request, repeated keys kept. */
 export function rawQuery(req: FastifyRequest): URLSearchParams {

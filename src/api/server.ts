@@ -38,6 +38,7 @@ import { registerTokenRoutes } from './token-routes.js';
 import type { XdsBootstrapSettings } from './xds-routes.js';
 import { registerXdsRoutes } from './xds-routes.js';
 import { parseJsonBody } from './json-body.js';
+import { registerOpenApiRoute } from './openapi-route.js';
 import { registerYamlAnswers } from './yaml-answers.js';
 import { parseYamlBody } from './yaml-body.js';
 
@@ -294,6 +295,11 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     }),
   );
   app.get('/status/zones', read, async (_req, reply) => send(reply, deps.zoneStatuses()));
+  registerOpenApiRoute(app, {
+    registry: deps.registry,
+    version: deps.info.version,
+    revision: () => deps.queries.revision(),
+  });
   registerResourceRoutes(app, deps);
   if (deps.history) {
     registerHistoryRoutes(app, {

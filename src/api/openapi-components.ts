@@ -1,0 +1,377 @@
+import { z } from 'zod';
+import { configSchema } from '../config/schema.js';
+import type { ResourceDescriptor } from '../resources/descriptor.js';
+import { resourceName } from '../resources/fragments.js';
+import type { Registry } from '../resources/registry.js';
+import { TOKEN_REQUESTS } from '../tokens/requests.js';
+import { TOKEN_TYPES } from '../tokens/token-types.js';
+import { STATUS_OF } from './errors.js';
+import { GATEWAY_VALUES, STATUS_VALUES } from './list-query.js';
+
+/** A JSON Schema (2020-12, the dialect of OpenAPI 3.1) or any other part of the document. */
+export type Json = Record<string, unknown>;
+
+/** A `$ref` to a component of the document. */
+export const ref = (section: string, name: string): Json => ({ $ref: `#/components/${section}/${name}` });
+
+/** The JSON Schema of a zod schema as a request carries it (defaults make fields optional), or as parsed (`output`). */
+export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output' = 'input'): Json {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
+    target: 'draft-2020-12',
+    io,
+    // Refinements (IP addresses, cross-field rules) have no JSON Schema: the server checks them.
+    unrepresentable: 'any',
+  });
+  return rest;
+}
+
+/** Every JSON answer is also served as YAML to a caller whose `Accept` prefers it. */
+export function jsonOrYaml(schema: Json): Json {
+  return { 'application/json': { schema }, 'application/yaml': { schema } };
+}
+
+const REASONS: Record<number, [name: string, description: string]> = {
+  400: ['BadRequest', 'Bad request: invalid JSON or YAML, invalid fields, or a bad query parameter'],
+  401: ['Unauthorized', 'The bearer token is not valid (expired, revoked, badly signed)'],
+  403: ['Forbidden', 'The caller may not do this (role, mesh, anonymous write, CORS origin)'],
+  404: ['NotFound', 'No such resource, mesh or endpoint'],
+  405: ['MethodNotAllowed', 'Writes refused here (read-only flag, environment, mode, derived kind)'],
+  408: ['RequestTimeout', 'The request did not arrive in time'],
+  409: ['Conflict', 'A concurrent write changed the resource first'],
+  412: ['PreconditionFailed', '`If-Match` or `If-None-Match` did not hold: nothing was written'],
+  413: ['PayloadTooLarge', 'The body is larger than `apiServer.bodyLimit`'],
+  414: ['UriTooLong', 'A segment of the path is too long'],
+  415: ['UnsupportedMediaType', 'The body is neither JSON nor YAML'],
+  431: ['HeadersTooLarge', 'The headers are larger than `apiServer.maxHeaderSize`'],
+  500: ['InternalError', 'A bug: logged with the request id of the `x-request-id` header'],
+  503: ['Unavailable', 'The control plane cannot answer now (for example, a zone not connected)'],
+};
+
+// RFC 6750 and RFC 9110 15.5.6: what a 401 and a 405 say besides the body.
+const ERROR_HEADERS: Record<number, Json> = {
+  401: {
+    'WWW-Authenticate': { description: '`Bearer realm="mesh-cp"`', schema: { type: 'string' } },
+  },
+  405: { Allow: { description: 'The methods the path supports', schema: { type: 'string' } } },
+};
+
+/** The name of the error response of an HTTP status in `components.responses`. */
+export function errorResponseName(status: number): string {
+  const reason = REASONS[status];
+  if (!reason) throw new Error(`no error response for status ${status}`);
+  return reason[0];
+}
+
+const name = jsonSchemaOf(resourceName);
+const time = { type: 'string', format: 'date-time', readOnly: true };
+
+/** The name of a kind's schema in `components.schemas`. */
+export const schemaName = (d: ResourceDescriptor): string => d.kind;
+
+/** The schema of a kind: its envelope (`type`, `mesh`, `name`, times) and its spec fields, flat. */
+function resourceSchema(d: ResourceDescriptor): Json {
+  const type =
+    d.acceptedTypes.length === 1
+      ? { type: 'string', const: d.wireType }
+      : {
+          type: 'string',
+          enum: [...d.acceptedTypes],
+          description: `Answers say \`${d.wireType}\`; a PUT may say any of these`,
+        };
+  const envelope: Json = { type, ...(d.scope === 'mesh' ? { mesh: name } : {}) };
+  if (d.derived) {
+    // Computed by projections (spec §2): the fields are the spec's, not a zod schema of ours.
+    return {
+      type: 'object',
+      description: `${d.kind}: computed by the control plane, read only${d.derived.source ? ` (from ${d.derived.source})` : ''}`,
+      properties: {
+        ...envelope,
+        ...(d.singleton ? {} : { name: { type: 'string' } }),
+        creationTime: time,
+        modificationTime: time,
+      },
+      required: d.singleton ? ['type'] : ['type', 'name'],
+      additionalProperties: true,
+    };
+  }
+  const spec = jsonSchemaOf(d.spec) as { properties?: Json; required?: string[] };
+  const meta = ['type', ...(d.scope === 'mesh' ? ['mesh'] : []), 'name'];
+  return {
+    type: 'object',
+    description: `${d.kind}${d.catalogue ? ` (${d.catalogue.singularDisplayName})` : ''}. Times are set by the server and ignored in a PUT body; unknown fields are refused.`,
+    properties: { ...envelope, name, creationTime: time, modificationTime: time, ...spec.properties },
+    required: [...meta, ...(spec.required ?? [])],
+    additionalProperties: false,
+  };
+}
+
+const page = (items: Json, what: string): Json => ({
+  type: 'object',
+  description: `A page of ${what}`,
+  properties: {
+    total: { type: 'integer', minimum: 0, description: 'Items that pass the filters, on every page' },
+    items: { type: 'array', items },
+    next: {
+      type: ['string', 'null'],
+      format: 'uri',
+      description: 'The absolute URL of the next page (same query, `offset` advanced), null on the last',
+    },
+  },
+  required: ['total', 'items', 'next'],
+});
+
+const change = {
+  revision: { type: 'integer', minimum: 1, description: 'The log revision of the change' },
+  time: { type: 'string', format: 'date-time' },
+  operation: { type: 'string', enum: ['create', 'update', 'delete'] },
+  actor: {
+    type: 'object',
+    properties: {
+      name: { type: 'string' },
+      groups: { type: 'array', items: { type: 'string' } },
+      address: { type: 'string' },
+    },
+  },
+  resource: {
+    type: 'object',
+    description: 'The state after the change; for a delete, the state before it',
+  },
+};
+
+const strings = { type: 'string' };
+
+/** The schemas, responses, parameters, headers and security scheme the paths refer to. */
+export function buildComponents(registry: Registry): Json {
+  const schemas: Json = {};
+  for (const d of registry.all) {
+    schemas[schemaName(d)] = resourceSchema(d);
+    if (!d.singleton)
+      schemas[`${schemaName(d)}List`] = page(ref('schemas', schemaName(d)), `${d.kind} items`);
+  }
+  for (const type of TOKEN_TYPES) schemas[`${pascal(type)}TokenRequest`] = jsonSchemaOf(TOKEN_REQUESTS[type]);
+  Object.assign(schemas, {
+    Error: {
+      type: 'object',
+      description: 'Every error answer (decisions §4)',
+      properties: {
+        title: { type: 'string', description: 'What went wrong, short' },
+        details: { type: 'string', description: 'What went wrong and what to do, in a sentence' },
+        causes: {
+          type: 'array',
+          description: 'One per violation, when there are some',
+          items: {
+            type: 'object',
+            properties: {
+              field: {
+                type: 'string',
+                description:
+                  'The field path (`networking.inbound[0].tags["mesh.io/service"]`), or a query parameter',
+              },
+              message: { type: 'string' },
+            },
+            required: ['field', 'message'],
+          },
+        },
+      },
+      required: ['title', 'details'],
+    },
+    Empty: { type: 'object', maxProperties: 0, description: 'The answer of a DELETE: `{}`' },
+    Change: {
+      type: 'object',
+      properties: change,
+      required: ['revision', 'time', 'operation', 'actor', 'resource'],
+    },
+    Event: {
+      type: 'object',
+      properties: {
+        ...change,
+        kind: { type: 'string', enum: registry.stored.map((d) => d.kind) },
+        mesh: strings,
+        name: strings,
+      },
+      required: ['revision', 'time', 'operation', 'actor', 'resource', 'kind', 'name'],
+    },
+    ChangeList: page(ref('schemas', 'Change'), 'changes of one resource, oldest first'),
+    EventList: page(ref('schemas', 'Event'), 'audit log entries, oldest first'),
+    Info: {
+      type: 'object',
+      properties: {
+        hostname: strings,
+        tagline: strings,
+        version: strings,
+        instanceId: strings,
+        clusterId: { type: 'string', format: 'uuid' },
+        mode: { type: 'string', enum: ['standalone', 'global', 'zone'] },
+      },
+      required: ['hostname', 'tagline', 'version', 'instanceId', 'clusterId', 'mode'],
+    },
+    PolicyCatalogue: {
+      type: 'object',
+      properties: {
+        policies: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              name: strings,
+              readOnly: { type: 'boolean' },
+              path: strings,
+              displayName: strings,
+              singularDisplayName: strings,
+              pluralDisplayName: strings,
+              isExperimental: { type: 'boolean' },
+            },
+            required: ['name', 'readOnly', 'path', 'displayName'],
+          },
+        },
+      },
+      required: ['policies'],
+    },
+    Config: {
+      ...jsonSchemaOf(configSchema, 'output'),
+      description: 'The effective configuration (spec 2.19); passwords, keys and tokens are `*****`',
+    },
+    Versions: {
+      type: 'object',
+      properties: {
+        meshDp: {
+          type: 'object',
+          description: 'Data plane version -> the proxy versions it supports',
+          additionalProperties: { type: 'object', properties: { proxy: strings }, required: ['proxy'] },
+        },
+      },
+      required: ['meshDp'],
+    },
+    ZoneStatus: {
+      type: 'object',
+      properties: { name: strings, url: strings, active: { type: 'boolean' } },
+      required: ['name', 'url', 'active'],
+    },
+    InspectPage: page({ type: 'object' }, 'proxies (spec §2.20)'),
+    InspectView: { type: 'object', description: 'An inspect answer (spec §2.20), `{total, items, ...}`' },
+    ConfigDump: {
+      type: 'object',
+      description: 'An `envoy.admin.v3.ConfigDump`-shaped view: `{configs: [...]}`',
+    },
+  });
+  const responses: Json = {};
+  for (const status of new Set(Object.values(STATUS_OF))) {
+    const [key, description] = REASONS[status];
+    responses[key] = {
+      description,
+      ...(ERROR_HEADERS[status] ? { headers: ERROR_HEADERS[status] } : {}),
+      content: jsonOrYaml(ref('schemas', 'Error')),
+    };
+  }
+  return {
+    schemas,
+    responses,
+    parameters: buildParameters(registry),
+    headers: {
+      ETag: {
+        description: 'The revision of the last change to the resource, quoted: `"42"`',
+        schema: strings,
+      },
+      Revision: {
+        description: 'The log revision the answer reflects (`x-mesh-revision`)',
+        schema: { type: 'integer' },
+      },
+    },
+    securitySchemes: {
+      bearerAuth: {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'JWT',
+        description:
+          'A user token from `POST /tokens/user`. Without one, a caller on loopback is admin (`apiServer.authn.localhostIsAdmin`) and others are anonymous readers.',
+      },
+    },
+  };
+}
+
+const query = (n: string, description: string, schema: Json = strings, extra: Json = {}): Json => ({
+  name: n,
+  in: 'query',
+  description,
+  schema,
+  ...extra,
+});
+
+/** The parameters shared by operations, by the name `components.parameters` gives them. */
+function buildParameters(registry: Registry): Json {
+  return {
+    mesh: { name: 'mesh', in: 'path', required: true, description: 'The mesh', schema: name },
+    name: { name: 'name', in: 'path', required: true, description: 'The resource name', schema: strings },
+    size: query('size', 'Page size', { type: 'integer', minimum: 1, maximum: 1000, default: 100 }),
+    offset: query('offset', 'Index of the first item of the page in the sorted list', {
+      type: 'integer',
+      minimum: 0,
+      default: 0,
+    }),
+    nameFilter: query('name', 'Only items whose name contains this'),
+    tag: query(
+      'tag',
+      '`key:value` (repeatable): every one must match one inbound (or the gateway); `*` matches any value',
+      { type: 'array', items: { type: 'string', pattern: '^[^:]+:.+$' } },
+      { style: 'form', explode: true },
+    ),
+    gateway: query('gateway', 'Only gateway proxies (or builtin/delegated ones), or only sidecars', {
+      type: 'string',
+      enum: [...GATEWAY_VALUES],
+    }),
+    status: query('status', 'Only proxies in this state', { type: 'string', enum: [...STATUS_VALUES] }),
+    revision: query('revision', 'Answer as of this log revision (point in time); above the head is 400', {
+      type: 'integer',
+      minimum: 1,
+    }),
+    dryRun: query('dryRun', 'Validate and answer as the write would, writing nothing', {
+      type: 'boolean',
+      default: false,
+    }),
+    ifMatch: {
+      name: 'If-Match',
+      in: 'header',
+      description: 'Write only if the resource is at this revision (its ETag, `"42"`); else 412',
+      schema: strings,
+    },
+    ifNoneMatch: {
+      name: 'If-None-Match',
+      in: 'header',
+      description: '`*`: create only; 412 if the resource exists',
+      schema: { type: 'string', enum: ['*'] },
+    },
+    toRevision: query(
+      'toRevision',
+      'The revision whose state of the resource to write back (absent then: delete it)',
+      { type: 'integer', minimum: 1 },
+      { required: true },
+    ),
+    fromRevision: query(
+      'fromRevision',
+      'The first revision to list or stream (default: 1 for lists, the next revision for streams)',
+      { type: 'integer', minimum: 1 },
+    ),
+    eventKind: query('kind', 'Only entries of this stored kind', {
+      type: 'string',
+      enum: registry.stored.map((d) => d.kind),
+    }),
+    eventMesh: query('mesh', 'Only entries of this mesh'),
+    eventName: query('name', 'Only entries of resources of this name'),
+    eventActor: query('actor', 'Only entries written by this actor name'),
+    lastEventId: {
+      name: 'Last-Event-ID',
+      in: 'header',
+      description: 'Streams only: resume after this revision (the `id` of the last event received)',
+      schema: { type: 'integer', minimum: 0 },
+    },
+  };
+}
+
+/** `zone-ingress` -> `ZoneIngress`; `dataplanes+insights` -> `DataplanesInsights`. */
+export function pascal(s: string): string {
+  return s
+    .split(/[^A-Za-z0-9]+/)
+    .filter((w) => w !== '')
+    .map((w) => w[0].toUpperCase() + w.slice(1))
+    .join('');
+}

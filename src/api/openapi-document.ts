@@ -1,0 +1,370 @@
+import type { ResourceDescriptor } from '../resources/descriptor.js';
+import type { Registry } from '../resources/registry.js';
+import { TOKEN_TYPES } from '../tokens/token-types.js';
+import type { Json } from './openapi-components.js';
+import {
+  buildComponents,
+  errorResponseName,
+  jsonOrYaml,
+  pascal,
+  ref,
+  schemaName,
+} from './openapi-components.js';
+import type { PathScope } from './kind-paths.js';
+import { kindSegments } from './kind-paths.js';
+import { STATUS_FILTER_KINDS, TAG_FILTER_KINDS } from './list-query.js';
+
+type Method = 'get' | 'put' | 'post' | 'delete';
+
+const param = (n: string): Json => ref('parameters', n);
+const errors = (...statuses: number[]): Json =>
+  Object.fromEntries(statuses.map((s) => [String(s), ref('responses', errorResponseName(s))]));
+const READ_ERRORS = [400, 401, 403, 404];
+const WRITE_ERRORS = [400, 401, 403, 404, 405, 412, 413, 415];
+const revisionHeader = { 'x-mesh-revision': ref('headers', 'Revision') };
+const etagHeaders = { ...revisionHeader, ETag: ref('headers', 'ETag') };
+/** The headers of a write's answer: a dry run writes nothing and has no ETag. */
+const written = {
+  ...revisionHeader,
+  ETag: { ...ref('headers', 'ETag'), description: 'The revision written (absent on a dry run)' },
+};
+
+const ok = (description: string, schema: Json, headers: Json = revisionHeader): Json => ({
+  description,
+  headers,
+  content: jsonOrYaml(schema),
+});
+const text = (description: string): Json => ({
+  description,
+  headers: revisionHeader,
+  content: { 'text/plain': { schema: { type: 'string' } } },
+});
+
+/** Where the collection of a segment sits: `/meshes/{mesh}/<seg>` or `/<seg>`. */
+const collection = (scope: PathScope, seg: string): string =>
+  scope === 'mesh' ? `/meshes/{mesh}/${seg}` : `/${seg}`;
+
+/** The operations of the document, by path and method; adding one twice is a bug of this file. */
+function createPaths() {
+  const paths: Record<string, Partial<Record<Method, Json>>> = {};
+  const ids = new Set<string>();
+  return {
+    paths,
+    add(path: string, method: Method, operation: Json & { operationId: string }): void {
+      const item = (paths[path] ??= {});
+      if (item[method]) throw new Error(`${method.toUpperCase()} ${path} is documented twice`);
+      if (ids.has(operation.operationId))
+        throw new Error(`operationId ${operation.operationId} is used twice`);
+      ids.add(operation.operationId);
+      const params = [...path.matchAll(/\{(\w+)\}/g)].map((m) => param(m[1]));
+      const own = (operation.parameters as Json[] | undefined) ?? [];
+      item[method] = { ...operation, parameters: [...params, ...own] };
+    },
+  };
+}
+
+/** The label of a kind in summaries: its catalogue name or its kind. */
+const label = (d: ResourceDescriptor): string => d.catalogue?.singularDisplayName ?? d.kind;
+
+/**
+ * The operations of the resource routes, generated from the same segment table the routes look
+ * kinds up in (kind-paths.ts): lists, items, writes, history, revert and the proxies a policy affects.
+ */
+function addResourcePaths(registry: Registry, add: ReturnType<typeof createPaths>['add']): void {
+  for (const { use, scope, seg, desc: d } of kindSegments(registry)) {
+    const alias = seg === d.path ? '' : `Via${pascal(seg)}`;
+    const aliasNote = seg === d.path ? '' : ` (\`${seg}\` is an alias of \`${d.path}\`)`;
+    const tags = [d.kind];
+    const kindRef = ref('schemas', schemaName(d));
+    const item = `${collection(scope, seg)}/{name}`;
+    if (use === 'list' && d.singleton) {
+      add(`/${seg}`, 'get', {
+        operationId: `get${d.kind}`,
+        tags,
+        summary: `The ${d.kind} of this control plane`,
+        parameters: [param('revision')],
+        responses: { 200: ok(d.kind, kindRef), ...errors(...READ_ERRORS) },
+      });
+    } else if (use === 'list') {
+      const allMeshes = scope === 'root' && d.scope === 'mesh';
+      add(collection(scope, seg), 'get', {
+        operationId: `list${d.kind}${allMeshes ? 'AllMeshes' : ''}${alias}`,
+        tags,
+        summary: `List ${label(d)} items${allMeshes ? ' of every mesh' : ''}${aliasNote}`,
+        description:
+          'Sorted by mesh, then name. Paginated with `size` and `offset`; `next` links the next page.',
+        parameters: [
+          param('size'),
+          param('offset'),
+          param('nameFilter'),
+          ...(TAG_FILTER_KINDS.has(d.kind) ? [param('tag')] : []),
+          ...(STATUS_FILTER_KINDS.has(d.kind) ? [param('gateway'), param('status')] : []),
+          param('revision'),
+        ],
+        responses: {
+          200: ok(`A page of ${d.kind} items`, ref('schemas', `${schemaName(d)}List`)),
+          ...errors(...READ_ERRORS),
+        },
+      });
+    } else if (use === 'itemRead') {
+      add(item, 'get', {
+        operationId: `get${d.kind}${alias}`,
+        tags,
+        summary: `Get one ${label(d)}${aliasNote}`,
+        parameters: [param('revision')],
+        responses: {
+          200: ok(d.kind, kindRef, d.derived ? revisionHeader : etagHeaders),
+          ...errors(...READ_ERRORS),
+        },
+      });
+    } else if (use === 'item' && !d.derived) {
+      // Derived kinds are read only: their PUT and DELETE are 405, not documented operations.
+      add(item, 'put', {
+        operationId: `put${d.kind}${alias}`,
+        tags,
+        summary: `Create or replace a ${label(d)}${aliasNote}`,
+        description:
+          'An upsert: the body replaces the whole resource. `type`, `name` (and `mesh`) must equal the URL.',
+        parameters: [param('dryRun'), param('ifMatch'), param('ifNoneMatch')],
+        requestBody: { required: true, content: jsonOrYaml(kindRef) },
+        responses: {
+          200: ok('Updated: the stored resource', kindRef, written),
+          201: ok('Created: the stored resource', kindRef, written),
+          ...errors(...WRITE_ERRORS),
+        },
+      });
+      add(item, 'delete', {
+        operationId: `delete${d.kind}${alias}`,
+        tags,
+        summary: `Delete a ${label(d)}${aliasNote}`,
+        parameters: [param('dryRun'), param('ifMatch')],
+        responses: { 200: ok('Deleted', ref('schemas', 'Empty'), written), ...errors(...WRITE_ERRORS) },
+      });
+    } else if (use === 'stored') {
+      add(`${item}/_history`, 'get', {
+        operationId: `history${d.kind}${alias}`,
+        tags: [...tags, 'History'],
+        summary: `The changes of one ${label(d)}, oldest first (deleted ones too)${aliasNote}`,
+        parameters: [param('size'), param('offset')],
+        responses: { 200: ok('A page of changes', ref('schemas', 'ChangeList')), ...errors(...READ_ERRORS) },
+      });
+      add(`${item}/_revert`, 'post', {
+        operationId: `revert${d.kind}${alias}`,
+        tags: [...tags, 'History'],
+        summary: `Write back the state a ${label(d)} had at a revision${aliasNote}`,
+        description: 'A write like a PUT (or a DELETE when the resource did not exist at `toRevision`).',
+        parameters: [param('toRevision'), param('dryRun'), param('ifMatch')],
+        responses: {
+          200: ok(
+            'Reverted: the stored resource, or `{}` when deleted',
+            { anyOf: [kindRef, ref('schemas', 'Empty')] },
+            written,
+          ),
+          201: ok('Re-created: the stored resource', kindRef, written),
+          ...errors(...WRITE_ERRORS),
+        },
+      });
+      // The proxies a policy affects (spec 4.9); a mesh gateway has a route of its own (below).
+      if (scope === 'mesh' && d.kind !== 'MeshGateway') {
+        add(`${item}/dataplanes`, 'get', {
+          operationId: `inspect${d.kind}Dataplanes${alias}`,
+          tags: [...tags, 'Inspect'],
+          summary: `The proxies this ${label(d)} applies to (spec 4.9)`,
+          parameters: [param('size'), param('offset')],
+          responses: {
+            200: ok('A page of proxies', ref('schemas', 'InspectPage')),
+            ...errors(...READ_ERRORS),
+          },
+        });
+      }
+    }
+  }
+}
+
+/** The routes of no kind: the control plane, the audit log, proxies' views and tokens. */
+function addFixedPaths(add: ReturnType<typeof createPaths>['add']): void {
+  const read = (
+    path: string,
+    operationId: string,
+    tag: string,
+    summary: string,
+    response: Json,
+    parameters: Json[] = [],
+  ): void =>
+    add(path, 'get', {
+      operationId,
+      tags: [tag],
+      summary,
+      parameters,
+      responses: { 200: response, ...errors(...READ_ERRORS) },
+    });
+  const cp = 'Control plane';
+  read('/', 'getInfo', cp, 'Who this control plane is', ok('Info', ref('schemas', 'Info')));
+  read(
+    '/config',
+    'getConfig',
+    cp,
+    'The effective configuration, secrets masked',
+    ok('Config', ref('schemas', 'Config')),
+  );
+  read(
+    '/versions',
+    'getVersions',
+    cp,
+    'Data plane and proxy versions this build supports',
+    ok('Versions', ref('schemas', 'Versions')),
+  );
+  read(
+    '/policies',
+    'getPolicies',
+    cp,
+    'The policy catalogue',
+    ok('Catalogue', ref('schemas', 'PolicyCatalogue')),
+  );
+  read(
+    '/status/zones',
+    'getZoneStatuses',
+    cp,
+    'The zones of a Global control plane and whether they are connected',
+    ok('Zones', { type: 'array', items: ref('schemas', 'ZoneStatus') }),
+  );
+  read('/openapi.json', 'getOpenApi', cp, 'This document', {
+    description: 'OpenAPI 3.1',
+    content: jsonOrYaml({ type: 'object' }),
+  });
+  add('/_events', 'get', {
+    operationId: 'listEvents',
+    tags: ['History'],
+    summary: 'The audit log: every change, oldest first; with `Accept: text/event-stream`, a live stream',
+    description:
+      'As a list: paginated like other lists. As a stream: the backlog from `fromRevision`, then live changes, one SSE event per log entry (`id:` its revision, `data:` the entry as JSON), a comment heartbeat every 15 s. Callers see only entries of what they may read. HEAD is not served.',
+    parameters: [
+      param('fromRevision'),
+      param('eventKind'),
+      param('eventMesh'),
+      param('eventName'),
+      param('eventActor'),
+      param('size'),
+      param('offset'),
+      param('lastEventId'),
+    ],
+    responses: {
+      200: {
+        description: 'A page of entries, or a stream of them',
+        headers: revisionHeader,
+        content: {
+          ...jsonOrYaml(ref('schemas', 'EventList')),
+          'text/event-stream': { schema: { type: 'string', description: 'Server-sent events' } },
+        },
+      },
+      ...errors(...READ_ERRORS),
+    },
+  });
+  const proxy = '/meshes/{mesh}/dataplanes/{name}';
+  read(
+    `${proxy}/policies`,
+    'inspectDataplanePolicies',
+    'Inspect',
+    'The policies that apply to a proxy (spec 4.9)',
+    ok('Matched policies', ref('schemas', 'InspectView')),
+  );
+  read(
+    `${proxy}/rules`,
+    'inspectDataplaneRules',
+    'Inspect',
+    'The targetRef rules of a proxy (spec 4.9)',
+    ok('Rules', ref('schemas', 'InspectView')),
+  );
+  read(
+    `${proxy}/bootstrap`,
+    'getDataplaneBootstrap',
+    'Proxies',
+    'A proxyless gRPC bootstrap file for a proxy (no token)',
+    ok('Bootstrap', { type: 'object' }),
+  );
+  read(
+    '/meshes/{mesh}/meshgateways/{name}/dataplanes',
+    'inspectMeshGatewayDataplanes',
+    'Inspect',
+    'The built-in gateway proxies a mesh gateway configures (spec 4.9)',
+    ok('A page of proxies', ref('schemas', 'InspectPage')),
+    [param('size'), param('offset')],
+  );
+  for (const [base, kind] of [
+    [proxy, 'Dataplane'],
+    ['/zoneingresses/{name}', 'ZoneIngress'],
+    ['/zoneegresses/{name}', 'ZoneEgress'],
+  ] as const) {
+    read(
+      `${base}/xds`,
+      `get${kind}Xds`,
+      'Proxies',
+      `What a ${kind} is served over xDS`,
+      ok('Config dump', ref('schemas', 'ConfigDump')),
+    );
+    read(
+      `${base}/stats`,
+      `get${kind}Stats`,
+      'Proxies',
+      `The xDS stream counters of a ${kind}`,
+      text('Counters'),
+    );
+    read(
+      `${base}/clusters`,
+      `get${kind}Clusters`,
+      'Proxies',
+      `The clusters a ${kind} is served, with endpoints`,
+      text('Clusters'),
+    );
+  }
+  for (const type of TOKEN_TYPES) {
+    const operation = {
+      tags: ['Tokens'],
+      summary: `Issue a ${type} token (admin only)`,
+      requestBody: {
+        required: true,
+        content: jsonOrYaml(ref('schemas', `${pascal(type)}TokenRequest`)),
+      },
+      responses: {
+        200: { description: 'The token (a JWT)', content: { 'text/plain': { schema: { type: 'string' } } } },
+        ...errors(400, 401, 403, 415),
+      },
+    };
+    add(`/tokens/${type}`, 'post', { operationId: `issue${pascal(type)}Token`, ...operation });
+    add(`/tokens/${type}`, 'put', {
+      operationId: `issue${pascal(type)}TokenPut`,
+      ...operation,
+      description: 'The same as POST (spec 4.8 writes PUT).',
+    });
+  }
+}
+
+/**
+ * The OpenAPI 3.1 document of the HTTP API, generated from the registry (every kind's routes and
+ * zod schemas) and the few routes of no kind. Built once per process, on the first request of it.
+ */
+export function buildOpenApiDocument(registry: Registry, version: string): Json {
+  const { paths, add } = createPaths();
+  addFixedPaths(add);
+  addResourcePaths(registry, add);
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'mesh-cp HTTP API',
+      version,
+      description:
+        'The HTTP API of mesh-cp (docs/api.md). Every GET also answers HEAD (headers only), except `/_events`. Every JSON answer is YAML when `Accept` prefers `application/yaml`. Errors are `{title, details, causes?}`.',
+    },
+    security: [{ bearerAuth: [] }, {}],
+    tags: [
+      ...registry.all.map((d) => ({ name: d.kind })),
+      { name: 'Control plane' },
+      { name: 'History', description: 'History, point-in-time reads, revert and the audit log' },
+      { name: 'Inspect', description: 'What applies to a proxy, and which proxies a policy affects' },
+      { name: 'Proxies', description: 'What a proxy is served' },
+      { name: 'Tokens', description: 'Tokens for users, data planes and zones' },
+    ],
+    paths,
+    components: buildComponents(registry),
+  };
+}
