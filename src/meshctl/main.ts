@@ -1,0 +1,70 @@
+#!/usr/bin/env node
+import { Command } from 'commander';
+import { MESH_CP_VERSION } from '../app/versions.js';
+import { ApiError, ConnectionError } from './api-client.js';
+import type { CliContext, GlobalOptions } from './cli-context.js';
+import { UsageError, createCliContext } from './cli-context.js';
+import { ConfigFileError } from './config-file.js';
+import { registerApply } from './commands/apply.js';
+import { registerCompletion } from './commands/completion.js';
+import { registerConfig } from './commands/config.js';
+import { registerDelete } from './commands/delete.js';
+import { registerGet } from './commands/get.js';
+import { registerInspect } from './commands/inspect.js';
+
+/** The command groups, each adding its commands to the program; add a group with one line here. */
+const GROUPS: Array<(program: Command, cli: CliContext) => void> = [
+  registerConfig,
+  registerGet,
+  registerInspect,
+  registerApply,
+  registerDelete,
+  registerCompletion,
+];
+
+/** The text of an error as the user reads it: the server's title, details and causes. */
+export function describeError(err: unknown): string {
+  if (err instanceof ApiError) {
+    const lines = [`Error: ${err.title}${err.details ? `: ${err.details}` : ''} (HTTP ${err.status})`];
+    for (const c of err.causes) lines.push(`  ${c.field ? `${c.field}: ` : ''}${c.message}`);
+    return lines.join('\n');
+  }
+  if (err instanceof ConnectionError || err instanceof ConfigFileError || err instanceof UsageError) {
+    return `Error: ${err.message}`;
+  }
+  return `Error: ${err instanceof Error ? err.message : String(err)}`;
+}
+
+// A reader that stops early (`meshctl get dataplanes | head`) is not a failure.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
+
+const program = new Command('meshctl')
+  .description('Command-line client of mesh-cp, the service-mesh control plane')
+  .version(MESH_CP_VERSION)
+  .option('--config-file <path>', 'config file (default $MESHCTL_CONFIG or ~/.meshctl/config.yaml)')
+  .option('--context <name>', 'use this context instead of the current one')
+  .option('--address <url>', 'talk to this control plane instead of the context’s')
+  .option('--auth-token <token>', 'send this user token instead of the context’s')
+  .showHelpAfterError()
+  .configureOutput({
+    writeOut: (s) => process.stdout.write(s),
+    writeErr: (s) => process.stderr.write(s),
+  });
+
+const cli = createCliContext({
+  globals: () => program.opts<GlobalOptions>(),
+  env: process.env,
+  stdout: { write: (s) => process.stdout.write(s) },
+  stderr: { write: (s) => process.stderr.write(s) },
+});
+for (const register of GROUPS) register(program, cli);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  process.stderr.write(`${describeError(err)}\n`);
+  process.exitCode = 1;
+}
