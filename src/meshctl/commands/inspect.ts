@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { Argument } from 'commander';
 import type { Query } from '../api-client.js';
 import type { CliContext, OutputFormat, Table } from '../cli-context.js';
 import { UsageError, parseOutputFormat } from '../cli-context.js';
@@ -257,7 +258,12 @@ export function registerInspect(program: Command, cli: CliContext): void {
   program
     .command('inspect')
     .description('status of data plane proxies, services, zones and meshes; what applies to one proxy')
-    .argument('<what>', 'dataplanes, services, zones, meshes, or dataplane (with a NAME)')
+    .addArgument(
+      new Argument('<what>', 'dataplanes, services, zones, meshes, or dataplane (with a NAME)').choices([
+        ...Object.keys(VIEWS),
+        'dataplane',
+      ]),
+    )
     .argument('[name]', 'the data plane proxy of `inspect dataplane`')
     .option('-m, --mesh <mesh>', 'the mesh', 'default')
     .option('-o, --output <format>', 'output format: table, yaml or json', 'table')
