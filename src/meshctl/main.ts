@@ -6,11 +6,17 @@ import type { CliContext, GlobalOptions } from './cli-context.js';
 import { UsageError, createCliContext } from './cli-context.js';
 import { ConfigFileError } from './config-file.js';
 import { registerApply } from './commands/apply.js';
+import { registerAudit } from './commands/audit.js';
 import { registerCompletion } from './commands/completion.js';
 import { registerConfig } from './commands/config.js';
 import { registerDelete } from './commands/delete.js';
+import { registerDiff } from './commands/diff.js';
+import { registerGenerate } from './commands/generate.js';
 import { registerGet } from './commands/get.js';
+import { registerHistory } from './commands/history.js';
 import { registerInspect } from './commands/inspect.js';
+import { registerRevert } from './commands/revert.js';
+import { registerWatch } from './commands/watch.js';
 
 /** The command groups, each adding its commands to the program; add a group with one line here. */
 const GROUPS: Array<(program: Command, cli: CliContext) => void> = [
@@ -19,6 +25,12 @@ const GROUPS: Array<(program: Command, cli: CliContext) => void> = [
   registerInspect,
   registerApply,
   registerDelete,
+  registerGenerate,
+  registerHistory,
+  registerDiff,
+  registerRevert,
+  registerWatch,
+  registerAudit,
   registerCompletion,
 ];
 
