@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
+import { b64, decodeJwt } from '../helpers/auth.js';
 import { startListeningPlane, tempDir } from '../helpers/control-plane.js';
 import { meshctl, startMeshctl } from '../helpers/meshctl.js';
 
@@ -266,6 +267,38 @@ describe('meshctl history, diff, revert, watch and audit', () => {
     const out = await run('watch', '--from-revision', String(h + 10));
     expect(out.code).not.toBe(0);
     expect(out.stderr).toContain('fromRevision: must not be above');
+  });
+
+  it('watch ends with the server’s message when its token is revoked while it streams', async () => {
+    const issued = await fetch(`${address}/tokens/user`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'wendy', groups: ['mesh-system:reader'], validFor: '1h' }),
+    });
+    const token = await issued.text();
+    expect(issued.status, token).toBe(200);
+    const from = String((await head()) + 1);
+    const watch = startMeshctl(address, [
+      '--auth-token',
+      token,
+      'watch',
+      '--kind',
+      TP,
+      '--from-revision',
+      from,
+    ]);
+    await permission('default', 'before-revocation', 'x');
+    await watch.until((out) => out.includes('before-revocation'));
+    const jti = decodeJwt(token).payload.jti as string;
+    await api('PUT', '/global-secrets/user-token-revocations', {
+      type: 'Secret',
+      name: 'user-token-revocations',
+      data: b64(jti),
+    });
+    const end = await watch.exited;
+    expect(end.code).not.toBe(0);
+    expect(end.stderr).toContain('Token revoked');
+    expect(end.stderr).toMatch(/Error: Unauthorized: .*revoked.*\(HTTP 401\)/);
   });
 
   it('watch resumes after the control plane restarts, with every entry once', async () => {
