@@ -15,10 +15,10 @@ export interface GlobalOptions {
   configFile?: string;
   /** Use this context instead of the current one. */
   context?: string;
-  /** Talk to this address instead of the context's. */
-  address?: string;
-  /** Send this token instead of the context's. */
-  authToken?: string;
+  /** `--api-address`: talk to this address instead of the context's. */
+  apiAddress?: string;
+  /** `--api-token`: send this token instead of the context's. */
+  apiToken?: string;
 }
 
 /** The output formats of `-o`. */
@@ -79,17 +79,22 @@ export function createCliContext(deps: {
 
   const target = async (): Promise<ApiTarget> => {
     const g = deps.globals();
-    const cfg = g.address !== undefined && g.context === undefined ? undefined : await readOnce();
+    const cfg = g.apiAddress !== undefined && g.context === undefined ? undefined : await readOnce();
     const name = g.context ?? cfg?.currentContext ?? 'local';
     const cp = cfg && controlPlaneOf(cfg, name);
-    if (cfg && !cp && g.address === undefined) {
+    if (cfg && !cp && g.apiAddress === undefined) {
+      if (name === '') {
+        throw new ConfigFileError(
+          `no context is current in ${path()} (\`meshctl config control-planes add\` or \`switch\`)`,
+        );
+      }
       throw new ConfigFileError(
         `context "${name}" is not in ${path()} (see \`meshctl config control-planes list\`)`,
       );
     }
     const api = cp?.coordinates.apiServer;
     let caCert: string | undefined;
-    if (api?.caCertFile && g.address === undefined) {
+    if (api?.caCertFile && g.apiAddress === undefined) {
       try {
         caCert = readFileSync(api.caCertFile, 'utf8');
       } catch (err) {
@@ -99,11 +104,11 @@ export function createCliContext(deps: {
       }
     }
     return {
-      address: g.address ?? api?.url ?? 'http://127.0.0.1:5681',
-      context: g.address !== undefined ? `${name}, --address` : name,
-      authToken: g.authToken ?? (g.address === undefined ? api?.authToken : undefined),
+      address: g.apiAddress ?? api?.url ?? 'http://127.0.0.1:5681',
+      context: g.apiAddress !== undefined ? 'given by --api-address' : name,
+      authToken: g.apiToken ?? (g.apiAddress === undefined ? api?.authToken : undefined),
       caCert,
-      skipVerify: g.address === undefined ? api?.skipVerify : undefined,
+      skipVerify: g.apiAddress === undefined ? api?.skipVerify : undefined,
     };
   };
 

@@ -1,11 +1,10 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
 import { MESH_CP_VERSION } from '../app/versions.js';
-import { ApiError, ConnectionError } from './api-client.js';
+import { ApiError } from './api-client.js';
 import type { CliContext, GlobalOptions } from './cli-context.js';
-import { UsageError, createCliContext } from './cli-context.js';
-import { ConfigFileError } from './config-file.js';
-import { registerApply } from './commands/apply.js';
+import { createCliContext } from './cli-context.js';
+import { DocumentError, registerApply } from './commands/apply.js';
 import { registerAudit } from './commands/audit.js';
 import { registerCompletion } from './commands/completion.js';
 import { registerConfig } from './commands/config.js';
@@ -34,17 +33,15 @@ const GROUPS: Array<(program: Command, cli: CliContext) => void> = [
   registerCompletion,
 ];
 
-/** The text of an error as the user reads it: the server's title, details and causes. */
-export function describeError(err: unknown): string {
+/** What went wrong, in words: the server's title, details and each cause on its own line. */
+function errorText(err: unknown): string {
+  if (err instanceof DocumentError) return `${err.location}: ${errorText(err.inner)}`;
   if (err instanceof ApiError) {
-    const lines = [`Error: ${err.title}${err.details ? `: ${err.details}` : ''} (HTTP ${err.status})`];
+    const lines = [`${err.title}${err.details ? `: ${err.details}` : ''} (HTTP ${err.status})`];
     for (const c of err.causes) lines.push(`  ${c.field ? `${c.field}: ` : ''}${c.message}`);
     return lines.join('\n');
   }
-  if (err instanceof ConnectionError || err instanceof ConfigFileError || err instanceof UsageError) {
-    return `Error: ${err.message}`;
-  }
-  return `Error: ${err instanceof Error ? err.message : String(err)}`;
+  return err instanceof Error ? err.message : String(err);
 }
 
 // A reader that stops early (`meshctl get dataplanes | head`) is not a failure.
@@ -58,8 +55,9 @@ const program = new Command('meshctl')
   .version(MESH_CP_VERSION)
   .option('--config-file <path>', 'config file (default $MESHCTL_CONFIG or ~/.meshctl/config.yaml)')
   .option('--context <name>', 'use this context instead of the current one')
-  .option('--address <url>', 'talk to this control plane instead of the context’s')
-  .option('--auth-token <token>', 'send this user token instead of the context’s')
+  // Not `--address`: `config control-planes add` has its own, and a program option takes them all.
+  .option('--api-address <url>', 'talk to this control plane instead of the context’s')
+  .option('--api-token <token>', 'send this user token instead of the context’s')
   .showHelpAfterError()
   .configureOutput({
     writeOut: (s) => process.stdout.write(s),
@@ -77,6 +75,6 @@ for (const register of GROUPS) register(program, cli);
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
-  process.stderr.write(`${describeError(err)}\n`);
+  process.stderr.write(`Error: ${errorText(err)}\n`);
   process.exitCode = 1;
 }

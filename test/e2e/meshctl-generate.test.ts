@@ -212,7 +212,7 @@ describe('meshctl generate', () => {
       '1h',
     );
     const refused = await meshctl(address, [
-      '--auth-token',
+      '--api-token',
       reader.stdout,
       'generate',
       'user-token',

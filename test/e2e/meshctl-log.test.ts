@@ -279,7 +279,7 @@ describe('meshctl history, diff, revert, watch and audit', () => {
     expect(issued.status, token).toBe(200);
     const from = String((await head()) + 1);
     const watch = startMeshctl(address, [
-      '--auth-token',
+      '--api-token',
       token,
       'watch',
       '--kind',

@@ -30,7 +30,7 @@ export function startMeshctl(
   args: string[],
   env: Record<string, string> = {},
 ): MeshctlProcess {
-  const proc = spawn('node', ['dist/bin/meshctl.js', '--address', address, ...args], {
+  const proc = spawn('node', ['dist/bin/meshctl.js', '--api-address', address, ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...ENV, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,5 +1,213 @@
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Command } from 'commander';
+import type { ApiClient } from '../api-client.js';
+import { ApiError } from '../api-client.js';
 import type { CliContext } from '../cli-context.js';
+import { UsageError } from '../cli-context.js';
+import type { KindInfo } from '../kind-table.js';
+import { itemPath, kindOfType } from '../kinds.js';
 
-/** Placeholder until the apply commands land. */
-export function registerApply(_program: Command, _cli: CliContext): void {}
+/** A document of an input, and where it came from. */
+interface Document {
+  source: string;
+  /** 1-based index of the document in its source. */
+  index: number;
+  /** 1-based index in a list document (`items`, or a JSON array). */
+  item?: number;
+  value: unknown;
+}
+
+/** A failure of one document: names the source and document, then what went wrong. */
+export class DocumentError extends Error {
+  readonly location: string;
+  readonly inner: Error;
+
+  constructor(location: string, inner: Error) {
+    super(`${location}: ${inner.message}`);
+    this.name = 'DocumentError';
+    this.location = location;
+    this.inner = inner;
+  }
+}
+
+const locate = (d: Pick<Document, 'source' | 'index' | 'item'>): string =>
+  `${d.source}, document ${d.index}${d.item !== undefined ? `, item ${d.item}` : ''}`;
+
+/** Files of a directory that apply reads: YAML and JSON, in name order, subdirectories included. */
+function filesOf(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    const p = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...filesOf(p));
+    else if (/\.(ya?ml|json)$/i.test(entry.name)) out.push(p);
+  }
+  return out;
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** `key=value` pairs of `-v`. */
+function parseVars(pairs: string[]): Map<string, string> {
+  const vars = new Map<string, string>();
+  for (const p of pairs) {
+    const i = p.indexOf('=');
+    if (i <= 0) throw new UsageError(`-v takes key=value, not "${p}"`);
+    vars.set(p.slice(0, i), p.slice(i + 1));
+  }
+  return vars;
+}
+
+/** Replaces `{{ key }}` by the value of `-v key=value` (as kumactl); a key without a value is an error. */
+export function substitute(text: string, vars: ReadonlyMap<string, string>, source: string): string {
+  return text.replace(/\{\{\s*([^{}\s]+)\s*\}\}/g, (_m, key: string) => {
+    const v = vars.get(key);
+    if (v === undefined) throw new UsageError(`${source}: no value for {{ ${key} }} (give -v ${key}=…)`);
+    return v;
+  });
+}
+
+/** The documents of one text: YAML (several documents) or JSON; lists (`items`, arrays) are spread. */
+async function documentsOf(text: string, source: string): Promise<Document[]> {
+  const { parseAllDocuments } = await import('../yaml-codec.js');
+  const docs: Document[] = [];
+  const parsed = parseAllDocuments(text);
+  const all = Array.isArray(parsed) ? parsed : [parsed];
+  all.forEach((doc, i) => {
+    const at = { source, index: i + 1 };
+    if (doc.errors.length > 0) {
+      throw new DocumentError(locate(at), new Error(`not valid YAML or JSON: ${doc.errors[0].message}`));
+    }
+    const value: unknown = doc.toJS();
+    if (value === null || value === undefined) return;
+    const items = Array.isArray(value)
+      ? value
+      : typeof value === 'object' && Array.isArray((value as { items?: unknown }).items)
+        ? (value as { items: unknown[] }).items
+        : undefined;
+    if (items) {
+      items.forEach((item, j) => docs.push({ ...at, item: j + 1, value: item }));
+    } else {
+      docs.push({ ...at, value });
+    }
+  });
+  return docs;
+}
+
+/** A document checked for what a PUT needs: its kind, mesh and name. */
+interface Target {
+  doc: Document;
+  kind: KindInfo;
+  mesh?: string;
+  name: string;
+  label: string;
+  body: Record<string, unknown>;
+}
+
+function targetOf(doc: Document): Target {
+  const fail = (msg: string): never => {
+    throw new DocumentError(locate(doc), new Error(msg));
+  };
+  if (typeof doc.value !== 'object' || doc.value === null || Array.isArray(doc.value)) {
+    return fail('a resource must be an object with type and name');
+  }
+  const body = doc.value as Record<string, unknown>;
+  const { type, name, mesh } = body;
+  if (typeof type !== 'string' || type === '') return fail('type is missing');
+  if (typeof name !== 'string' || name === '') return fail('name is missing');
+  if (mesh !== undefined && typeof mesh !== 'string') return fail('mesh must be a string');
+  const kind = kindOfType(type, mesh !== undefined);
+  if (!kind) return fail(`type "${type}" is not a kind that can be written`);
+  if (kind.scope === 'mesh' && mesh === undefined) return fail(`a ${type} needs a mesh`);
+  const m = kind.scope === 'mesh' ? (mesh as string) : undefined;
+  return { doc, kind, mesh: m, name, label: `${type} ${m ? `${m}/` : ''}${name}`, body };
+}
+
+/** Equal JSON once times are left out: what a dry run would leave unchanged. */
+function sameContent(a: unknown, b: unknown): boolean {
+  const strip = (r: unknown): string =>
+    JSON.stringify(r, (k, v: unknown) => (k === 'creationTime' || k === 'modificationTime' ? undefined : v));
+  return strip(a) === strip(b);
+}
+
+/** PUTs one resource; answers what happened to it. */
+async function applyOne(api: ApiClient, t: Target, dryRun: boolean): Promise<string> {
+  const path = itemPath(t.kind, t.mesh, t.name);
+  let before: { etag?: string; body: unknown } | undefined;
+  try {
+    const res = await api.request('GET', path);
+    before = { etag: res.headers.etag, body: res.body };
+  } catch (err) {
+    // Not there (404), or not readable by this caller: the PUT tells.
+    if (!(err instanceof ApiError)) throw err;
+  }
+  const res = await api.request('PUT', path, { body: t.body, query: { dryRun: dryRun || undefined } });
+  if (res.status === 201) return 'created';
+  if (before === undefined) return 'updated';
+  if (dryRun) return sameContent(before.body, res.body) ? 'unchanged' : 'updated';
+  return before.etag !== undefined && res.headers.etag === before.etag ? 'unchanged' : 'updated';
+}
+
+/** Options of `meshctl apply`. */
+interface ApplyOptions {
+  file: string;
+  dryRun?: boolean;
+  var: string[];
+}
+
+async function apply(cli: CliContext, o: ApplyOptions): Promise<void> {
+  const vars = parseVars(o.var);
+  const sources: Array<{ source: string; text: () => Promise<string> | string }> = [];
+  if (o.file === '-') {
+    sources.push({ source: 'stdin', text: readStdin });
+  } else {
+    let isDir: boolean;
+    try {
+      isDir = statSync(o.file).isDirectory();
+    } catch (err) {
+      throw new UsageError(`cannot read ${o.file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    }
+    const files = isDir ? filesOf(o.file) : [o.file];
+    if (files.length === 0) throw new UsageError(`${o.file} holds no .yaml, .yml or .json file`);
+    for (const f of files) sources.push({ source: f, text: () => readFileSync(f, 'utf8') });
+  }
+  // Every document is read and checked before the first write.
+  const targets: Target[] = [];
+  for (const s of sources) {
+    const text = substitute(await s.text(), vars, s.source);
+    for (const doc of await documentsOf(text, s.source)) targets.push(targetOf(doc));
+  }
+  if (targets.length === 0) throw new UsageError('no resource to apply');
+  const api = await cli.api();
+  const suffix = o.dryRun ? ' (dry run)' : '';
+  for (const t of targets) {
+    let outcome: string;
+    try {
+      outcome = await applyOne(api, t, !!o.dryRun);
+    } catch (err) {
+      if (err instanceof ApiError) throw new DocumentError(`${locate(t.doc)} (${t.label})`, err);
+      throw err;
+    }
+    cli.stdout.write(`${t.label} ${outcome}${suffix}\n`);
+  }
+}
+
+/** `meshctl apply -f FILE|DIR|-`: creates or updates the resources of YAML or JSON documents. */
+export function registerApply(program: Command, cli: CliContext): void {
+  program
+    .command('apply')
+    .description('create or update resources from YAML or JSON (several documents per file)')
+    .requiredOption('-f, --file <path>', 'a file, a directory of .yaml/.yml/.json files, or - for stdin')
+    .option('--dry-run', 'validate and tell what would change; write nothing')
+    .option(
+      '-v, --var <key=value>',
+      'value of a {{ key }} placeholder (repeatable)',
+      (v: string, acc: string[]) => [...acc, v],
+      [] as string[],
+    )
+    .action((o: ApplyOptions) => apply(cli, o));
+}
