@@ -3,6 +3,7 @@ import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { b64, decodeJwt } from '../helpers/auth.js';
 import { startListeningPlane, tempDir } from '../helpers/control-plane.js';
 import { meshctl, startMeshctl } from '../helpers/meshctl.js';
+import { eventually } from '../helpers/multizone.js';
 
 /**
  * Issue 18 point 1, what only mesh-cp can do: `meshctl history|diff|revert|watch|audit`, the built
@@ -304,32 +305,35 @@ describe('meshctl history, diff, revert, watch and audit', () => {
   it('watch resumes after the control plane restarts, with every entry once', async () => {
     const port = String(cp.ports.api);
     const from = String((await head()) + 1);
-    const watch = startMeshctl(address, [
-      'watch',
-      '--kind',
-      TP,
-      '--mesh',
-      'default',
-      '--from-revision',
-      from,
-    ]);
+    const args = ['watch', '--kind', TP, '--mesh', 'default'];
+    const fromRevision = startMeshctl(address, [...args, '--from-revision', from]);
+    // Without --from-revision a watch starts with what commits once it is connected: probe until it shows.
+    const fromNow = startMeshctl(address, args);
+    let probes = 0;
+    await eventually(async () => {
+      await permission('default', `probe-${++probes}`, 'p');
+      return fromNow.stdout().includes(`probe-`);
+    }, 10_000);
     await permission('default', 'restart-1', 'a');
-    await watch.until((out) => out.includes('restart-1'));
+    await fromRevision.until((out) => out.includes('restart-1'));
+    await fromNow.until((out) => out.includes('restart-1'));
     await cp.close();
     await start(port);
     await permission('default', 'restart-2', 'b');
-    await watch.until((out) => out.includes('restart-2'));
-    watch.proc.kill('SIGINT');
-    const end = await watch.exited;
-    expect(end.code).toBe(0);
-    const revisions = end.stdout
-      .trim()
-      .split('\n')
-      .map((l) => Number(l.split(' ')[0]));
-    const events = (
-      await api('GET', `/_events?kind=TrafficPermission&mesh=default&fromRevision=${revisions[0]}`)
-    ).body as Page;
-    expect(revisions).toEqual(events.items.map((i) => i.revision));
-    expect(end.stderr).toContain('reconnect');
+    for (const watch of [fromRevision, fromNow]) {
+      await watch.until((out) => out.includes('restart-2'));
+      watch.proc.kill('SIGINT');
+      const end = await watch.exited;
+      expect(end.code).toBe(0);
+      const revisions = end.stdout
+        .trim()
+        .split('\n')
+        .map((l) => Number(l.split(' ')[0]));
+      const events = (
+        await api('GET', `/_events?kind=TrafficPermission&mesh=default&fromRevision=${revisions[0]}`)
+      ).body as Page;
+      expect(revisions).toEqual(events.items.map((i) => i.revision));
+      expect(end.stderr).toContain('reconnect');
+    }
   });
 });
