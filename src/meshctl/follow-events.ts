@@ -35,6 +35,13 @@ const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
     signal.addEventListener('abort', done);
   });
 
+/** Resolves (with nothing) once `signal` is aborted. */
+const aborted = (signal: AbortSignal): Promise<undefined> =>
+  new Promise((resolve) => {
+    if (signal.aborted) resolve(undefined);
+    else signal.addEventListener('abort', () => resolve(undefined), { once: true });
+  });
+
 const headerOf = (stream: ApiStream, name: string): string | undefined => {
   const v = stream.headers[name];
   return Array.isArray(v) ? v[0] : v;
@@ -62,6 +69,7 @@ function readStream(
     };
     const stop = (): void => stream.close();
     signal.addEventListener('abort', stop);
+    if (signal.aborted) stop();
     stream.body.setEncoding('utf8');
     stream.body.on('data', (chunk: string) => parser.feed(chunk));
     stream.body.on('error', (err: Error) => {
@@ -89,13 +97,22 @@ export async function followEvents(api: ApiClient, opts: FollowOptions): Promise
   let connected = false;
   let lost = false;
   while (!signal.aborted) {
-    let stream: ApiStream;
+    let stream: ApiStream | undefined;
     try {
-      stream = await api.stream('GET', '/_events', {
+      const opening = api.stream('GET', '/_events', {
         query: opts.query,
         accept: 'text/event-stream',
         headers: connected && lastId !== undefined ? { 'last-event-id': lastId } : {},
       });
+      // A stop while it connects does not wait for the connection (nor for its failure).
+      stream = await Promise.race([opening, aborted(signal)]);
+      if (!stream) {
+        opening.then(
+          (late) => late.close(),
+          () => undefined,
+        );
+        return;
+      }
     } catch (err) {
       if (signal.aborted) return;
       if (!connected || err instanceof ApiError) throw err;

@@ -41,7 +41,11 @@ Examples:
         else cli.stdout.write(`${eventRow(e).join('  ')}\n`);
       };
       const stop = new AbortController();
-      const onSignal = (): void => stop.abort();
+      const onSignal = (): void => {
+        stop.abort();
+        // A connection still being made (an address that does not answer) does not hold the exit.
+        setTimeout(() => process.exit(), 1000).unref();
+      };
       process.once('SIGINT', onSignal);
       process.once('SIGTERM', onSignal);
       try {
