@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { dataplane } from './fixtures.js';
 import { buildStore } from './fixtures.js';
 import { inspectFigures } from './inspect.js';
+import { meshctlFigures } from './meshctl.js';
 import { writeSnapshot } from './snapshot-fixture.js';
 import { xdsFigures } from './xds.js';
 import { zoneFigures } from './zones.js';
@@ -441,6 +442,7 @@ try {
   figures.push(...(await inspectFigures({ quick: QUICK, only: ONLY, log })));
   figures.push(...(await zoneFigures({ quick: QUICK, only: ONLY, log })));
   figures.push(...(await xdsFigures({ quick: QUICK, only: ONLY, log })));
+  figures.push(...(await meshctlFigures({ quick: QUICK, only: ONLY, log })));
   report();
   log(`done in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
 } finally {

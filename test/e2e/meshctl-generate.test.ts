@@ -1,10 +1,11 @@
+import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { parseSigningKey } from '../../src/tokens/signing-key.js';
 import { LISTENER } from '../../src/xds/type-urls.js';
 import { decodeJwt } from '../helpers/auth.js';
-import { startListeningPlane } from '../helpers/control-plane.js';
+import { startListeningPlane, tempDir } from '../helpers/control-plane.js';
 import { meshctl } from '../helpers/meshctl.js';
 import { rawAdsClient, rawNode } from '../helpers/xds.js';
 
@@ -18,7 +19,10 @@ const SVC = 'mesh.io/service';
 describe('meshctl generate', () => {
   let cp: ControlPlane;
   let address: string;
-  const run = (...args: string[]) => meshctl(address, args);
+  const dir = tempDir('e2e-meshctl-generate-');
+  // No config file: every command names the server with --api-address.
+  const config = join(dir.path, 'meshctl-config.yaml');
+  const run = (...args: string[]) => meshctl(['--api-address', address, ...args], { config });
   const call = (method: string, path: string, headers: Record<string, string> = {}, body?: unknown) =>
     fetch(`${address}${path}`, {
       method,
@@ -44,6 +48,7 @@ describe('meshctl generate', () => {
   });
   afterAll(async () => {
     await cp?.close();
+    dir.cleanup();
   });
 
   /** Opens an ADS stream as Dataplane default.web-1 with `token`: the LDS answer, or the refusal. */
@@ -211,7 +216,7 @@ describe('meshctl generate', () => {
       '--valid-for',
       '1h',
     );
-    const refused = await meshctl(address, [
+    const refused = await run(
       '--api-token',
       reader.stdout,
       'generate',
@@ -220,7 +225,7 @@ describe('meshctl generate', () => {
       'y',
       '--valid-for',
       '1h',
-    ]);
+    );
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain('(HTTP 403)');
     expect(refused.stderr).toContain('user "r"');

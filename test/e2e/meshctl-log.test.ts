@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { b64, decodeJwt } from '../helpers/auth.js';
@@ -21,6 +22,7 @@ type Page = {
 
 describe('meshctl history, diff, revert, watch and audit', () => {
   const dir = tempDir('e2e-meshctl-log-');
+  const store = join(dir.path, 'data');
   let cp: ControlPlane;
   let address: string;
 
@@ -45,12 +47,15 @@ describe('meshctl history, diff, revert, watch and audit', () => {
   const head = async (): Promise<number> =>
     Number((await api('GET', '/meshes')).headers.get('x-mesh-revision'));
   const history = async (path: string): Promise<Page> => (await api('GET', `${path}/_history`)).body as Page;
-  const run = (...args: string[]) => meshctl(address, args);
+  // No config file (none is created by reads): every command names the server with --api-address.
+  const config = join(dir.path, 'meshctl-config.yaml');
+  const run = (...args: string[]) => meshctl(['--api-address', address, ...args], { config });
+  const watchOf = (...args: string[]) => startMeshctl(['--api-address', address, ...args], { config });
 
   const start = async (port = '0') => {
     cp = await startListeningPlane({
       MESH_STORE_TYPE: 'level',
-      MESH_STORE_LEVEL_PATH: dir.path,
+      MESH_STORE_LEVEL_PATH: store,
       MESH_API_SERVER_PORT: port,
     });
     address = `http://127.0.0.1:${cp.ports.api}`;
@@ -228,15 +233,7 @@ describe('meshctl history, diff, revert, watch and audit', () => {
 
   it('watch prints the backlog from --from-revision, then a live change, one line each, and stops on SIGINT', async () => {
     const from = (await history(`/meshes/default/${TP}/web-in`)).items[0].revision;
-    const watch = startMeshctl(address, [
-      'watch',
-      '--from-revision',
-      String(from),
-      '--kind',
-      TP,
-      '--name',
-      'web-in',
-    ]);
+    const watch = watchOf('watch', '--from-revision', String(from), '--kind', TP, '--name', 'web-in');
     const backlog = (await history(`/meshes/default/${TP}/web-in`)).items;
     const lineOf = (i: Record<string, unknown> & { revision: number }) =>
       `${i.revision}  ${i.time}  ${i.operation}  TrafficPermission  default/web-in  ${(i.actor as { name: string }).name}\n`;
@@ -255,7 +252,7 @@ describe('meshctl history, diff, revert, watch and audit', () => {
 
   it('watch -o json prints one JSON object per line, the items of /_events', async () => {
     const h = await head();
-    const watch = startMeshctl(address, ['watch', '-o', 'json', '--from-revision', String(h)]);
+    const watch = watchOf('watch', '-o', 'json', '--from-revision', String(h));
     const item = (await api('GET', `/_events?fromRevision=${h}`)).body as Page;
     await watch.until((out) => out.split('\n').length > item.items.length);
     watch.proc.kill('SIGINT');
@@ -279,15 +276,7 @@ describe('meshctl history, diff, revert, watch and audit', () => {
     const token = await issued.text();
     expect(issued.status, token).toBe(200);
     const from = String((await head()) + 1);
-    const watch = startMeshctl(address, [
-      '--api-token',
-      token,
-      'watch',
-      '--kind',
-      TP,
-      '--from-revision',
-      from,
-    ]);
+    const watch = watchOf('--api-token', token, 'watch', '--kind', TP, '--from-revision', from);
     await permission('default', 'before-revocation', 'x');
     await watch.until((out) => out.includes('before-revocation'));
     const jti = decodeJwt(token).payload.jti as string;
@@ -306,9 +295,9 @@ describe('meshctl history, diff, revert, watch and audit', () => {
     const port = String(cp.ports.api);
     const from = String((await head()) + 1);
     const args = ['watch', '--kind', TP, '--mesh', 'default'];
-    const fromRevision = startMeshctl(address, [...args, '--from-revision', from]);
+    const fromRevision = watchOf(...args, '--from-revision', from);
     // Without --from-revision a watch starts with what commits once it is connected: probe until it shows.
-    const fromNow = startMeshctl(address, args);
+    const fromNow = watchOf(...args);
     let probes = 0;
     await eventually(async () => {
       await permission('default', `probe-${++probes}`, 'p');

@@ -1,0 +1,197 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ControlPlane } from '../../src/runtime/control-plane.js';
+import { startListeningPlane, tempDir } from '../helpers/control-plane.js';
+import { meshctl } from '../helpers/meshctl.js';
+
+const MESH_AND_PROXY = `type: Mesh
+name: shop
+---
+# a comment-only document in between is skipped
+---
+type: Dataplane
+mesh: shop
+name: web-{{ n }}
+networking:
+  address: {{ address }}
+  inbound:
+    - port: 8080
+      servicePort: 80
+      tags:
+        mesh.io/service: web
+`;
+
+const permission = (name: string) => ({
+  type: 'TrafficPermission',
+  mesh: 'shop',
+  name,
+  sources: [{ match: { 'mesh.io/service': '*' } }],
+  destinations: [{ match: { 'mesh.io/service': 'web' } }],
+});
+
+// The built CLI as a process against a control plane on a free port (npm test builds dist first).
+describe('meshctl apply and delete (issue 18 point 1)', () => {
+  let cp: ControlPlane;
+  let base: string;
+  const dir = tempDir('meshctl-apply-');
+  const config = join(dir.path, 'config.yaml');
+  const run = (args: string[], stdin?: string) => meshctl(args, { config, stdin });
+  const file = (name: string, text: string): string => {
+    const p = join(dir.path, name);
+    mkdirSync(join(p, '..'), { recursive: true });
+    writeFileSync(p, text);
+    return p;
+  };
+  const status = async (path: string): Promise<number> => (await fetch(`${base}${path}`)).status;
+
+  beforeAll(async () => {
+    cp = await startListeningPlane();
+    base = `http://127.0.0.1:${cp.ports.api}`;
+    expect((await run(['config', 'control-planes', 'add', '--name', 't', '--address', base])).code).toBe(0);
+  });
+  afterAll(async () => {
+    await cp.close();
+    dir.cleanup();
+  });
+
+  it('applies a multi-document YAML file with -v values, one line per resource', async () => {
+    const f = file('shop.yaml', MESH_AND_PROXY);
+    const r = await run(['apply', '-f', f, '-v', 'n=1', '-v', 'address=10.0.0.7']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('Mesh shop created\nDataplane shop/web-1 created\n');
+    const dp = (await (await fetch(`${base}/meshes/shop/dataplanes/web-1`)).json()) as {
+      networking: { address: string };
+    };
+    expect(dp.networking.address).toBe('10.0.0.7');
+    // Again: nothing changes, nothing is written.
+    const head = cp.log.head();
+    const again = await run(['apply', '-f', f, '-v', 'n=1', '-v', 'address=10.0.0.7']);
+    expect(again.stdout).toBe('Mesh shop unchanged\nDataplane shop/web-1 unchanged\n');
+    expect(cp.log.head()).toBe(head);
+    const changed = await run(['apply', '-f', f, '-v', 'n=1', '-v', 'address=10.0.0.8']);
+    expect(changed.stdout).toBe('Mesh shop unchanged\nDataplane shop/web-1 updated\n');
+    expect(cp.log.head()).toBe(head + 1);
+  });
+
+  it('refuses a placeholder without a value before writing anything', async () => {
+    const f = file('vars.yaml', MESH_AND_PROXY.replace('shop', 'vars'));
+    const r = await run(['apply', '-f', f, '-v', 'n=1']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`Error: ${f}: no value for {{ address }} (give -v address=…)\n`);
+    expect(await status('/meshes/vars')).toBe(404);
+  });
+
+  it('applies a directory (YAML and JSON files, in name order, subdirectories too) and stdin', async () => {
+    file('dir/a.json', JSON.stringify(permission('from-json')));
+    file(
+      'dir/b/c.yml',
+      `type: TrafficPermission\nmesh: shop\nname: from-yml\nsources: [{match: {mesh.io/service: '*'}}]\ndestinations: [{match: {mesh.io/service: web}}]\n`,
+    );
+    file('dir/notes.txt', 'not a resource');
+    const r = await run(['apply', '-f', join(dir.path, 'dir')]);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe(
+      'TrafficPermission shop/from-json created\nTrafficPermission shop/from-yml created\n',
+    );
+    const stdin = await run(['apply', '-f', '-'], JSON.stringify(permission('from-stdin')));
+    expect(stdin.stdout).toBe('TrafficPermission shop/from-stdin created\n');
+    expect(await status('/meshes/shop/traffic-permissions/from-stdin')).toBe(200);
+  });
+
+  it('--dry-run says what would happen and writes nothing', async () => {
+    const head = cp.log.head();
+    const f = file(
+      'dry.yaml',
+      [
+        permission('dry-new'),
+        { ...permission('from-json'), destinations: [{ match: { 'mesh.io/service': 'db' } }] },
+        permission('from-yml'),
+      ]
+        .map((p) => JSON.stringify(p))
+        .join('\n---\n'),
+    );
+    const r = await run(['apply', '-f', f, '--dry-run']);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe(
+      'TrafficPermission shop/dry-new created (dry run)\n' +
+        'TrafficPermission shop/from-json updated (dry run)\n' +
+        'TrafficPermission shop/from-yml unchanged (dry run)\n',
+    );
+    expect(cp.log.head()).toBe(head);
+    expect(await status('/meshes/shop/traffic-permissions/dry-new')).toBe(404);
+  });
+
+  it('round-trips: get -o yaml | apply -f - changes nothing (one resource and a whole list)', async () => {
+    const head = cp.log.head();
+    for (const args of [
+      ['get', 'mesh', 'shop', '-o', 'yaml'],
+      ['get', 'dataplane', 'web-1', '--mesh', 'shop', '-o', 'yaml'],
+      ['get', 'traffic-permissions', '--mesh', 'shop', '-o', 'yaml'],
+      ['get', 'mesh', 'default', '-o', 'json'],
+    ]) {
+      const got = await run(args);
+      expect(got.code).toBe(0);
+      const applied = await run(['apply', '-f', '-'], got.stdout);
+      expect(applied.stderr).toBe('');
+      expect(applied.stdout).toMatch(/ unchanged\n$/);
+      expect(applied.stdout).not.toMatch(/created|updated/);
+    }
+    expect(cp.log.head()).toBe(head);
+  });
+
+  it('names the file and document of an invalid resource and prints the server’s title, details and causes', async () => {
+    const f = file(
+      'bad.yaml',
+      `${JSON.stringify(permission('ok-before'))}\n---\ntype: Dataplane\nmesh: shop\nname: bad\nnetworking:\n  address: nope\n  inbound:\n    - port: 70000\n      tags: {mesh.io/service: web}\n`,
+    );
+    const r = await run(['apply', '-f', f]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('TrafficPermission shop/ok-before created\n');
+    expect(r.stderr).toBe(
+      `Error: ${f}, document 2 (Dataplane shop/bad): Resource is not valid: the resource has invalid fields (HTTP 400)\n` +
+        '  networking.address: must be a valid IP address\n' +
+        '  networking.inbound[0].port: must be in the range 1-65535\n',
+    );
+  });
+
+  it('refuses documents it cannot place, before any write', async () => {
+    const cases: Array<[string, string]> = [
+      ['type: Mesh\nname: [unclosed\n', 'document 1: not valid YAML or JSON'],
+      ['type: Foo\nname: x\n', 'document 1: type "Foo" is not a kind that can be written'],
+      ['type: Mesh\nname: ok\n---\nname: no-type\n', 'document 2: type is missing'],
+      ['type: TrafficPermission\nname: x\n', 'document 1: a TrafficPermission needs a mesh'],
+      [
+        'type: DataplaneOverview\nmesh: shop\nname: x\n',
+        'document 1: type "DataplaneOverview" is not a kind that can be written',
+      ],
+    ];
+    for (const [text, message] of cases) {
+      const r = await run(['apply', '-f', '-'], text);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`stdin, ${message}`);
+      expect(r.stdout).toBe('');
+    }
+    expect(await status('/meshes/ok')).toBe(404);
+    const none = await run(['apply', '-f', join(dir.path, 'missing.yaml')]);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('ENOENT');
+  });
+
+  it('deletes one resource (and --dry-run deletes nothing); a missing one is the server’s 404', async () => {
+    const dry = await run(['delete', 'traffic-permission', 'from-stdin', '--mesh', 'shop', '--dry-run']);
+    expect(dry.stdout).toBe('would delete TrafficPermission "from-stdin" from mesh "shop"\n');
+    expect(await status('/meshes/shop/traffic-permissions/from-stdin')).toBe(200);
+    const del = await run(['delete', 'trafficpermissions', 'from-stdin', '--mesh', 'shop']);
+    expect(del.code).toBe(0);
+    expect(del.stdout).toBe('deleted TrafficPermission "from-stdin" from mesh "shop"\n');
+    expect(await status('/meshes/shop/traffic-permissions/from-stdin')).toBe(404);
+    const again = await run(['delete', 'traffic-permission', 'from-stdin', '--mesh', 'shop']);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/^Error: .*from-stdin.* \(HTTP 404\)\n$/);
+    const derived = await run(['delete', 'service-insights', 'web', '--mesh', 'shop']);
+    expect(derived.code).toBe(1);
+    expect(derived.stderr).toContain('computed by the control plane');
+  });
+});
