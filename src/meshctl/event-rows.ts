@@ -1,8 +1,7 @@
-import type { Actor } from '../events/types.js';
 import type { EventItem, HistoryItem } from '../app/history.js';
 
 /** Who made a change, as tables show it: the actor's name, or its address when it has none. */
-export function actorText(actor: Actor): string {
+export function actorText(actor: HistoryItem['actor']): string {
   return actor.name || actor.address || '-';
 }
 
