@@ -59,6 +59,9 @@ export async function meshctlFigures(opts: GroupOptions): Promise<Figure[]> {
           fetchScript.push(await timeRun(['--input-type=module', '-e', script]));
           meshctl.push(await timeRun(['dist/bin/meshctl.js', 'get', 'meshes'], env));
         }
+        log(
+          `  [meshctl-get] medians: node -e 0 ${median(node).toFixed(0)} ms, fetch script ${median(fetchScript).toFixed(0)} ms, meshctl ${median(meshctl).toFixed(0)} ms`,
+        );
         return { ours: median(meshctl), baseline: median(node) + median(fetchScript) };
       },
       { runs: opts.quick ? 1 : 3, log },

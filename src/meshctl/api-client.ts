@@ -37,8 +37,8 @@ export interface ApiStream {
 export interface ApiTarget {
   /** Base URL, e.g. `http://127.0.0.1:5681`. */
   address: string;
-  /** The context it came from, named in connection errors. */
-  context: string;
+  /** The context it came from, named in connection errors; absent when `--api-address` gave it. */
+  context?: string;
   authToken?: string;
   /** PEM text of the CA that signed the server's certificate. */
   caCert?: string;
@@ -71,12 +71,11 @@ export class ApiError extends Error {
 /** The control plane could not be reached (refused, DNS, TLS, timeout). */
 export class ConnectionError extends Error {
   readonly address: string;
-  readonly context: string;
+  readonly context?: string;
 
   constructor(target: ApiTarget, cause: Error) {
-    super(
-      `cannot reach the control plane at ${target.address} (context "${target.context}"): ${cause.message}`,
-    );
+    const from = target.context === undefined ? 'given by --api-address' : `context "${target.context}"`;
+    super(`cannot reach the control plane at ${target.address} (${from}): ${cause.message}`);
     this.name = 'ConnectionError';
     this.address = target.address;
     this.context = target.context;

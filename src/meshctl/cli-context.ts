@@ -105,7 +105,7 @@ export function createCliContext(deps: {
     }
     return {
       address: g.apiAddress ?? api?.url ?? 'http://127.0.0.1:5681',
-      context: g.apiAddress !== undefined ? 'given by --api-address' : name,
+      context: g.apiAddress !== undefined ? undefined : name,
       authToken: g.apiToken ?? (g.apiAddress === undefined ? api?.authToken : undefined),
       caCert,
       skipVerify: g.apiAddress === undefined ? api?.skipVerify : undefined,

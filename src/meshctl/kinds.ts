@@ -47,8 +47,3 @@ export function collectionPath(k: KindInfo, mesh: string | undefined): string {
 export function itemPath(k: KindInfo, mesh: string | undefined, name: string): string {
   return `${collectionPath(k, mesh)}/${encodeURIComponent(name)}`;
 }
-
-/** The plural user-facing name of a kind, as commands print it (`traffic-permissions`). */
-export function kindWord(k: KindInfo): string {
-  return k.path;
-}

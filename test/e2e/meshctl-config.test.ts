@@ -191,6 +191,17 @@ describe('meshctl config control-planes (issue 18 point 1: contexts)', () => {
     expect(unknown.stderr).toContain(`context "nope" is not in ${other}`);
   });
 
+  it('reads a config a person wrote in YAML', async () => {
+    const handWritten = join(dir.path, 'hand.yaml');
+    writeFileSync(
+      handWritten,
+      `# mine\ncurrentContext: here\ncontexts:\n  - name: here\n    controlPlane: here\ncontrolPlanes:\n  - name: here\n    coordinates:\n      apiServer:\n        url: ${address}\n`,
+    );
+    const r = await meshctl(['get', 'meshes'], { config: handWritten });
+    expect(r.stderr).toBe('');
+    expect(tableRows(r.stdout)[1][0]).toBe('default');
+  });
+
   it('says which file is broken', async () => {
     const broken = join(dir.path, 'broken.yaml');
     writeFileSync(broken, 'contexts: [unclosed\n');

@@ -65,7 +65,7 @@ async function add(cli: CliContext, o: AddOptions): Promise<void> {
     contexts: [...config.contexts.filter((c) => c.name !== o.name), { name: o.name, controlPlane: o.name }],
     currentContext: o.name,
   };
-  await writeConfig(cli.configPath(), next);
+  writeConfig(cli.configPath(), next);
   cli.stdout.write(`added control plane "${o.name}" (${api.url}); switched to context "${o.name}"\n`);
 }
 
@@ -110,7 +110,7 @@ export function registerConfig(program: Command, cli: CliContext): void {
       if (!c.contexts.some((x) => x.name === o.name)) {
         throw new UsageError(`there is no context "${o.name}" (see \`meshctl config control-planes list\`)`);
       }
-      await writeConfig(cli.configPath(), { ...c, currentContext: o.name });
+      writeConfig(cli.configPath(), { ...c, currentContext: o.name });
       cli.stdout.write(`switched to context "${o.name}"\n`);
     });
 
@@ -125,7 +125,7 @@ export function registerConfig(program: Command, cli: CliContext): void {
       }
       const contexts = c.contexts.filter((x) => x.controlPlane !== o.name);
       const current = contexts.some((x) => x.name === c.currentContext) ? c.currentContext : '';
-      await writeConfig(cli.configPath(), {
+      writeConfig(cli.configPath(), {
         controlPlanes: c.controlPlanes.filter((x) => x.name !== o.name),
         contexts,
         currentContext: current,
