@@ -5,11 +5,17 @@ import { ApiError } from './api-client.js';
 import type { CliContext, GlobalOptions } from './cli-context.js';
 import { createCliContext } from './cli-context.js';
 import { DocumentError, registerApply } from './commands/apply.js';
+import { registerAudit } from './commands/audit.js';
 import { registerCompletion } from './commands/completion.js';
 import { registerConfig } from './commands/config.js';
 import { registerDelete } from './commands/delete.js';
+import { registerDiff } from './commands/diff.js';
+import { registerGenerate } from './commands/generate.js';
 import { registerGet } from './commands/get.js';
+import { registerHistory } from './commands/history.js';
 import { registerInspect } from './commands/inspect.js';
+import { registerRevert } from './commands/revert.js';
+import { registerWatch } from './commands/watch.js';
 
 /** The command groups, each adding its commands to the program; add a group with one line here. */
 const GROUPS: Array<(program: Command, cli: CliContext) => void> = [
@@ -18,6 +24,12 @@ const GROUPS: Array<(program: Command, cli: CliContext) => void> = [
   registerInspect,
   registerApply,
   registerDelete,
+  registerGenerate,
+  registerHistory,
+  registerDiff,
+  registerRevert,
+  registerWatch,
+  registerAudit,
   registerCompletion,
 ];
 

@@ -1,0 +1,62 @@
+import type { Command } from 'commander';
+import type { HistoryItem } from '../../app/history.js';
+import type { CliContext } from '../cli-context.js';
+import { parseOutputFormat } from '../cli-context.js';
+import type { Page } from '../event-rows.js';
+import { HISTORY_HEADERS, historyRow } from '../event-rows.js';
+import { itemPath } from '../kinds.js';
+import { nextOffset } from '../resource-table.js';
+import { storedKindOrFail } from '../stored-kind.js';
+import { positiveInt } from './get.js';
+
+/** `meshctl history <kind> <name>`: the changes of one resource, oldest first (`GET …/_history`). */
+export function registerHistory(program: Command, cli: CliContext): void {
+  program
+    .command('history')
+    .description('the changes of one resource, oldest first: revision, time, operation, actor')
+    .argument('<kind>', 'a stored kind, singular or plural (mesh, dataplanes, traffic-permission, …)')
+    .argument('<name>', 'name of the resource (it may have been deleted)')
+    .option('-m, --mesh <mesh>', 'mesh of mesh-scoped kinds', 'default')
+    .option('-o, --output <format>', 'output format: table, yaml or json (with each state)', 'table')
+    .option('--size <n>', 'page size (server default 100)', positiveInt('size'))
+    .option('--offset <k>', 'where the page starts (from "Rest of the history")')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ meshctl history traffic-permission allow-all-default
+  $ meshctl history mesh default -o yaml
+  $ meshctl diff traffic-permission allow-all-default --revision 3     # what changed since revision 3`,
+    )
+    .action(
+      async (
+        word: string,
+        name: string,
+        opts: { mesh: string; output: string; size?: number; offset?: string },
+      ) => {
+        const kind = storedKindOrFail(word);
+        const format = parseOutputFormat(opts.output);
+        const api = await cli.api();
+        const res = await api.request<Page<HistoryItem>>(
+          'GET',
+          `${itemPath(kind, opts.mesh, name)}/_history`,
+          {
+            query: { size: opts.size, offset: opts.offset },
+          },
+        );
+        await cli.print(format, res.body, () => {
+          const offset = nextOffset(res.body.next);
+          const mesh = kind.scope === 'mesh' && opts.mesh !== 'default' ? ` --mesh ${opts.mesh}` : '';
+          const size = opts.size !== undefined ? ` --size ${opts.size}` : '';
+          return {
+            headers: HISTORY_HEADERS,
+            rows: res.body.items.map(historyRow),
+            footer:
+              offset === undefined
+                ? undefined
+                : `Rest of the history: meshctl history ${word} ${name}${mesh}${size} --offset ${offset}`,
+          };
+        });
+      },
+    );
+}

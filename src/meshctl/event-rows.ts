@@ -1,0 +1,34 @@
+import type { EventItem, HistoryItem } from '../app/history.js';
+
+/** Who made a change, as tables show it: the actor's name, or its address when it has none. */
+export function actorText(actor: HistoryItem['actor']): string {
+  return actor.name || actor.address || '-';
+}
+
+/** The `mesh/name` of an audit entry (`name` for global kinds and meshes). */
+export function entryName(e: Pick<EventItem, 'mesh' | 'name'>): string {
+  return e.mesh === undefined ? e.name : `${e.mesh}/${e.name}`;
+}
+
+/** The columns of `meshctl history`. */
+export const HISTORY_HEADERS = ['REVISION', 'TIME', 'OPERATION', 'ACTOR'];
+
+/** A row of `meshctl history`. */
+export function historyRow(e: HistoryItem): string[] {
+  return [String(e.revision), e.time, e.operation, actorText(e.actor)];
+}
+
+/** The columns of `meshctl audit`. */
+export const EVENT_HEADERS = ['REVISION', 'TIME', 'OPERATION', 'KIND', 'NAME', 'ACTOR'];
+
+/** A row of `meshctl audit`, and the fields of a `meshctl watch` line. */
+export function eventRow(e: EventItem): string[] {
+  return [String(e.revision), e.time, e.operation, e.kind, entryName(e), actorText(e.actor)];
+}
+
+/** A page of `/_history` or `/_events` (decisions §5). */
+export interface Page<T> {
+  total: number;
+  items: T[];
+  next: string | null;
+}
