@@ -102,6 +102,8 @@ describe.each(PAGES)('the shell blocks of %s run as written on a fresh store (is
     env = {
       ...process.env,
       NO_COLOR: '1',
+      // meshctl keeps its contexts here, not in the HOME of whoever runs the tests.
+      MESHCTL_CONFIG: join(work.path, 'meshctl.yaml'),
       MESH_API_SERVER_PORT: at(5681),
       MESH_API_SERVER_HTTPS_PORT: at(5682),
       MESH_DIAGNOSTICS_PORT: at(5680),

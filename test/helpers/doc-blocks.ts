@@ -1,3 +1,4 @@
+import { dirname, join } from 'node:path';
 /** How the documentation test treats a shell block: run it, skip it, or start it as a server. */
 export type BlockMode = 'run' | 'skip' | 'background';
 
@@ -60,8 +61,15 @@ export const DOCUMENTED_PORTS = [5678, 5680, 5681, 5682, 5685, 15680, 15681, 156
  */
 export function rewriteBlock(code: string, ports: ReadonlyMap<number, number>, cli: string): string {
   const pattern = new RegExp(`(?<![\\d.])(${DOCUMENTED_PORTS.join('|')})(?![\\d])`, 'g');
-  return code
-    .replace(pattern, (port) => String(ports.get(Number(port)) ?? port))
-    .replace(/\bnpx mesh-cp\b/g, `node ${cli}`)
-    .replace(/\bnpm start\b/g, `node ${cli} run`);
+  return (
+    code
+      .replace(pattern, (port) => String(ports.get(Number(port)) ?? port))
+      .replace(/\bnpx mesh-cp\b/g, `node ${cli}`)
+      // meshctl's default context is the documented API port: the test's is elsewhere.
+      .replace(
+        /\bnpx meshctl\b/g,
+        `node ${join(dirname(cli), 'meshctl.js')} --api-address http://127.0.0.1:${ports.get(5681) ?? 5681}`,
+      )
+      .replace(/\bnpm start\b/g, `node ${cli} run`)
+  );
 }
