@@ -314,9 +314,8 @@ const baseSchema = z.strictObject({
   defaults: section({
     skipMeshCreation: bool(false).describe('do not create the default mesh at first start'),
     skipDefaultPolicies: bool(false).describe('do not create the default policies of a new mesh'),
-    mesh: inert(
-      string(''),
-      'a serialized default mesh (the default mesh is created with an empty spec here)',
+    mesh: string('').describe(
+      'the default mesh made at first start, a Mesh as YAML or JSON (type, name optional); empty: no settings',
     ),
   }),
   diagnostics: section({

@@ -47,6 +47,7 @@ import type { XdsServer } from './xds-server.js';
 // The sync code (and gRPC) loads only in global and zone modes: standalone starts without it.
 import { exposeGlobalLink, withGlobalLink } from './global-link.js';
 import { localZoneOf } from '../config/local-zone.js';
+import { defaultMeshSpec } from './default-mesh.js';
 
 /** A running control plane: its API server, bound ports and a clean shutdown. */
 export interface ControlPlane {
@@ -186,6 +187,8 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
       `config key ${key} (${env}) is set, but mesh-cp does not act on it (see mesh-cp config-keys)`,
     );
   }
+  // A bad `defaults.mesh` stops start-up before the log opens.
+  const defaultMesh = defaultMeshSpec(config);
   const listen = opts.listen !== false;
   // The HTTPS certificate is read or made while the log loads (a first start makes one).
   const tlsLoading =
@@ -249,6 +252,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   if (config.mode !== 'zone') {
     const { keys } = await commands.ensureDefaults({
       createDefaultMesh: !config.defaults.skipMeshCreation,
+      defaultMeshSpec: defaultMesh,
       globalKeys: true,
       after,
     });

@@ -31,7 +31,6 @@ const INERT = [
   'dataplaneTokenServer.public.clientCertsDir',
   'dataplaneTokenServer.public.tlsCertFile',
   'dataplaneTokenServer.public.tlsKeyFile',
-  'defaults.mesh',
   'discovery.universal.pollingInterval',
   'monitoringAssignmentServer.assignmentRefreshInterval',
   'monitoringAssignmentServer.grpcPort',
