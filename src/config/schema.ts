@@ -401,7 +401,9 @@ const baseSchema = z.strictObject({
       .string({ error: STRING_MESSAGE })
       .refine(isHostPort, { error: 'must be host:port (an IPv6 address in brackets), or empty' })
       .default('')
-      .describe('host:port of the xDS server in bootstraps; empty: general.advertisedHostname and grpcPort'),
+      .describe(
+        'host:port of the xDS server in bootstraps (bootstrapServer.params.xdsHost/xdsPort win part by part); empty: general.advertisedHostname and grpcPort',
+      ),
   }),
   // Issue 17 (decisions §11): how the xDS server checks a proxy; `none` lets every proxy in.
   dpServer: section({
