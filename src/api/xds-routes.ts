@@ -8,30 +8,48 @@ import { localZoneOf } from '../config/local-zone.js';
 
 /** What a data plane bootstrap names besides the proxy: the xDS address and this control plane's zone. */
 export interface XdsBootstrapSettings {
-  /** `host:port` of the xDS server (`xdsServer.advertisedAddress`, or the advertised hostname and grpcPort). */
+  /** `host:port` of the xDS server, as {@link xdsServerUri} makes it. */
   serverUri: string;
   /** The zone's name in zone mode; absent in standalone mode (the locality is then `{}`). */
   zone?: string;
 }
 
-/** The bootstrap settings of a standalone or zone control plane; undefined on Global, which serves no xDS (decisions §11). */
-export function xdsBootstrapSettings(config: Config): XdsBootstrapSettings | undefined {
-  if (config.mode === 'global') return undefined;
-  const host = config.general.advertisedHostname;
-  // An IPv6 literal goes in brackets, as a gRPC target wants it.
-  const serverUri =
-    config.xdsServer.advertisedAddress ||
-    `${host.includes(':') ? `[${host}]` : host}:${config.xdsServer.grpcPort}`;
-  return { serverUri, zone: localZoneOf(config) };
+/** A host as a gRPC target wants it: an IPv6 literal in brackets. */
+function targetHost(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
 /**
- * After the xDS server has bound: with `grpcPort` 0 and no advertised address, the bootstrap names
- * the port actually bound (else it would send proxies to port 0).
+ * The xDS address a bootstrap names, part by part. Host: `bootstrapServer.params.xdsHost`, else
+ * the host of `xdsServer.advertisedAddress`, else `general.advertisedHostname`. Port:
+ * `bootstrapServer.params.xdsPort` (when not 0), else the port of `xdsServer.advertisedAddress`,
+ * else `xdsServer.grpcPort` (the port actually bound, `boundPort`, when that is 0).
+ */
+export function xdsServerUri(config: Config, boundPort?: number): string {
+  const { xdsHost, xdsPort } = config.bootstrapServer.params;
+  const advertised = config.xdsServer.advertisedAddress;
+  // The schema checked `host:port`; the port is after the last colon (an IPv6 host is in brackets).
+  const colon = advertised.lastIndexOf(':');
+  const advertisedHost = advertised === '' ? '' : advertised.slice(0, colon);
+  const advertisedPort = advertised === '' ? 0 : Number(advertised.slice(colon + 1));
+  const host = xdsHost || advertisedHost || config.general.advertisedHostname;
+  const grpcPort = config.xdsServer.grpcPort === 0 ? (boundPort ?? 0) : config.xdsServer.grpcPort;
+  const port = xdsPort || advertisedPort || grpcPort;
+  return `${targetHost(host)}:${port}`;
+}
+
+/** The bootstrap settings of a standalone or zone control plane; undefined on Global, which serves no xDS (decisions §11). */
+export function xdsBootstrapSettings(config: Config): XdsBootstrapSettings | undefined {
+  if (config.mode === 'global') return undefined;
+  return { serverUri: xdsServerUri(config), zone: localZoneOf(config) };
+}
+
+/**
+ * After the xDS server has bound: with `grpcPort` 0 and no other port configured, the bootstrap
+ * names the port actually bound (else it would send proxies to port 0).
  */
 export function useBoundXdsPort(settings: XdsBootstrapSettings, config: Config, port: number): void {
-  if (config.xdsServer.advertisedAddress || config.xdsServer.grpcPort !== 0) return;
-  settings.serverUri = settings.serverUri.replace(/:0$/, `:${port}`);
+  settings.serverUri = xdsServerUri(config, port);
 }
 
 /**

@@ -64,6 +64,8 @@ export interface Commands {
    */
   ensureDefaults(opts: {
     createDefaultMesh: boolean;
+    /** The spec of the default mesh (`defaults.mesh`); `{}` when absent. */
+    defaultMeshSpec?: Record<string, unknown>;
     globalKeys: boolean;
     after?: Promise<void>;
   }): Promise<{ keys: Promise<void> }>;
@@ -239,7 +241,13 @@ export function createCommands(deps: {
     append: commit,
     async ensureDefaults(opts) {
       if (opts.createDefaultMesh && !state.get('Mesh', undefined, 'default')) {
-        await put({ kind: 'Mesh', name: 'default', spec: {}, actor: SYSTEM_ACTOR, deferSigningKey: true });
+        await put({
+          kind: 'Mesh',
+          name: 'default',
+          spec: opts.defaultMeshSpec ?? {},
+          actor: SYSTEM_ACTOR,
+          deferSigningKey: true,
+        });
       }
       const wanted: Array<{ kind: string; mesh?: string; name: string }> = [];
       if (opts.globalKeys) {

@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
 import { MESH_CP_VERSION } from '../app/versions.js';
-import { listConfigKeys, loadConfig } from '../config/load.js';
+import { loadConfig } from '../config/load.js';
 import { createLogger, stdoutDestination, textDestination } from '../runtime/logger.js';
 import { loadTlsMaterial } from '../runtime/tls.js';
 import { AppError } from '../util/errors.js';
 import { errorChain } from '../util/error-chain.js';
+import { registerConfigKeysCommand } from './config-keys-command.js';
 import { registerLogCommands } from './log-commands.js';
 import { startupExitCode } from './startup-exit-code.js';
 
@@ -109,11 +110,6 @@ program
   .description('run the control plane (settings from --config FILE and MESH_* env vars)')
   .option('-c, --config <file>', 'YAML config file')
   .action(run);
-program
-  .command('config-keys')
-  .description('list every config key with its environment variable')
-  .action(() => {
-    for (const k of listConfigKeys()) process.stdout.write(`${k.path}\t${k.env}\n`);
-  });
+registerConfigKeysCommand(program);
 registerLogCommands(program);
 await program.parseAsync(process.argv);

@@ -3,16 +3,10 @@ import { createRequire } from 'node:module';
 import type * as Yaml from 'yaml';
 import { z } from 'zod';
 import { AppError, type ErrorCause } from '../util/errors.js';
+import { CONFIG_KEYS, type LeafKind, unwrap } from './config-keys.js';
 import { configSchema, type Config } from './schema.js';
 
-/** How an environment variable's text becomes the value of its key. */
-type LeafKind = 'boolean' | 'integer' | 'string' | 'list' | 'map';
-
-interface ConfigKey {
-  path: string[];
-  env: string;
-  kind: LeafKind;
-}
+export { envNameOf, listConfigKeys } from './config-keys.js';
 
 /** One thing wrong with the configuration: the key (or variable), where its value came from, and why. */
 interface Problem {
@@ -23,60 +17,8 @@ interface Problem {
 
 const ENV_PREFIX = 'MESH_';
 
-/** The env name of a config key: `MESH_` + the key path in upper snake case (decisions §1). */
-export function envNameOf(path: string[]): string {
-  const words = path.map((segment) => segment.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase());
-  return ENV_PREFIX + words.join('_');
-}
-
-/** The schema under `.default()`, `.prefault()`, `.optional()` and `.transform()` (the input side). */
-function unwrap(schema: z.ZodType): z.ZodType {
-  let current = schema;
-  for (;;) {
-    if (
-      current instanceof z.ZodDefault ||
-      current instanceof z.ZodPrefault ||
-      current instanceof z.ZodOptional
-    ) {
-      current = current.unwrap() as z.ZodType;
-    } else if (current instanceof z.ZodPipe) {
-      current = current.in as z.ZodType;
-    } else {
-      return current;
-    }
-  }
-}
-
-function leafKind(schema: z.ZodType, path: string[]): LeafKind {
-  if (schema instanceof z.ZodBoolean) return 'boolean';
-  if (schema instanceof z.ZodNumber) return 'integer';
-  if (schema instanceof z.ZodString || schema instanceof z.ZodEnum) return 'string';
-  if (schema instanceof z.ZodArray) return 'list';
-  if (schema instanceof z.ZodRecord) return 'map';
-  throw new Error(`config key ${path.join('.')}: no env coercion for this schema type`);
-}
-
-/** Every leaf key of the schema, in schema order, found by walking its object shapes. */
-function collectKeys(schema: z.ZodType, path: string[], into: ConfigKey[]): ConfigKey[] {
-  const inner = unwrap(schema);
-  if (inner instanceof z.ZodObject) {
-    for (const [name, child] of Object.entries(inner.shape as Record<string, z.ZodType>)) {
-      collectKeys(child, [...path, name], into);
-    }
-  } else {
-    into.push({ path, env: envNameOf(path), kind: leafKind(inner, path) });
-  }
-  return into;
-}
-
-const CONFIG_KEYS: readonly ConfigKey[] = collectKeys(configSchema, [], []);
 const KEYS_BY_ENV = new Map(CONFIG_KEYS.map((key) => [key.env, key]));
 if (KEYS_BY_ENV.size !== CONFIG_KEYS.length) throw new Error('two config keys have the same env name');
-
-/** Every config key with its env name, in schema order (for the README and `GET /config` docs). */
-export function listConfigKeys(): { path: string; env: string }[] {
-  return CONFIG_KEYS.map((key) => ({ path: key.path.join('.'), env: key.env }));
-}
 
 /** The known keys of the section at `path`, or none when `path` is not a section. */
 function sectionKeys(path: readonly PropertyKey[]): string[] {

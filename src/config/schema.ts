@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseDuration } from '../util/duration.js';
 
@@ -140,33 +141,80 @@ function isRegExp(source: string): boolean {
   }
 }
 
-/** The TLS files of a listener that may serve its own certificate. */
-const tlsFiles = { tlsCertFile: string(''), tlsKeyFile: string('') };
+/**
+ * Marks a key that the server accepts, validates and shows in `GET /config` (spec 2.19: clients
+ * read it) but does not act on: `mesh-cp config-keys` and docs/config.md say so, and a value other
+ * than the default logs a warning at start.
+ */
+function inert<T extends z.ZodType>(schema: T, meaning: string): T {
+  return schema.meta({ description: meaning, inert: true });
+}
 
-/** A public listener for an admin-like API (spec 2.19: adminServer.public, dataplaneTokenServer.public). */
-function publicListener(defaultPort: number) {
+/** The TLS files of a listener that may serve its own certificate (`what`: the listener). */
+function tlsFiles(what: string) {
+  return {
+    tlsCertFile: string('').describe(`PEM certificate (chain) file of ${what}; set with tlsKeyFile`),
+    tlsKeyFile: string('').describe(`PEM private key file of ${what}; set with tlsCertFile`),
+  };
+}
+
+/** The inert TLS files of a listener that does not exist here. */
+function inertTlsFiles(what: string) {
+  return {
+    tlsCertFile: inert(string(''), `PEM certificate file of ${what}`),
+    tlsKeyFile: inert(string(''), `PEM private key file of ${what}`),
+  };
+}
+
+/** A public listener for an admin-like API (spec 2.19: adminServer.public, dataplaneTokenServer.public); none here. */
+function publicListener(defaultPort: number, server: string) {
+  const what = `the public listener of Kuma's ${server}`;
   return section({
-    enabled: bool(false),
-    interface: string(''),
-    port: port(defaultPort),
-    clientCertsDir: string(''),
-    ...tlsFiles,
+    enabled: inert(bool(false), `whether ${what} listens`),
+    interface: inert(string(''), `interface ${what} binds`),
+    port: inert(port(defaultPort), `port of ${what}`),
+    clientCertsDir: inert(string(''), `CA directory for client certificates of ${what}`),
+    ...inertTlsFiles(what),
   });
 }
 
+/** The address a listener binds: an IP address of this machine, `0.0.0.0` or `::` for all. */
+function bindAddress(listener: string) {
+  return z
+    .string({ error: STRING_MESSAGE })
+    .refine((address) => isIP(address) !== 0, {
+      error: 'must be an IP address such as 0.0.0.0 (all IPv4 addresses), :: (all) or 127.0.0.1',
+    })
+    .default('0.0.0.0')
+    .describe(
+      `address ${listener} listens on: 0.0.0.0 (every IPv4 one), :: (every one) or one IP of this machine`,
+    );
+}
+
+/** A host name or an IP address (IPv6 without brackets too), without a port; or empty. */
+function isHostOrEmpty(text: string): boolean {
+  return text === '' || isIP(text) !== 0 || HOST_NAME.test(text);
+}
+
 const baseSchema = z.strictObject({
-  mode: oneOf(['standalone', 'global', 'zone'], 'standalone'),
-  environment: oneOf(['universal', 'kubernetes'], 'universal'),
+  mode: oneOf(['standalone', 'global', 'zone'], 'standalone').describe(
+    'standalone (one control plane), global (zones sync to it, no xDS) or zone (syncs with a Global)',
+  ),
+  environment: oneOf(['universal', 'kubernetes'], 'universal').describe(
+    'universal, or kubernetes (the API is read-only: every PUT and DELETE answers 405)',
+  ),
   apiServer: section({
-    port: port(5681),
-    readOnly: bool(false),
+    port: port(5681).describe('port of the HTTP API'),
+    bindAddress: bindAddress('the HTTP API'),
+    readOnly: bool(false).describe('refuse every write of the API (405)'),
     corsAllowedDomains: z
       .array(
         z.string({ error: STRING_MESSAGE }).refine(isRegExp, { error: 'must be a valid regular expression' }),
         { error: 'must be a list of regular expressions' },
       )
       // Issue 15: no cross-origin caller unless the operator lists one (the reference defaults to '.*').
-      .default(() => []),
+      .default(() => [])
+      .describe('regular expressions of the browser origins allowed by CORS; none by default'),
     // Issue 15: names that the Host header may carry for loopback callers to be admin (decisions §7).
     allowedHosts: z
       .array(
@@ -175,103 +223,220 @@ const baseSchema = z.strictObject({
           .regex(HOST_NAME, { error: 'must be a host name, or .domain for its subdomains' }),
         { error: 'must be a list of host names' },
       )
-      .default(() => []),
+      .default(() => [])
+      .describe('extra Host header names under which a loopback caller is admin (.domain: its subdomains)'),
     // Issue 15: the base of absolute links (`next`); empty: the request's checked Host.
     externalUrl: z
       .string({ error: STRING_MESSAGE })
       .refine(isBaseUrl, { error: 'must be an http(s) URL without query or fragment, or empty' })
-      .default(''),
-    https: section({ enabled: bool(true), port: port(5682), ...tlsFiles }),
-    // Kuma's name: a verified client certificate from a CA in this directory makes the caller admin.
-    auth: section({ clientCertsDir: string('') }),
-    authn: section({ localhostIsAdmin: bool(true), anonymousWrite: bool(false) }),
-    authz: section({
-      anonymous: oneOf(['reader', 'none'], 'reader'),
-      groups: groupGrants(),
+      .default('')
+      .describe("base URL of absolute links such as next; empty: the request's Host"),
+    https: section({
+      enabled: bool(true).describe(
+        'serve the API over HTTPS too (a self-signed certificate unless files are given)',
+      ),
+      port: port(5682).describe('port of the HTTPS API'),
+      bindAddress: bindAddress('the HTTPS API'),
+      ...tlsFiles('the HTTPS API'),
     }),
-    bodyLimit: integer(1048576, 1),
-    maxHeaderSize: integer(16384, 1),
-    timeouts: section({ headers: duration('10s'), request: duration('30s'), idle: duration('2m') }),
+    // Kuma's name: a verified client certificate from a CA in this directory makes the caller admin.
+    auth: section({
+      clientCertsDir: string('').describe(
+        'directory of CA certificates: an HTTPS client certificate signed by one makes the caller admin',
+      ),
+    }),
+    authn: section({
+      localhostIsAdmin: bool(true).describe('a caller from a loopback address without a token is admin'),
+      anonymousWrite: bool(false).describe('a caller without a token gets the writer role'),
+    }),
+    authz: section({
+      anonymous: oneOf(['reader', 'none'], 'reader').describe(
+        'role of a caller without a token: reader or none',
+      ),
+      groups: groupGrants().describe(
+        'JSON map of user token group to {role, meshes}, merged over the mesh-system:* groups',
+      ),
+    }),
+    bodyLimit: integer(1048576, 1).describe('largest request body in bytes (413 above)'),
+    maxHeaderSize: integer(16384, 1).describe('largest request header block in bytes (431 above)'),
+    timeouts: section({
+      headers: duration('10s').describe('time a client has to send the request headers'),
+      request: duration('30s').describe('time a client has to send a whole request (0s: no limit)'),
+      idle: duration('2m').describe('how long an idle keep-alive connection stays open'),
+    }),
     // Issue 6: `/_events` watch streams: heartbeat comment interval ('0s': none), and the bytes a
     // client may leave unread in its socket buffer before it is cut off.
-    watch: section({ heartbeatInterval: duration('15s'), bufferLimit: integer(4194304, 1) }),
+    watch: section({
+      heartbeatInterval: duration('15s').describe(
+        'interval of heartbeat comments on /_events streams (0s: none)',
+      ),
+      bufferLimit: integer(4194304, 1).describe(
+        'bytes a /_events client may leave unread before it is cut off',
+      ),
+    }),
   }),
   adminServer: section({
-    apis: section({ dataplaneToken: section({ enabled: bool(true) }) }),
-    local: section({ port: port(5679) }),
-    public: publicListener(5682),
+    apis: section({
+      dataplaneToken: section({
+        enabled: inert(bool(true), "Kuma's admin server token API (tokens are issued by /tokens/* here)"),
+      }),
+    }),
+    local: section({ port: inert(port(5679), "port of Kuma's local admin server (no such server here)") }),
+    public: publicListener(5682, 'admin server'),
   }),
   bootstrapServer: section({
-    port: port(5682),
+    port: inert(port(5682), "port of Kuma's bootstrap server (the bootstrap is served by the API here)"),
     params: section({
-      adminAccessLogPath: string('/dev/null'),
-      adminAddress: string('127.0.0.1'),
-      adminPort: port(0),
-      xdsConnectTimeout: duration('1s'),
-      xdsHost: string(''),
-      xdsPort: port(0),
+      adminAccessLogPath: inert(
+        string('/dev/null'),
+        'Envoy admin access log path (proxyless: no Envoy admin)',
+      ),
+      adminAddress: inert(string('127.0.0.1'), 'Envoy admin address (proxyless: no Envoy admin)'),
+      adminPort: inert(port(0), 'Envoy admin port (proxyless: no Envoy admin)'),
+      xdsConnectTimeout: inert(duration('1s'), 'Envoy xDS cluster connect timeout (not in a gRPC bootstrap)'),
+      xdsHost: z
+        .string({ error: STRING_MESSAGE })
+        .refine(isHostOrEmpty, { error: 'must be a host name or an IP address (no port), or empty' })
+        .default('')
+        .describe(
+          'xDS host in data plane bootstraps; empty: the host of xdsServer.advertisedAddress, else general.advertisedHostname',
+        ),
+      xdsPort: port(0).describe(
+        'xDS port in data plane bootstraps; 0: the port of xdsServer.advertisedAddress, else xdsServer.grpcPort',
+      ),
     }),
   }),
   dataplaneTokenServer: section({
-    enabled: bool(true),
-    local: section({ port: port(5679) }),
-    public: publicListener(0),
+    enabled: inert(bool(true), "Kuma's data plane token server (tokens are issued by /tokens/* here)"),
+    local: section({ port: inert(port(5679), "port of Kuma's local data plane token server") }),
+    public: publicListener(0, 'data plane token server'),
   }),
   defaults: section({
-    skipMeshCreation: bool(false),
-    skipDefaultPolicies: bool(false),
-    mesh: string(''),
+    skipMeshCreation: bool(false).describe('do not create the default mesh at first start'),
+    skipDefaultPolicies: bool(false).describe('do not create the default policies of a new mesh'),
+    mesh: string('').describe(
+      'the default mesh made at first start, a Mesh as YAML or JSON (type, name optional); empty: no settings',
+    ),
   }),
-  diagnostics: section({ port: port(5680) }),
-  discovery: section({ universal: section({ pollingInterval: duration('1s') }) }),
-  general: section({ advertisedHostname: nonEmptyString('localhost') }),
-  guiServer: section({}),
-  monitoringAssignmentServer: section({ assignmentRefreshInterval: duration('1s'), grpcPort: port(5676) }),
-  reports: section({ enabled: bool(false) }),
-  runtime: section({
-    kubernetes: section({
-      admissionServer: section({ address: string(''), certDir: string(''), port: port(5443) }),
+  diagnostics: section({
+    port: port(5680).describe('port of the diagnostics server (/healthy, /ready)'),
+    bindAddress: bindAddress('the diagnostics server'),
+  }),
+  discovery: section({
+    universal: section({
+      pollingInterval: inert(
+        duration('1s'),
+        'store polling interval (changes are pushed from the event log here)',
+      ),
     }),
   }),
-  sdsServer: section({ grpcPort: port(5677), ...tlsFiles }),
+  general: section({
+    advertisedHostname: nonEmptyString('localhost').describe(
+      'host name of this control plane: in the self-signed HTTPS certificate and the data plane bootstrap',
+    ),
+  }),
+  guiServer: section({}),
+  monitoringAssignmentServer: section({
+    assignmentRefreshInterval: inert(
+      duration('1s'),
+      'Prometheus monitoring assignment refresh (no such server here)',
+    ),
+    grpcPort: inert(port(5676), 'port of the monitoring assignment server (no such server here)'),
+  }),
+  reports: section({ enabled: inert(bool(false), 'anonymous usage reports (never sent here)') }),
+  runtime: section({
+    kubernetes: section({
+      admissionServer: section({
+        address: inert(string(''), 'Kubernetes admission webhook address (no Kubernetes runtime here)'),
+        certDir: inert(string(''), 'Kubernetes admission webhook certificate directory'),
+        port: inert(port(5443), 'Kubernetes admission webhook port'),
+      }),
+    }),
+  }),
+  sdsServer: section({
+    grpcPort: inert(port(5677), 'port of the secret discovery server (no SDS server here)'),
+    ...inertTlsFiles('the SDS server'),
+  }),
   store: section({
-    type: oneOf(['level', 'memory', 'postgres'], 'level'),
-    level: section({ path: nonEmptyString('./data') }),
+    type: oneOf(['level', 'memory', 'postgres'], 'level').describe(
+      'level (LevelDB at store.level.path) or memory (nothing kept); postgres is refused for now',
+    ),
+    level: section({ path: nonEmptyString('./data').describe('directory of the LevelDB event log') }),
     // Issue 6: a snapshot of the projections every N log entries, or every R when the last one held
     // R > N resources (0: none written or read).
-    snapshot: section({ every: integer(10000, 0) }),
-    kubernetes: section({ systemNamespace: string('mesh-system') }),
+    snapshot: section({
+      every: integer(10000, 0).describe('write a snapshot of the views every N log entries (0: none)'),
+    }),
+    kubernetes: section({
+      systemNamespace: inert(
+        string('mesh-system'),
+        'Kubernetes namespace of the control plane (no Kubernetes store here)',
+      ),
+    }),
     postgres: section({
-      connectionTimeout: integer(5, 0),
-      dbName: string('mesh'),
-      host: string('127.0.0.1'),
-      password: string(''),
-      port: port(5432),
-      user: string('mesh'),
+      connectionTimeout: inert(
+        integer(5, 0),
+        'PostgreSQL connect timeout in seconds (no PostgreSQL store yet)',
+      ),
+      dbName: inert(string('mesh'), 'PostgreSQL database name (no PostgreSQL store yet)'),
+      host: inert(string('127.0.0.1'), 'PostgreSQL host (no PostgreSQL store yet)'),
+      password: inert(string(''), 'PostgreSQL password, masked in /config (no PostgreSQL store yet)'),
+      port: inert(port(5432), 'PostgreSQL port (no PostgreSQL store yet)'),
+      user: inert(string('mesh'), 'PostgreSQL user (no PostgreSQL store yet)'),
     }),
   }),
   xdsServer: section({
-    dataplaneConfigurationRefreshInterval: duration('1s'),
-    dataplaneStatusFlushInterval: duration('10s'),
-    diagnosticsPort: port(5680),
-    grpcPort: port(5678),
+    dataplaneConfigurationRefreshInterval: inert(
+      duration('1s'),
+      'periodic config regeneration (config is pushed on every change here)',
+    ),
+    dataplaneStatusFlushInterval: duration('250ms').describe(
+      "how often a proxy's DataplaneInsight counters are published (connects and disconnects: at once)",
+    ),
+    diagnosticsPort: inert(port(5680), 'xDS diagnostics port (diagnostics.port is the one that listens)'),
+    grpcPort: port(5678).describe('port of the xDS (ADS) server for data planes; not on Global'),
+    bindAddress: bindAddress('the xDS server'),
     // Issue 17: the xDS address the bootstrap names; empty: general.advertisedHostname:grpcPort.
     advertisedAddress: z
       .string({ error: STRING_MESSAGE })
       .refine(isHostPort, { error: 'must be host:port (an IPv6 address in brackets), or empty' })
-      .default(''),
+      .default('')
+      .describe(
+        'host:port of the xDS server in bootstraps (bootstrapServer.params.xdsHost/xdsPort win part by part); empty: general.advertisedHostname and grpcPort',
+      ),
   }),
   // Issue 17 (decisions §11): how the xDS server checks a proxy; `none` lets every proxy in.
-  dpServer: section({ authn: section({ type: oneOf(['dpToken', 'none'], 'dpToken') }) }),
-  multizone: section({
-    global: section({ kds: section({ grpcPort: port(5685), ...tlsFiles }) }),
-    zone: section({
-      name: string(''),
-      globalAddress: string(''),
-      kds: section({ token: string(''), rootCaFile: string(''), tlsSkipVerify: bool(false) }),
+  dpServer: section({
+    authn: section({
+      type: oneOf(['dpToken', 'none'], 'dpToken').describe(
+        'how the xDS server checks a proxy: dpToken (a data plane token) or none (every proxy in)',
+      ),
     }),
   }),
-  log: section({ level: oneOf(LOG_LEVELS, 'info'), format: oneOf(['json', 'text'], 'json') }),
+  multizone: section({
+    global: section({
+      kds: section({
+        grpcPort: port(5685).describe('port of the Global sync server that zones dial (global mode)'),
+        bindAddress: bindAddress('the Global sync server'),
+        ...tlsFiles('the Global sync server (empty: the HTTPS API certificate)'),
+      }),
+    }),
+    zone: section({
+      name: string('').describe('name of this zone (zone mode; required there)'),
+      globalAddress: string('').describe('grpcs://host:port of the Global sync server (zone mode)'),
+      kds: section({
+        token: string('').describe('zone token issued by Global (masked in /config)'),
+        rootCaFile: string('').describe("CA file to verify Global's certificate (empty: the system CAs)"),
+        tlsSkipVerify: bool(false).describe("do not verify Global's certificate (tests only)"),
+      }),
+    }),
+  }),
+  log: section({
+    level: oneOf(LOG_LEVELS, 'info').describe(`log level: ${LOG_LEVELS.join(', ')}`),
+    format: oneOf(['json', 'text'], 'json').describe(
+      'json (one object a line) or text (for people, pino-pretty)',
+    ),
+  }),
 });
 
 /** Why `address` is not a Global sync address, or undefined when it is one (`grpcs://host:port`). */

@@ -15,7 +15,7 @@ import { createInspectQueries } from '../app/inspect.js';
 import { gatewayMatcher } from '../policies/gateway-matcher.js';
 import { createMatchView } from '../policies/match-view.js';
 import { createPolicyNotes } from '../xds/dump.js';
-import { envNameOf } from '../config/load.js';
+import { envNameOf, inertKeysSet } from '../config/config-keys.js';
 import { xdsSources } from './xds-sources.js';
 import { answerDumpRequest, localProxyDump, proxyDump } from './proxy-dump.js';
 import type { TokenService } from '../app/token-service.js';
@@ -47,6 +47,7 @@ import type { XdsServer } from './xds-server.js';
 // The sync code (and gRPC) loads only in global and zone modes: standalone starts without it.
 import { exposeGlobalLink, withGlobalLink } from './global-link.js';
 import { localZoneOf } from '../config/local-zone.js';
+import { defaultMeshSpec } from './default-mesh.js';
 
 /** A running control plane: its API server, bound ports and a clean shutdown. */
 export interface ControlPlane {
@@ -120,24 +121,46 @@ async function openLog(config: Config, now: () => Date, opts: StartOptions): Pro
   return log;
 }
 
+/** A listener's config: the keys of its port and bind address, and their values. */
+interface ListenerKeys {
+  portKey: string;
+  port: number;
+  bindKey: string;
+  address: string;
+}
+
+/** The {@link ListenerKeys} of the listener whose keys are `<section>.<portName>` and `<section>.bindAddress`. */
+function listenerKeys(config: Config, section: string, portName: string): ListenerKeys {
+  const at = (key: string): unknown =>
+    key.split('.').reduce<unknown>((value, segment) => (value as Record<string, unknown>)[segment], config);
+  const portKey = `${section}.${portName}`;
+  const bindKey = `${section}.bindAddress`;
+  return { portKey, port: at(portKey) as number, bindKey, address: at(bindKey) as string };
+}
+
 /**
- * Runs one listener's start; a port in use (or not allowed) is said with the config key and env
- * variable that move it. grpc-js reports it only in its message ("No address added … EADDRINUSE").
+ * Runs one listener's start; a port in use (or not allowed), or a bind address that is not this
+ * machine's, is said with the config key and env variable to change. grpc-js reports it only in
+ * its message ("No address added … EADDRINUSE").
  */
-async function bound<T>(key: string, port: number, start: () => Promise<T>): Promise<T> {
+async function bound<T>(listener: ListenerKeys, start: () => Promise<T>): Promise<T> {
   try {
     return await start();
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    const code = ['EADDRINUSE', 'EACCES'].find((c) => e.code === c || String(e.message).includes(c));
-    if (code === undefined) throw err;
-    const why = code === 'EADDRINUSE' ? 'is in use by another process' : 'may not be used by this user';
-    const error = new AppError(
-      'UNAVAILABLE',
-      'cannot listen',
-      `port ${port} (${key}) ${why}; set ${key} (${envNameOf(key.split('.'))}) to a free port, ` +
-        `or 0 for any`,
+    const code = ['EADDRINUSE', 'EACCES', 'EADDRNOTAVAIL'].find(
+      (c) => e.code === c || String(e.message).includes(c),
     );
+    if (code === undefined) throw err;
+    const { portKey, port, bindKey, address } = listener;
+    const details =
+      code === 'EADDRNOTAVAIL'
+        ? `address ${address} (${bindKey}) is not an address of this machine; set ${bindKey} ` +
+          `(${envNameOf(bindKey.split('.'))}) to one of its addresses, or 0.0.0.0 for every one`
+        : `port ${port} (${portKey}) ` +
+          (code === 'EADDRINUSE' ? 'is in use by another process' : 'may not be used by this user') +
+          `; set ${portKey} (${envNameOf(portKey.split('.'))}) to a free port, or 0 for any`;
+    const error = new AppError('UNAVAILABLE', 'cannot listen', details);
     error.cause = Object.assign(err as object, { code });
     throw error;
   }
@@ -158,6 +181,14 @@ function listenOn(server: HttpsServer, port: number, host: string): Promise<void
 export async function startControlPlane(config: Config, opts: StartOptions = {}): Promise<ControlPlane> {
   const started = Date.now();
   const now = opts.now ?? (() => new Date());
+  for (const { key, env } of inertKeysSet(config)) {
+    opts.logger?.warn(
+      { key, env },
+      `config key ${key} (${env}) is set, but mesh-cp does not act on it (see mesh-cp config-keys)`,
+    );
+  }
+  // A bad `defaults.mesh` stops start-up before the log opens.
+  const defaultMesh = defaultMeshSpec(config);
   const listen = opts.listen !== false;
   // The HTTPS certificate is read or made while the log loads (a first start makes one).
   const tlsLoading =
@@ -221,6 +252,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   if (config.mode !== 'zone') {
     const { keys } = await commands.ensureDefaults({
       createDefaultMesh: !config.defaults.skipMeshCreation,
+      defaultMeshSpec: defaultMesh,
       globalKeys: true,
       after,
     });
@@ -338,19 +370,19 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   };
   if (listen) {
     try {
-      await bound('apiServer.port', config.apiServer.port, () =>
-        app.listen({ port: config.apiServer.port, host: '0.0.0.0' }),
+      await bound(listenerKeys(config, 'apiServer', 'port'), () =>
+        app.listen({ port: config.apiServer.port, host: config.apiServer.bindAddress }),
       );
       listening.push(app);
       ports.api = (app.server.address() as { port: number }).port;
       if (httpsServer) {
-        await bound('apiServer.https.port', config.apiServer.https.port, () =>
-          listenOn(httpsServer, config.apiServer.https.port, '0.0.0.0'),
+        await bound(listenerKeys(config, 'apiServer.https', 'port'), () =>
+          listenOn(httpsServer, config.apiServer.https.port, config.apiServer.https.bindAddress),
         );
         ports.https = (httpsServer.address() as { port: number }).port;
       }
-      await bound('diagnostics.port', config.diagnostics.port, () =>
-        diagnostics.listen({ port: config.diagnostics.port, host: '0.0.0.0' }),
+      await bound(listenerKeys(config, 'diagnostics', 'port'), () =>
+        diagnostics.listen({ port: config.diagnostics.port, host: config.diagnostics.bindAddress }),
       );
       listening.push(diagnostics);
       ports.diagnostics = (diagnostics.server.address() as { port: number }).port;
@@ -358,7 +390,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
         config.mode === 'standalone'
           ? { startMultizone: async () => undefined }
           : await import('./multizone.js');
-      multizone = await bound('multizone.global.kds.grpcPort', config.multizone.global.kds.grpcPort, () =>
+      multizone = await bound(listenerKeys(config, 'multizone.global.kds', 'grpcPort'), () =>
         startMultizone(config, {
           log,
           views,
@@ -378,7 +410,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
       // Decisions §11: proxies connect to their zone (or a standalone plane); Global serves no xDS.
       if (xdsLoading) {
         const { startXdsServer } = await xdsLoading;
-        xds = await bound('xdsServer.grpcPort', config.xdsServer.grpcPort, () =>
+        xds = await bound(listenerKeys(config, 'xdsServer', 'grpcPort'), () =>
           startXdsServer({
             config,
             views,

@@ -179,7 +179,11 @@ export async function startMultizone(
       timers: deps.options?.timers,
       dumpTimeoutMs: deps.options?.dumpTimeoutMs,
     });
-    const kdsPort = await server.listen(config.multizone.global.kds.grpcPort, tls);
+    const kdsPort = await server.listen(
+      config.multizone.global.kds.grpcPort,
+      tls,
+      config.multizone.global.kds.bindAddress,
+    );
     return {
       kdsPort,
       kdsTls: { source: tls.source, certFile: tls.certFile },

@@ -20,6 +20,7 @@ import { countersOf } from '../xds/stream-info.js';
 import { SHORT_TYPE } from '../xds/type-urls.js';
 import { onMeshChange, xdsSources } from './xds-sources.js';
 import { localZoneOf } from '../config/local-zone.js';
+import { parseDuration } from '../util/duration.js';
 
 /** A started xDS server. */
 export interface XdsServer {
@@ -52,7 +53,11 @@ export async function startXdsServer(deps: {
     onMeshChange: onMeshChange(views),
   });
   const ads = new AdsServer(source, { now: deps.now });
-  const insights = createProxyInsights({ status: deps.status, now: deps.now });
+  const insights = createProxyInsights({
+    status: deps.status,
+    now: deps.now,
+    publishMs: parseDuration(config.xdsServer.dataplaneStatusFlushInterval),
+  });
   const handles = new Map<string, ProxySubscriptionHandle>();
   /** Open stream ids per `mesh\0name`, oldest first. */
   const byProxy = new Map<string, string[]>();
@@ -102,7 +107,7 @@ export async function startXdsServer(deps: {
     logger?.warn({ node: node?.id, code: status.code, details: status.details }, 'proxy refused'),
   );
   ads.on('streamError', (info, err) => logger?.error({ stream: info.id, err }, 'xDS stream failed'));
-  const port = await ads.start({ port: config.xdsServer.grpcPort, host: '0.0.0.0' });
+  const port = await ads.start({ port: config.xdsServer.grpcPort, host: config.xdsServer.bindAddress });
   return {
     port,
     ads,

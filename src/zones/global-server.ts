@@ -42,7 +42,7 @@ export interface ZoneStatus {
 /** Global's end of the sync: the gRPC server zones dial, their sessions and insights. */
 export interface GlobalSyncServer {
   /** Binds the sync port with TLS; resolves with the bound port. */
-  listen(port: number, tls: { key: string; cert: string }): Promise<number>;
+  listen(port: number, tls: { key: string; cert: string }, host?: string): Promise<number>;
   /** Every Zone with the address its stream comes from and whether it is connected now. */
   zoneStatuses(): ZoneStatus[];
   /** Whether a session of the zone is open (decisions §3: such a zone cannot be deleted). */
@@ -432,7 +432,7 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
   });
 
   return {
-    async listen(port, tls) {
+    async listen(port, tls, host = '0.0.0.0') {
       const srv = new grpc.Server(CHANNEL_OPTIONS);
       srv.addService(syncService(), {
         GlobalToZone: handle('down'),
@@ -444,7 +444,7 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
         false,
       );
       const bound = await new Promise<number>((resolve, reject) =>
-        srv.bindAsync(`0.0.0.0:${port}`, creds, (err, p) => {
+        srv.bindAsync(`${host.includes(':') ? `[${host}]` : host}:${port}`, creds, (err, p) => {
           if (!err) resolve(p);
           else if (/EADDRINUSE|address already in use/i.test(err.message)) {
             reject(

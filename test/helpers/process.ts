@@ -39,7 +39,16 @@ const FREE_PORTS = {
 
 /** Runs `npm start` with the given env (free ports by default), in the repository root. */
 export function startNpm(env: Record<string, string>, args: string[] = ['start']): CpProcess {
-  const proc = spawn('npm', args, {
+  return startCpProcess('npm', args, env);
+}
+
+/** Runs `node dist/bin/mesh-cp.js run` (the built CLI, no npm in between) with the given env (free ports by default). */
+export function startMeshCp(env: Record<string, string>, args: string[] = ['run']): CpProcess {
+  return startCpProcess('node', ['dist/bin/mesh-cp.js', ...args], env);
+}
+
+function startCpProcess(command: string, args: string[], env: Record<string, string>): CpProcess {
+  const proc = spawn(command, args, {
     cwd: REPO_ROOT,
     env: { ...process.env, ...FREE_PORTS, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

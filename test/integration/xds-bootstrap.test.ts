@@ -123,6 +123,82 @@ describe('the bootstrap xDS address (xdsServer.advertisedAddress, else general.a
   });
 });
 
+describe('bootstrapServer.params.xdsHost and xdsPort (issue 18): each wins over its part of the advertised address', () => {
+  const uri = (env: Record<string, string>) => xdsBootstrapSettings(testConfig(env))?.serverUri;
+
+  it('answers the configured host and port in the bootstrap', async () => {
+    const cp = await startTestPlane({
+      MESH_BOOTSTRAP_SERVER_PARAMS_XDS_HOST: 'xds.internal',
+      MESH_BOOTSTRAP_SERVER_PARAMS_XDS_PORT: '15678',
+      MESH_XDS_SERVER_ADVERTISED_ADDRESS: 'xds.example:443',
+    });
+    try {
+      await put(cp, '/meshes/default/dataplanes/web-1', dataplane('default', 'web-1'));
+      const res = await cp.app.inject({ method: 'GET', url: '/meshes/default/dataplanes/web-1/bootstrap' });
+      expect(res.json()).toEqual(standaloneBootstrap('xds.internal:15678', 'default', 'web-1'));
+    } finally {
+      await cp.close();
+    }
+  });
+
+  it('host: xdsHost, else the host of xdsServer.advertisedAddress, else general.advertisedHostname', () => {
+    const base = { MESH_GENERAL_ADVERTISED_HOSTNAME: 'cp.example', MESH_XDS_SERVER_GRPC_PORT: '5000' };
+    expect(uri({ ...base, MESH_BOOTSTRAP_SERVER_PARAMS_XDS_HOST: '10.0.0.9' })).toBe('10.0.0.9:5000');
+    expect(uri({ ...base, MESH_BOOTSTRAP_SERVER_PARAMS_XDS_HOST: 'fd00::9' })).toBe('[fd00::9]:5000');
+    expect(
+      uri({
+        ...base,
+        MESH_BOOTSTRAP_SERVER_PARAMS_XDS_HOST: 'xds.internal',
+        MESH_XDS_SERVER_ADVERTISED_ADDRESS: '[fd00::7]:443',
+      }),
+    ).toBe('xds.internal:443');
+  });
+
+  it('port: xdsPort, else the port of xdsServer.advertisedAddress, else xdsServer.grpcPort', () => {
+    const base = { MESH_GENERAL_ADVERTISED_HOSTNAME: 'cp.example', MESH_XDS_SERVER_GRPC_PORT: '5000' };
+    expect(uri({ ...base, MESH_BOOTSTRAP_SERVER_PARAMS_XDS_PORT: '7000' })).toBe('cp.example:7000');
+    expect(
+      uri({
+        ...base,
+        MESH_BOOTSTRAP_SERVER_PARAMS_XDS_PORT: '7000',
+        MESH_XDS_SERVER_ADVERTISED_ADDRESS: '[fd00::7]:443',
+      }),
+    ).toBe('[fd00::7]:7000');
+    expect(uri({ ...base, MESH_XDS_SERVER_ADVERTISED_ADDRESS: '[fd00::7]:443' })).toBe('[fd00::7]:443');
+    expect(uri(base)).toBe('cp.example:5000');
+  });
+
+  it('with grpcPort 0, xdsHost takes the port actually bound; xdsPort still wins', async () => {
+    const bound = await startListeningPlane({ MESH_BOOTSTRAP_SERVER_PARAMS_XDS_HOST: '127.0.0.1' });
+    const fixed = await startListeningPlane({
+      MESH_BOOTSTRAP_SERVER_PARAMS_XDS_HOST: '127.0.0.1',
+      MESH_BOOTSTRAP_SERVER_PARAMS_XDS_PORT: '15678',
+    });
+    try {
+      for (const [cp, port] of [
+        [bound, bound.ports.xds],
+        [fixed, 15678],
+      ] as const) {
+        await put(cp, '/meshes/default/dataplanes/web-1', dataplane('default', 'web-1'));
+        const res = await cp.app.inject({ method: 'GET', url: '/meshes/default/dataplanes/web-1/bootstrap' });
+        expect(res.json().xds_servers[0].server_uri).toBe(`127.0.0.1:${port}`);
+      }
+      expect(bound.ports.xds).toBeGreaterThan(0);
+    } finally {
+      await bound.close();
+      await fixed.close();
+    }
+  });
+
+  it('refuses a host with a port or a space, naming the variable', () => {
+    for (const host of ['xds.example:443', 'a b', 'http://x']) {
+      expect(() => testConfig({ MESH_BOOTSTRAP_SERVER_PARAMS_XDS_HOST: host }), host).toThrow(
+        /bootstrapServer\.params\.xdsHost \(from MESH_BOOTSTRAP_SERVER_PARAMS_XDS_HOST\): must be a host name or an IP address/,
+      );
+    }
+  });
+});
+
 describe('the bootstrap in zone mode and on Global', () => {
   const gdir = tempDir('xds-bootstrap-global-');
   let global: ControlPlane;

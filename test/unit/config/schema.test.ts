@@ -15,11 +15,12 @@ describe('configSchema', () => {
       environment: 'universal',
       apiServer: {
         port: 5681,
+        bindAddress: '0.0.0.0',
         readOnly: false,
         corsAllowedDomains: [],
         allowedHosts: [],
         externalUrl: '',
-        https: { enabled: true, port: 5682, tlsCertFile: '', tlsKeyFile: '' },
+        https: { enabled: true, port: 5682, bindAddress: '0.0.0.0', tlsCertFile: '', tlsKeyFile: '' },
         auth: { clientCertsDir: '' },
         authn: { localhostIsAdmin: true, anonymousWrite: false },
         authz: {
@@ -71,7 +72,7 @@ describe('configSchema', () => {
         },
       },
       defaults: { skipMeshCreation: false, skipDefaultPolicies: false, mesh: '' },
-      diagnostics: { port: 5680 },
+      diagnostics: { port: 5680, bindAddress: '0.0.0.0' },
       discovery: { universal: { pollingInterval: '1s' } },
       general: { advertisedHostname: 'localhost' },
       guiServer: {},
@@ -95,14 +96,15 @@ describe('configSchema', () => {
       },
       xdsServer: {
         dataplaneConfigurationRefreshInterval: '1s',
-        dataplaneStatusFlushInterval: '10s',
+        dataplaneStatusFlushInterval: '250ms',
         diagnosticsPort: 5680,
         grpcPort: 5678,
+        bindAddress: '0.0.0.0',
         advertisedAddress: '',
       },
       dpServer: { authn: { type: 'dpToken' } },
       multizone: {
-        global: { kds: { grpcPort: 5685, tlsCertFile: '', tlsKeyFile: '' } },
+        global: { kds: { grpcPort: 5685, bindAddress: '0.0.0.0', tlsCertFile: '', tlsKeyFile: '' } },
         zone: { name: '', globalAddress: '', kds: { token: '', rootCaFile: '', tlsSkipVerify: false } },
       },
       log: { level: 'info', format: 'json' },
@@ -111,7 +113,13 @@ describe('configSchema', () => {
 
   it('fills the defaults of a partly given section and keeps what was given', () => {
     const config = configSchema.parse({ apiServer: { https: { port: 0 } }, store: { type: 'memory' } });
-    expect(config.apiServer.https).toEqual({ enabled: true, port: 0, tlsCertFile: '', tlsKeyFile: '' });
+    expect(config.apiServer.https).toEqual({
+      enabled: true,
+      port: 0,
+      bindAddress: '0.0.0.0',
+      tlsCertFile: '',
+      tlsKeyFile: '',
+    });
     expect(config.apiServer.port).toBe(5681);
     expect(config.store.type).toBe('memory');
     expect(config.store.level.path).toBe('./data');
