@@ -125,9 +125,10 @@ describe.each(PAGES)('the shell blocks of %s run as written on a fresh store (is
     expect(blocks.filter((b) => b.mode === 'run').length).toBeGreaterThan(0);
   });
 
-  for (const block of blocks) {
+  // A block its marker skips is no test at all (the count above holds the page to its markers).
+  for (const block of blocks.filter((b) => b.mode !== 'skip')) {
     const title = `${page}:${block.line}${block.reason ? ` (${block.mode}: ${block.reason})` : ''}`;
-    it.skipIf(block.mode === 'skip')(
+    it(
       title,
       async () => {
         const code = rewriteBlock(block.code, ports, CLI);
