@@ -51,6 +51,8 @@ export class AdsStream {
   /** Types owed a response while the call's buffer is full (true: a first answer, sent even if equal). */
   private readonly owed = new Map<string, boolean>();
   private blocked = false;
+  /** The subscribed type URLs in push order (types are only ever added). */
+  private ordered: string[] = [];
 
   constructor(
     private readonly call: AdsCall,
@@ -76,8 +78,10 @@ export class AdsStream {
       this.judge(status, req);
       changed = true;
     }
-    const names = [...req.resource_names].sort();
-    const namesChanged = !sameStrings(names, status.names);
+    // An ACK repeats the names it had, mostly in the same order: no copy then.
+    const same = sameStrings(req.resource_names, status.names);
+    const names = same ? status.names : [...req.resource_names].sort();
+    const namesChanged = !same && !sameStrings(names, status.names);
     status.names = names;
     if (status.nonce === undefined) this.push(url, true);
     else if (namesChanged) this.push(url, false);
@@ -90,8 +94,9 @@ export class AdsStream {
     this.pushPending = true;
     setImmediate(() => {
       this.pushPending = false;
-      const urls = [...this.info.types.keys()].sort((a, b) => rank(a) - rank(b));
-      for (const url of urls)
+      if (this.info.types.size !== this.ordered.length)
+        this.ordered = [...this.info.types.keys()].sort((a, b) => rank(a) - rank(b));
+      for (const url of this.ordered)
         if (!this.ended && this.info.types.get(url)?.nonce !== undefined) this.push(url, false);
     });
   }

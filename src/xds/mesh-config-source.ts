@@ -63,21 +63,26 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
       if (!allowed.ok) throw refused(allowed);
       const { mesh, name } = who;
       let services: string[] = [];
+      let servicesKey = '';
       let cached: { services: string; config: ProxylessConfig } | undefined;
       let footprint: ProxyFootprint | undefined;
       const config = (): { version: number; config: ProxylessConfig } => {
         const version = deps.sources.revision();
-        const key = services.join('\u0000');
-        if (cached?.services !== key) {
-          const computed = shared.of(mesh, version).compute(deps.sources.dataplane(mesh, name), services);
+        if (cached?.services !== servicesKey) {
+          const computed = shared
+            .of(mesh, version)
+            .compute(deps.sources.dataplane(mesh, name), services, servicesKey);
           footprint = { ...computed.footprint, self: name };
-          cached = { services: key, config: computed.config };
+          cached = { services: servicesKey, config: computed.config };
         }
         return { version, config: cached.config };
       };
       return {
         resources(typeUrl, names) {
-          if (typeUrl === LISTENER) services = [...names].sort();
+          if (typeUrl === LISTENER && !sameStrings(names, services)) {
+            services = [...names].sort();
+            servicesKey = services.join('\u0000');
+          }
           const { version, config: c } = config();
           if (typeUrl === LISTENER)
             return { version, resources: pick(c.listeners, (r) => String(r.name), names) };
@@ -104,6 +109,9 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
     },
   };
 }
+
+const sameStrings = (a: readonly string[], b: readonly string[]): boolean =>
+  a.length === b.length && a.every((x, i) => x === b[i]);
 
 /** Picked subsets by the array they were picked from and the names asked (see {@link pick}). */
 const PICKED = new WeakMap<ReadonlyArray<Record<string, unknown>>, Map<string, NamedResource[]>>();
@@ -157,9 +165,11 @@ function workloadKey(networking: Networking, server: boolean): string {
 
 /** What one mesh's proxies share at one revision: its inputs, and the configs by (tags, services). */
 interface MeshAtRevision {
+  /** `servicesKey`: `services` joined by NUL (the caller keeps it). */
   compute(
     networking: Networking | undefined,
     services: readonly string[],
+    servicesKey: string,
   ): { config: ProxylessConfig; footprint: ProxyFootprint };
 }
 
@@ -199,11 +209,11 @@ function sharedConfigs(sources: XdsSources): { of(mesh: string, revision: number
     const endpoints = readyEndpoints(dataplanes.map((d) => d.networking));
     const owners = ownersByService(dataplanes);
     return {
-      compute(networking, services) {
+      compute(networking, services, servicesKey) {
         // A proxyless server's inbound Listener depends on its own addresses and ports, not only tags.
         const server = services.some(isServerListenerName);
         const who = networking ? workloadKey(networking, server) : '-';
-        const key = `${who}\u0000${services.join('\u0000')}`;
+        const key = `${who}\u0000${servicesKey}`;
         let hit = configs.get(key);
         if (!hit) {
           const fresh = networking
