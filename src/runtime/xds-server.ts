@@ -58,7 +58,11 @@ export async function startXdsServer(deps: {
     now: deps.now,
     publishMs: parseDuration(config.xdsServer.dataplaneStatusFlushInterval),
   });
-  const handles = new Map<string, ProxySubscriptionHandle>();
+  /** Insight bookkeeping per open stream, and the reader of its counters (called at publish time). */
+  const handles = new Map<
+    string,
+    { handle: ProxySubscriptionHandle; read: () => ReturnType<typeof countersOf> }
+  >();
   /** Open stream ids per `mesh\0name`, oldest first. */
   const byProxy = new Map<string, string[]>();
   const proxyOf = new Map<string, string>();
@@ -68,33 +72,26 @@ export async function startXdsServer(deps: {
     const key = `${who.mesh}\u0000${who.name}`;
     proxyOf.set(info.id, key);
     byProxy.set(key, [...(byProxy.get(key) ?? []), info.id]);
-    handles.set(
-      info.id,
-      insights.open(who.mesh, who.name, {
+    handles.set(info.id, {
+      handle: insights.open(who.mesh, who.name, {
         id: info.id,
         controlPlaneInstanceId: deps.instanceId,
         userAgent: info.userAgent,
       }),
-    );
+      read: () => countersOf(info, SHORT_TYPE),
+    });
     logger?.info(
       { mesh: who.mesh, dataplane: who.name, stream: info.id, peer: info.peer },
       'proxy connected',
     );
   });
-  // One reader per stream, called when its insight is published (not per response).
-  const readers = new Map<string, () => ReturnType<typeof countersOf>>();
   ads.on('update', (info) => {
-    let read = readers.get(info.id);
-    if (!read) {
-      read = () => countersOf(info, SHORT_TYPE);
-      readers.set(info.id, read);
-    }
-    handles.get(info.id)?.update(read);
+    const h = handles.get(info.id);
+    h?.handle.update(h.read);
   });
   ads.on('disconnect', (info, status) => {
-    const handle = handles.get(info.id);
+    const handle = handles.get(info.id)?.handle;
     handles.delete(info.id);
-    readers.delete(info.id);
     const key = proxyOf.get(info.id);
     proxyOf.delete(info.id);
     const ids = key === undefined ? [] : (byProxy.get(key) ?? []).filter((id) => id !== info.id);
@@ -121,7 +118,7 @@ export async function startXdsServer(deps: {
     },
     async close() {
       await ads.close();
-      for (const h of handles.values()) h.close();
+      for (const h of handles.values()) h.handle.close();
       handles.clear();
       insights.close();
     },

@@ -92,13 +92,17 @@ export class AdsStream {
   changed(): void {
     if (this.pushPending || this.ended) return;
     this.pushPending = true;
-    setImmediate(() => {
-      this.pushPending = false;
-      if (this.info.types.size !== this.ordered.length)
-        this.ordered = [...this.info.types.keys()].sort((a, b) => rank(a) - rank(b));
-      for (const url of this.ordered)
-        if (!this.ended && this.info.types.get(url)?.nonce !== undefined) this.push(url, false);
-    });
+    CHANGED.add(this);
+    if (CHANGED.size === 1) setImmediate(pushChanged);
+  }
+
+  /** Recomputes every type already answered (called once per change, in a later turn). */
+  pushNow(): void {
+    this.pushPending = false;
+    if (this.info.types.size !== this.ordered.length)
+      this.ordered = [...this.info.types.keys()].sort((a, b) => rank(a) - rank(b));
+    for (const url of this.ordered)
+      if (!this.ended && this.info.types.get(url)?.nonce !== undefined) this.push(url, false);
   }
 
   /** What was last sent of each type, encoded (for dumps). */
@@ -179,6 +183,17 @@ export class AdsStream {
     this.info.lastUpdateTime = this.now();
     this.hooks.updated(this.info);
   }
+}
+
+/**
+ * Streams told of a change, pushed together in one later turn (one immediate for a write that
+ * touches many streams, rather than one each).
+ */
+const CHANGED = new Set<AdsStream>();
+function pushChanged(): void {
+  const streams = [...CHANGED];
+  CHANGED.clear();
+  for (const s of streams) s.pushNow();
 }
 
 const rank = (url: string): number => {

@@ -66,12 +66,13 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
       let servicesKey = '';
       let cached: { services: string; config: ProxylessConfig } | undefined;
       let footprint: ProxyFootprint | undefined;
+      /** The proxy's own networking, read again after a write of its Dataplane or its Mesh. */
+      let own: { networking: Networking | undefined } | undefined;
       const config = (): { version: number; config: ProxylessConfig } => {
         const version = deps.sources.revision();
         if (cached?.services !== servicesKey) {
-          const computed = shared
-            .of(mesh, version)
-            .compute(deps.sources.dataplane(mesh, name), services, servicesKey);
+          own ??= { networking: deps.sources.dataplane(mesh, name) };
+          const computed = shared.of(mesh, version).compute(own.networking, services, servicesKey);
           footprint = { ...computed.footprint, self: name };
           cached = { services: servicesKey, config: computed.config };
         }
@@ -96,13 +97,16 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
         },
         onChange(listener) {
           return deps.onMeshChange((m, write) => {
-            if (m !== mesh || (cached && footprint && !touches(footprint, write))) return;
+            if (m !== mesh) return;
+            if (write.kind === 'Mesh' || (write.kind === 'Dataplane' && write.name === name)) own = undefined;
+            if (cached && footprint && !touches(footprint, write)) return;
             cached = undefined;
             listener();
           });
         },
         closed() {
           cached = undefined;
+          own = undefined;
           footprint = undefined;
         },
       };
