@@ -1,4 +1,4 @@
-import type { EventItem, HistoryItem } from '../app/history.js';
+import type { EventItem, HistoryItem } from './wire-types.js';
 
 /** Who made a change, as tables show it: the actor's name, or its address when it has none. */
 export function actorText(actor: HistoryItem['actor']): string {

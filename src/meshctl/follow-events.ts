@@ -2,7 +2,7 @@ import type { EventSourceMessage } from 'eventsource-parser';
 import { createParser } from 'eventsource-parser';
 import type { ApiClient, ApiStream, Query } from './api-client.js';
 import { ApiError } from './api-client.js';
-import type { EventItem } from '../app/history.js';
+import type { EventItem } from './wire-types.js';
 
 /** What {@link followEvents} follows and where it reports. */
 export interface FollowOptions {

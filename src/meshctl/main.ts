@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
-import { MESH_CP_VERSION } from '../app/versions.js';
+import { createRequire } from 'node:module';
 import { ApiError } from './api-client.js';
 import type { CliContext, GlobalOptions } from './cli-context.js';
 import { createCliContext } from './cli-context.js';
@@ -16,6 +16,11 @@ import { registerHistory } from './commands/history.js';
 import { registerInspect } from './commands/inspect.js';
 import { registerRevert } from './commands/revert.js';
 import { registerWatch } from './commands/watch.js';
+
+/** The package's version: package.json is two folders up from both src/meshctl and dist/bin. */
+function packageVersion(): string {
+  return (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
+}
 
 /** The command groups, each adding its commands to the program; add a group with one line here. */
 const GROUPS: Array<(program: Command, cli: CliContext) => void> = [
@@ -52,7 +57,7 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
 
 const program = new Command('meshctl')
   .description('Command-line client of mesh-cp, the service-mesh control plane')
-  .version(MESH_CP_VERSION)
+  .version(packageVersion())
   .option('--config-file <path>', 'config file (default $MESHCTL_CONFIG or ~/.meshctl/config.yaml)')
   .option('--context <name>', 'use this context instead of the current one')
   // Not `--address`: `config control-planes add` has its own, and a program option takes them all.

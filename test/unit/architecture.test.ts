@@ -39,10 +39,10 @@ const ALLOWED_IMPORTS: Record<string, readonly string[]> = {
     'config',
   ],
   cli: ['runtime', 'app', 'config', 'util', 'events', 'resources'],
-  // The client (issue 18): the registry's kinds (a literal in dist, see scripts/build.mjs), the
-  // version, and `generate signing-key`'s key maker (tokens); it talks to a server over HTTP and
-  // never loads one.
-  meshctl: ['resources', 'app', 'tokens'],
+  // The client (issue 18), as the design's table says: the registry's kinds (a literal in dist, see
+  // scripts/build.mjs); it talks to a server over HTTP and never loads one (the wire shapes it
+  // reads are its own, src/meshctl/wire-types.ts).
+  meshctl: ['resources', 'util'],
 };
 
 /** Edges that must never exist, whatever the table above says: the two transports stay apart. */

@@ -112,7 +112,7 @@ Example: rotate the user token signing key
   $ printf 'type: Secret\\nname: user-token-signing-key-2\\ndata: %s\\n' "$key" | meshctl apply -f -`,
     )
     .action(async () => {
-      const { generateSigningKey } = await import('../../tokens/signing-key.js');
+      const { generateSigningKey } = await import('../signing-key.js');
       printSecret(await generateSigningKey());
     });
 }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { HistoryItem } from '../../app/history.js';
+import type { HistoryItem } from '../wire-types.js';
 import type { CliContext } from '../cli-context.js';
 import { parseOutputFormat } from '../cli-context.js';
 import type { Page } from '../event-rows.js';

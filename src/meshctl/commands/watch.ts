@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { EventItem } from '../../app/history.js';
+import type { EventItem } from '../wire-types.js';
 import type { CliContext } from '../cli-context.js';
 import { parseOutputFormat } from '../cli-context.js';
 import { eventRow } from '../event-rows.js';

@@ -1,0 +1,28 @@
+/**
+ * The shapes of the answers meshctl reads, as the HTTP API sends them (decisions §8: history and
+ * audit items). meshctl speaks HTTP and nothing else (architecture: it imports resources and util
+ * only), so the wire contract is written here rather than imported from the server's app layer.
+ */
+
+/** `{name, groups, address}` of whoever made a change. */
+export interface Actor {
+  name: string;
+  groups?: string[];
+  address?: string;
+}
+
+/** One change of one resource (`<resource URL>/_history`). */
+export interface HistoryItem {
+  revision: number;
+  time: string;
+  operation: 'create' | 'update' | 'delete';
+  actor: Actor;
+  resource: Record<string, unknown>;
+}
+
+/** One entry of the audit log (`/_events`): a history item with the resource it changed. */
+export interface EventItem extends HistoryItem {
+  kind: string;
+  mesh?: string;
+  name: string;
+}
