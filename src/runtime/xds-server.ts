@@ -14,7 +14,11 @@ import { AdsServer } from '../xds/ads-server.js';
 import type { AdsStream } from '../xds/ads-stream.js';
 import { createMeshConfigSource } from '../xds/mesh-config-source.js';
 import { dataplaneLookup, nodeIdentity } from '../xds/node-identity.js';
-import { createProxyInsights, type ProxySubscriptionHandle } from '../xds/proxy-insights.js';
+import {
+  createProxyInsights,
+  type ProxySubscriptionHandle,
+  type StreamCounters,
+} from '../xds/proxy-insights.js';
 import { authnWarning, createProxyTokenCheck } from '../xds/proxy-token.js';
 import { countersOf } from '../xds/stream-info.js';
 import { SHORT_TYPE } from '../xds/type-urls.js';
@@ -59,10 +63,7 @@ export async function startXdsServer(deps: {
     publishMs: parseDuration(config.xdsServer.dataplaneStatusFlushInterval),
   });
   /** Insight bookkeeping per open stream, and the reader of its counters (called at publish time). */
-  const handles = new Map<
-    string,
-    { handle: ProxySubscriptionHandle; read: () => ReturnType<typeof countersOf> }
-  >();
+  const handles = new Map<string, { handle: ProxySubscriptionHandle; read: () => StreamCounters }>();
   /** Open stream ids per `mesh\0name`, oldest first. */
   const byProxy = new Map<string, string[]>();
   const proxyOf = new Map<string, string>();
@@ -78,7 +79,7 @@ export async function startXdsServer(deps: {
         controlPlaneInstanceId: deps.instanceId,
         userAgent: info.userAgent,
       }),
-      read: () => countersOf(info, SHORT_TYPE),
+      read: () => ({ byKind: countersOf(info, SHORT_TYPE), lastUpdateTime: info.lastUpdateTime }),
     });
     logger?.info(
       { mesh: who.mesh, dataplane: who.name, stream: info.id, peer: info.peer },

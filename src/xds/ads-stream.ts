@@ -161,11 +161,12 @@ export class AdsStream {
     });
     if (room === false) this.waitForDrain();
     this.sent.set(url, { names, values, from: set.resources });
+    const at = this.now();
     status.version = version;
     status.nonce = nonce;
-    status.sentAt = this.now();
+    status.sentAt = at;
     status.responsesSent++;
-    this.touch();
+    this.touch(at);
   }
 
   private waitForDrain(): void {
@@ -179,8 +180,8 @@ export class AdsStream {
     });
   }
 
-  private touch(): void {
-    this.info.lastUpdateTime = this.now();
+  private touch(at = this.now()): void {
+    this.info.lastUpdateTime = at;
     this.hooks.updated(this.info);
   }
 }

@@ -36,7 +36,7 @@ export interface ProxySubscriptionHandle {
    * Every type's counters changed (an ADS stream keeps them as numbers): `read` gives them, and is
    * called when the insight is published, not per response (a push to many proxies stays cheap).
    */
-  update(read: () => CountersByKind): void;
+  update(read: () => StreamCounters): void;
   /** Sets the disconnect time and publishes at once. */
   close(): void;
 }
@@ -52,6 +52,12 @@ export interface ProxyInsights {
 export type CountersByKind = Partial<
   Record<XdsKind, { responsesSent: number; responsesAcknowledged: number; responsesRejected: number }>
 >;
+
+/** What a stream's reader gives when its insight is published: its counters and when they last changed. */
+export interface StreamCounters {
+  byKind: CountersByKind;
+  lastUpdateTime: Date;
+}
 
 interface Counter {
   sent: number;
@@ -100,13 +106,15 @@ export function createProxyInsights(deps: {
       let disconnectTime: string | undefined;
       let lastUpdate: Date | string = connectTime;
       /** Reads the stream's counters when rendering, once they changed. */
-      let pending: (() => CountersByKind) | undefined;
+      let pending: (() => StreamCounters) | undefined;
       const counters = new Map<XdsKind, Counter>(
         XDS_KINDS.map((k) => [k, { sent: 0, acked: 0, rejected: 0 }]),
       );
       const render = (): Subscription => {
         if (pending) {
-          const byKind = pending();
+          const read = pending();
+          const byKind = read.byKind;
+          lastUpdate = read.lastUpdateTime;
           pending = undefined;
           for (const kind of XDS_KINDS) {
             const c = byKind[kind];
@@ -160,7 +168,6 @@ export function createProxyInsights(deps: {
         rejected: (kind) => count(kind, 'rejected'),
         update(read) {
           pending = read;
-          lastUpdate = deps.now();
           publishSoon(key);
         },
         close() {
