@@ -98,7 +98,9 @@ export function createPgLog(options: PgLogOptions): EventLog {
       }
     } catch (error) {
       await client.end().catch(() => undefined);
-      throw error instanceof AppError ? error : logUnavailable(`PostgreSQL ${where}: ${errorChain(error)}`, error);
+      throw error instanceof AppError
+        ? error
+        : logUnavailable(`PostgreSQL ${where}: ${errorChain(error)}`, error);
     }
     return client;
   }

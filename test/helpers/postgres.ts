@@ -43,6 +43,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   await admin((client) => client.query(`CREATE DATABASE ${name}`));
   return {
     name,
-    drop: () => admin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
+    drop: () =>
+      admin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
   };
 }
