@@ -25,6 +25,11 @@ export interface PgLogOptions {
   onWriteState?: GroupCommitDeps['onWriteState'];
   /** Back-off of the reconnects after a failed write (default 100 ms doubling to 5 s). */
   retry?: GroupCommitDeps['retry'];
+  /**
+   * Test hook: while it returns an error, each batch fails with it after its transaction committed
+   * (a reply lost with the connection) and each reconnect fails with it before connecting.
+   */
+  fault?: () => Error | undefined;
 }
 
 const CHUNK = 1000;
@@ -168,6 +173,12 @@ export function createPgLog(options: PgLogOptions): EventLog {
         `in PostgreSQL ${where} the head is no longer at revision ${before}: another writer appended`,
       );
     }
+    injectedFault();
+  }
+
+  function injectedFault(): void {
+    const error = options.fault?.();
+    if (error) throw error;
   }
 
   /**
@@ -175,6 +186,7 @@ export function createPgLog(options: PgLogOptions): EventLog {
    * reply was lost): the store's head becomes the durable `head` again.
    */
   async function recover(head: number, hash: string): Promise<void> {
+    injectedFault();
     const old = writer;
     writer = undefined;
     await old?.end().catch(() => undefined);

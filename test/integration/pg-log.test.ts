@@ -139,6 +139,42 @@ describe('PostgreSQL event log: what the contract suite does not cover', () => {
     expect(await verifyEntries(writes.read(1))).toEqual({ ok: true, head: 3 });
   });
 
+  it('drops a batch that committed but was answered with a failure, once it reconnects', async () => {
+    const { name } = await database();
+    let fault: Error | undefined;
+    const writes = createPgLog({
+      connection: { ...TEST_PG, database: name },
+      retry: { firstMs: 10, maxMs: 20 },
+      fault: () => fault,
+    });
+    logs.push(writes);
+    await writes.open();
+    const kept = writes.append([change('a')]);
+    await kept.durable;
+    fault = new Error('connection lost before the reply');
+    const answered503 = writes.append([change('landed'), change('also landed')]);
+    await expect(answered503.durable).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    // The batch is in the database, though its appenders were told it failed.
+    const stored = () =>
+      onDatabase(name, async (client) => {
+        const { rows } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM mesh_log_entries');
+        return rows[0].n;
+      });
+    expect(await stored()).toBe(3);
+    expect(await collect(writes.read(1))).toEqual(kept.entries);
+    fault = undefined;
+    await until(() => writes.writeFailure() === undefined);
+    expect(await stored()).toBe(1);
+    const next = writes.append([change('b')]);
+    expect(next.entries[0]).toMatchObject({ revision: 2, prevHash: kept.entries[0].hash });
+    await next.durable;
+    expect(await verifyEntries(writes.read(1))).toEqual({ ok: true, head: 2 });
+    await writes.close();
+    const reopened = log(name);
+    await reopened.open();
+    expect(await collect(reopened.read(1))).toEqual([...kept.entries, ...next.entries]);
+  });
+
   it('says which database it cannot reach', async () => {
     const port = await closedPort();
     const unreachable = createPgLog({
