@@ -1,11 +1,18 @@
 import { readFileSync } from 'node:fs';
 import type { ClientConfig } from 'pg';
 
-import type { Config } from '../config/schema.js';
 import { AppError } from '../util/errors.js';
 
-/** The `store.postgres` section of the config. */
-export type PgStoreConfig = Config['store']['postgres'];
+/** The settings of `store.postgres` in the config (declared here: events do not import config). */
+export interface PgStoreConfig {
+  host: string;
+  port: number;
+  user: string;
+  password: string;
+  dbName: string;
+  connectionTimeout: number;
+  tls: { mode: 'disable' | 'verifyNone' | 'verifyCa' | 'verifyFull'; caPath: string };
+}
 
 /** `database "mesh" on 127.0.0.1:5432`: how messages name the database of the log. */
 export function describePgDatabase(config: Pick<ClientConfig, 'database' | 'host' | 'port'>): string {
