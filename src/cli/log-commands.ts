@@ -11,14 +11,19 @@ const lazy =
     await (logTools[name] as (...a: unknown[]) => Promise<void>)(...args);
   };
 
-/** Adds `mesh-cp log verify|replay|export|import|snapshot` (issue 6): offline tools on a data dir. */
+/** Adds `mesh-cp log verify|replay|export|import|snapshot` (issue 6): offline tools on a data dir or PostgreSQL (issue 19). */
 export function registerLogCommands(program: Command): void {
   const log = program
     .command('log')
-    .description('offline tools for the event log of a data dir (stop mesh-cp first, or copy the dir)');
+    .description(
+      'offline tools for the event log of a data dir, or of PostgreSQL with store.type postgres (stop mesh-cp first, or copy the dir)',
+    );
   const data = (cmd: Command): Command =>
     cmd
-      .option('-d, --data <dir>', 'the data dir (default: store.level.path of the config)')
+      .option(
+        '-d, --data <dir>',
+        'a LevelDB data dir (default: the store of the config: store.level.path, or store.postgres.* with store.type postgres)',
+      )
       .option('-c, --config <file>', 'YAML config file (as for run; MESH_* env vars apply)');
   data(log.command('verify'))
     .description('check the hash chain, the revision sequence and the history index; exit 1 on damage')
@@ -32,11 +37,11 @@ export function registerLogCommands(program: Command): void {
     .option('-o, --out <file>', 'output file ("-" or none: stdout)')
     .action(lazy('exportLog'));
   data(log.command('import'))
-    .description('import an export into an empty data dir, verifying the chain; exit 1 on damage')
+    .description('import an export into an empty data dir or database, verifying the chain; exit 1 on damage')
     .argument('<file>', 'NDJSON file written by log export ("-": stdin)')
     .action(lazy('importLog'));
   data(log.command('snapshot'))
-    .description('write a snapshot of the state at the head now (or --delete every snapshot)')
+    .description('write a snapshot of the state at the head now (or --delete every snapshot); LevelDB only')
     .option('--delete', 'delete every snapshot (start-up then replays the whole log)')
     .action(lazy('snapshot'));
 }

@@ -4,14 +4,8 @@ import type { Writable } from 'node:stream';
 import { stringify } from 'yaml';
 import { resourcesAt, writeSnapshotAt } from '../app/log-state.js';
 import { loadConfig } from '../config/load.js';
-import type { LevelStore } from '../events/level-tools.js';
-import {
-  createLogReader,
-  exportLevelLog,
-  importLevelLog,
-  openLevelStore,
-  verifyLevelStore,
-} from '../events/level-tools.js';
+import type { ToolStore, ToolTarget } from './tool-store.js';
+import { openToolStore } from './tool-store.js';
 import { registry } from '../resources/registry.js';
 import { AppError } from '../util/errors.js';
 import { counted } from '../util/plural.js';
@@ -34,28 +28,33 @@ class ToolExit extends Error {
   }
 }
 
-/** The data dir: `--data`, else the config's `store.level.path` (config loaded as `run` does). */
-function dataDir(opts: DataOptions): string {
-  if (opts.data) return opts.data;
+/**
+ * The log of a tool: `--data DIR` (LevelDB), else the config's store as `run` opens it (config
+ * loaded as `run` does): `store.level.path`, or the PostgreSQL log of `store.postgres`.
+ */
+function target(opts: DataOptions): ToolTarget {
+  if (opts.data) return { type: 'level', path: opts.data };
   let config;
   try {
     config = loadConfig({ file: opts.config, env: process.env });
   } catch (err) {
     throw new ToolExit(CANNOT_RUN, err instanceof AppError ? err.details : String(err));
   }
+  if (config.store.type === 'postgres') return { type: 'postgres', postgres: config.store.postgres };
   if (config.store.type !== 'level') {
     throw new ToolExit(
       CANNOT_RUN,
       `store.type is ${config.store.type}: there is no data dir; pass --data DIR`,
     );
   }
-  return config.store.level.path;
+  return { type: 'level', path: config.store.level.path };
 }
 
-async function open(path: string, existing: boolean): Promise<LevelStore> {
+async function open(opts: DataOptions, existing: boolean): Promise<ToolStore> {
   try {
-    return await openLevelStore(path, { existing });
+    return await openToolStore(target(opts), existing);
   } catch (err) {
+    if (err instanceof ToolExit) throw err;
     throw new ToolExit(CANNOT_RUN, err instanceof AppError ? err.details : String(err));
   }
 }
@@ -80,12 +79,11 @@ function writeTo(out: Writable, text: string): Promise<void> {
 }
 
 async function verify(opts: DataOptions): Promise<void> {
-  const path = dataDir(opts);
-  const store = await open(path, true);
+  const store = await open(opts, true);
   try {
-    const check = await verifyLevelStore(store);
+    const check = await store.verify();
     const out = (line: string) => process.stdout.write(`${line}\n`);
-    out(`data dir: ${path}`);
+    out(store.label);
     out(`head: ${check.head}`);
     if (!check.ok) {
       out(`DAMAGED at revision ${check.revision}: ${check.reason}`);
@@ -93,7 +91,7 @@ async function verify(opts: DataOptions): Promise<void> {
       process.exitCode = DAMAGED;
       return;
     }
-    const reader = await createLogReader(store);
+    const reader = await store.reader();
     for (const listing of await reader.snapshots.list()) {
       try {
         await reader.snapshots.read(listing.revision);
@@ -112,10 +110,9 @@ async function verify(opts: DataOptions): Promise<void> {
 }
 
 async function replay(opts: DataOptions & { toRevision?: string }): Promise<void> {
-  const path = dataDir(opts);
-  const store = await open(path, true);
+  const store = await open(opts, true);
   try {
-    const reader = await createLogReader(store);
+    const reader = await store.reader();
     const head = reader.head();
     let revision = head;
     if (opts.toRevision !== undefined) {
@@ -138,14 +135,13 @@ async function replay(opts: DataOptions & { toRevision?: string }): Promise<void
 }
 
 async function exportLog(opts: DataOptions & { out?: string }): Promise<void> {
-  const path = dataDir(opts);
   // `--out -` is standard output, as `import -` is standard input.
   const file = opts.out === '-' ? undefined : opts.out;
-  const store = await open(path, true);
+  const store = await open(opts, true);
   const partial = file ? `${file}.partial` : undefined;
   const out: Writable = partial ? createWriteStream(partial) : process.stdout;
   try {
-    const result = await exportLevelLog(store, (line) => writeTo(out, `${line}\n`));
+    const result = await store.exportLog((line) => writeTo(out, `${line}\n`));
     if (partial)
       await new Promise<void>((resolve, reject) =>
         out.end((err?: Error | null) => (err ? reject(err) : resolve())),
@@ -168,15 +164,17 @@ async function exportLog(opts: DataOptions & { out?: string }): Promise<void> {
 }
 
 async function importLog(file: string, opts: DataOptions): Promise<void> {
-  const path = dataDir(opts);
   if (file !== '-' && !existsSync(file)) throw new ToolExit(CANNOT_RUN, `no such file: ${file}`);
-  const store = await open(path, false);
+  const store = await open(opts, false);
   try {
     const input = file === '-' ? process.stdin : createReadStream(file, 'utf8');
-    const lines = createInterface({ input, crlfDelay: Infinity });
+    // The iterator is taken at once: readline drops the lines (and the end) it reads before one
+    // exists, and the PostgreSQL import awaits its queries before it reads the first line.
+    const iterator = createInterface({ input, crlfDelay: Infinity })[Symbol.asyncIterator]();
+    const lines: AsyncIterable<string> = { [Symbol.asyncIterator]: () => iterator };
     let result;
     try {
-      result = await importLevelLog(store, lines);
+      result = await store.importLog(lines);
     } catch (err) {
       throw new ToolExit(CANNOT_RUN, err instanceof AppError ? err.details : String(err));
     }
@@ -187,7 +185,7 @@ async function importLog(file: string, opts: DataOptions): Promise<void> {
       );
     }
     process.stderr.write(
-      `imported ${counted(result.head, 'entry', 'entries')} (head ${result.head}) into ${path}\n`,
+      `imported ${counted(result.head, 'entry', 'entries')} (head ${result.head}) into ${store.where}\n`,
     );
   } finally {
     await store.close();
@@ -195,16 +193,18 @@ async function importLog(file: string, opts: DataOptions): Promise<void> {
 }
 
 async function snapshot(opts: DataOptions & { delete?: boolean }): Promise<void> {
-  const path = dataDir(opts);
-  const store = await open(path, true);
+  const store = await open(opts, true);
   try {
-    const reader = await createLogReader(store);
+    if (!store.snapshots) {
+      throw new ToolExit(CANNOT_RUN, `snapshots are kept in LevelDB only for now; ${store.where} has none`);
+    }
+    const reader = await store.reader();
     if (opts.delete) {
       const n = await reader.snapshots.retain([]);
       process.stderr.write(`deleted ${counted(n, 'snapshot')}; the log is untouched\n`);
       return;
     }
-    if (reader.head() === 0) throw new ToolExit(CANNOT_RUN, `the log in ${path} is empty`);
+    if (reader.head() === 0) throw new ToolExit(CANNOT_RUN, `the log in ${store.where} is empty`);
     const resources = await writeSnapshotAt(registry, reader, reader.head());
     process.stderr.write(
       `snapshot written at revision ${reader.head()} (${counted(resources, 'resource')})\n`,

@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { MESH_CP_VERSION } from '../app/versions.js';
 import { loadConfig } from '../config/load.js';
+import type { Config } from '../config/schema.js';
 import { createLogger, stdoutDestination, textDestination } from '../runtime/logger.js';
 import { loadTlsMaterial } from '../runtime/tls.js';
 import { AppError } from '../util/errors.js';
@@ -13,6 +14,14 @@ import { startupExitCode } from './startup-exit-code.js';
 const SHUTDOWN_LIMIT_MS = 5000;
 /** How long an exit waits for the last log lines to be written. */
 const FLUSH_LIMIT_MS = 1000;
+
+/** How the ready line names the store: `level:<path>`, `postgres:<db>@<host>:<port>` or `memory`. */
+function storeLabel(config: Config): string {
+  const { type, level, postgres } = config.store;
+  if (type === 'level') return `level:${level.path}`;
+  if (type === 'postgres') return `postgres:${postgres.dbName}@${postgres.host}:${postgres.port}`;
+  return type;
+}
 
 /** `mesh-cp run`: loads the config, starts the control plane, stops cleanly on SIGTERM/SIGINT. */
 async function run(opts: { config?: string }): Promise<void> {
@@ -79,7 +88,7 @@ async function run(opts: { config?: string }): Promise<void> {
       diagnosticsPort: plane.ports.diagnostics,
       kdsPort: plane.ports.kds,
       xdsPort: plane.ports.xds,
-      store: config.store.type === 'level' ? `level:${config.store.level.path}` : config.store.type,
+      store: storeLabel(config),
       revision: plane.log.head(),
       replayed: plane.startup.replayed,
       ...(plane.startup.snapshot === undefined

@@ -359,7 +359,7 @@ const baseSchema = z.strictObject({
   }),
   store: section({
     type: oneOf(['level', 'memory', 'postgres'], 'level').describe(
-      'level (LevelDB at store.level.path) or memory (nothing kept); postgres is refused for now',
+      'level (LevelDB at store.level.path), postgres (store.postgres.*) or memory (nothing kept)',
     ),
     level: section({ path: nonEmptyString('./data').describe('directory of the LevelDB event log') }),
     // Issue 6: a snapshot of the projections every N log entries, or every R when the last one held
@@ -373,16 +373,23 @@ const baseSchema = z.strictObject({
         'Kubernetes namespace of the control plane (no Kubernetes store here)',
       ),
     }),
+    // Issue 19: the event log in PostgreSQL (one writing instance for now, see docs/postgres.md).
     postgres: section({
-      connectionTimeout: inert(
-        integer(5, 0),
-        'PostgreSQL connect timeout in seconds (no PostgreSQL store yet)',
+      connectionTimeout: integer(5, 0).describe('PostgreSQL connect timeout in seconds (0: none)'),
+      dbName: nonEmptyString('mesh').describe('PostgreSQL database of the event log (must exist)'),
+      host: nonEmptyString('127.0.0.1').describe('PostgreSQL host name, IP address or Unix socket directory'),
+      password: string('').describe('PostgreSQL password (empty: none), masked in /config'),
+      port: port(5432).describe('PostgreSQL port'),
+      user: nonEmptyString('mesh').describe('PostgreSQL user'),
+      maxOpenConnections: integer(10, 1).describe(
+        'most connections to PostgreSQL: one holds the writer lock and appends, the others (at least one) serve reads',
       ),
-      dbName: inert(string('mesh'), 'PostgreSQL database name (no PostgreSQL store yet)'),
-      host: inert(string('127.0.0.1'), 'PostgreSQL host (no PostgreSQL store yet)'),
-      password: inert(string(''), 'PostgreSQL password, masked in /config (no PostgreSQL store yet)'),
-      port: inert(port(5432), 'PostgreSQL port (no PostgreSQL store yet)'),
-      user: inert(string('mesh'), 'PostgreSQL user (no PostgreSQL store yet)'),
+      tls: section({
+        mode: oneOf(['disable', 'verifyNone', 'verifyCa', 'verifyFull'], 'disable').describe(
+          'TLS to PostgreSQL: disable, verifyNone (encrypt, no check), verifyCa (check the CA) or verifyFull (CA and host name)',
+        ),
+        caPath: string('').describe('PEM CA file that verifyCa and verifyFull check the server against'),
+      }),
     }),
   }),
   xdsServer: section({
@@ -509,13 +516,6 @@ export const configSchema = baseSchema.superRefine(
       if (problem !== undefined) {
         ctx.addIssue({ code: 'custom', path: ['multizone', 'zone', 'globalAddress'], message: problem });
       }
-    }
-    if (field(config, 'store', 'type') === 'postgres') {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['store', 'type'],
-        message: 'postgres is not supported yet; use level or memory',
-      });
     }
     const headersTimeout = field(config, 'apiServer', 'timeouts', 'headers');
     const requestTimeout = field(config, 'apiServer', 'timeouts', 'request');

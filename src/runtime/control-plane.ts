@@ -110,13 +110,34 @@ function logWriteState(logger: Logger | undefined): (change: WriteStateChange) =
   };
 }
 
+/** The PostgreSQL log of `store.postgres` (node-postgres loads only for this store). */
+async function openPgLog(
+  config: Config,
+  now: () => Date,
+  onWriteState: (change: WriteStateChange) => void,
+): Promise<EventLog> {
+  const [{ createPgLog }, { pgClientConfig }] = await Promise.all([
+    import('../events/pg-log.js'),
+    import('../events/pg-connection.js'),
+  ]);
+  const { postgres } = config.store;
+  return createPgLog({
+    connection: pgClientConfig(postgres),
+    maxConnections: postgres.maxOpenConnections,
+    now,
+    onWriteState,
+  });
+}
+
 /** Opens the log for the configured store (the level adapter explains a locked or bad data dir). */
 async function openLog(config: Config, now: () => Date, opts: StartOptions): Promise<EventLog> {
   const onWriteState = logWriteState(opts.logger);
   const log =
     config.store.type === 'memory'
       ? createMemoryLog({ now })
-      : createLevelLog({ path: config.store.level.path, now, onWriteState, ...opts.levelLog });
+      : config.store.type === 'postgres'
+        ? await openPgLog(config, now, onWriteState)
+        : createLevelLog({ path: config.store.level.path, now, onWriteState, ...opts.levelLog });
   await log.open();
   return log;
 }

@@ -3,6 +3,8 @@ import os from 'node:os';
 
 import { createLevelLog } from '../../src/events/level-log.js';
 import { createMemoryLog } from '../../src/events/memory-log.js';
+import { createPgLog } from '../../src/events/pg-log.js';
+import { TEST_PG, createTestDatabase } from '../helpers/postgres.js';
 import { eventLogContract } from './event-log.contract.js';
 
 eventLogContract('memory', (options) => {
@@ -18,4 +20,10 @@ eventLogContract('level', (options) => {
     reopen: () => createLevelLog({ path, ...options }),
     cleanup: () => fs.promises.rm(dir, { recursive: true, force: true }),
   };
+});
+
+eventLogContract('postgres', async (options) => {
+  const database = await createTestDatabase();
+  const make = () => createPgLog({ connection: { ...TEST_PG, database: database.name }, ...options });
+  return { log: make(), reopen: make, cleanup: () => database.drop() };
 });

@@ -73,6 +73,7 @@ describe('an inert key set at start (issue 18)', () => {
     const cp = startMeshCp({
       ...FREE_PORTS,
       MESH_REPORTS_ENABLED: 'true',
+      MESH_STORE_KUBERNETES_SYSTEM_NAMESPACE: 'hunter2-namespace',
       MESH_STORE_POSTGRES_PASSWORD: 'hunter2-secret',
       MESH_BOOTSTRAP_SERVER_PARAMS_XDS_PORT: '15678',
     });
@@ -86,11 +87,12 @@ describe('an inert key set at start (issue 18)', () => {
           'config key reports.enabled (MESH_REPORTS_ENABLED) is set, but mesh-cp does not act on it (see mesh-cp config-keys)',
         ],
         [
-          'store.postgres.password',
-          'MESH_STORE_POSTGRES_PASSWORD',
-          'config key store.postgres.password (MESH_STORE_POSTGRES_PASSWORD) is set, but mesh-cp does not act on it (see mesh-cp config-keys)',
+          'store.kubernetes.systemNamespace',
+          'MESH_STORE_KUBERNETES_SYSTEM_NAMESPACE',
+          'config key store.kubernetes.systemNamespace (MESH_STORE_KUBERNETES_SYSTEM_NAMESPACE) is set, but mesh-cp does not act on it (see mesh-cp config-keys)',
         ],
       ]);
+      expect(JSON.stringify(cp.lines)).not.toContain('hunter2-namespace');
       expect(JSON.stringify(cp.lines)).not.toContain('hunter2-secret');
     } finally {
       cp.proc.kill('SIGTERM');

@@ -42,12 +42,6 @@ const INERT = [
   'sdsServer.tlsCertFile',
   'sdsServer.tlsKeyFile',
   'store.kubernetes.systemNamespace',
-  'store.postgres.connectionTimeout',
-  'store.postgres.dbName',
-  'store.postgres.host',
-  'store.postgres.password',
-  'store.postgres.port',
-  'store.postgres.user',
   'xdsServer.dataplaneConfigurationRefreshInterval',
   'xdsServer.diagnosticsPort',
 ];
@@ -109,6 +103,7 @@ describe('inert keys set at start (issue 18)', () => {
       env: {
         MESH_REPORTS_ENABLED: 'true',
         MESH_STORE_POSTGRES_PASSWORD: 'secret',
+        MESH_STORE_KUBERNETES_SYSTEM_NAMESPACE: 'cp',
         MESH_SDS_SERVER_GRPC_PORT: '5677',
         MESH_LOG_LEVEL: 'warn',
         MESH_BOOTSTRAP_SERVER_PARAMS_XDS_HOST: 'xds.example',
@@ -116,7 +111,7 @@ describe('inert keys set at start (issue 18)', () => {
     });
     expect(inertKeysSet(config)).toEqual([
       { key: 'reports.enabled', env: 'MESH_REPORTS_ENABLED' },
-      { key: 'store.postgres.password', env: 'MESH_STORE_POSTGRES_PASSWORD' },
+      { key: 'store.kubernetes.systemNamespace', env: 'MESH_STORE_KUBERNETES_SYSTEM_NAMESPACE' },
     ]);
   });
 

@@ -263,7 +263,7 @@ describe('loadConfig', () => {
   });
 
   it('lists every problem from the file and the env at once, with causes', () => {
-    const file = configFile('apiServer:\n  prot: 1\nstore:\n  type: postgres\n');
+    const file = configFile('apiServer:\n  prot: 1\nstore:\n  postgres:\n    maxOpenConnections: 0\n');
     const error = loadError({
       file,
       env: {
@@ -281,7 +281,7 @@ describe('loadConfig', () => {
       'apiServer.readOnly (from MESH_API_SERVER_READ_ONLY): must be true, false, 1 or 0',
       'multizone.zone.globalAddress (not set; env MESH_MULTIZONE_ZONE_GLOBAL_ADDRESS): must be set when mode is zone (the Global sync address, such as grpcs://global.example:5685)',
       'multizone.zone.name (not set; env MESH_MULTIZONE_ZONE_NAME): must be set when mode is zone',
-      `store.type (from ${file}): postgres is not supported yet; use level or memory`,
+      `store.postgres.maxOpenConnections (from ${file}): must be an integer of at least 1`,
     ]);
     expect(error.causes.map((cause) => cause.field)).toEqual([
       'MESH_NOPE',
@@ -290,7 +290,7 @@ describe('loadConfig', () => {
       'apiServer.readOnly',
       'multizone.zone.globalAddress',
       'multizone.zone.name',
-      'store.type',
+      'store.postgres.maxOpenConnections',
     ]);
   });
 

@@ -92,6 +92,8 @@ describe('configSchema', () => {
           password: '',
           port: 5432,
           user: 'mesh',
+          maxOpenConnections: 10,
+          tls: { mode: 'disable', caPath: '' },
         },
       },
       xdsServer: {
@@ -229,9 +231,17 @@ describe('configSchema', () => {
       expect(configSchema.parse({ mode: 'standalone' }).multizone.zone.name).toBe('');
     });
 
-    it('says that postgres is not supported yet', () => {
-      expect(issuesOf({ store: { type: 'postgres' } })).toEqual([
-        'store.type: postgres is not supported yet; use level or memory',
+    it('takes the postgres store and checks its keys', () => {
+      const parsed = configSchema.parse({
+        store: { type: 'postgres', postgres: { dbName: 'cp', port: 6432 } },
+      });
+      expect(parsed.store).toMatchObject({ type: 'postgres', postgres: { dbName: 'cp', port: 6432 } });
+      expect(
+        issuesOf({ store: { postgres: { dbName: '', maxOpenConnections: 0, tls: { mode: 'require' } } } }),
+      ).toEqual([
+        'store.postgres.dbName: must not be empty',
+        'store.postgres.maxOpenConnections: must be an integer of at least 1',
+        'store.postgres.tls.mode: must be one of disable, verifyNone, verifyCa, verifyFull',
       ]);
     });
 
@@ -245,11 +255,13 @@ describe('configSchema', () => {
     });
 
     it('runs even when other keys are invalid, so one start-up lists every problem', () => {
-      expect(issuesOf({ mode: 'zone', apiServer: { port: -1 }, store: { type: 'postgres' } })).toEqual([
+      expect(
+        issuesOf({ mode: 'zone', apiServer: { port: -1, https: { tlsCertFile: '/tls/cert.pem' } } }),
+      ).toEqual([
         'apiServer.port: must be an integer between 0 and 65535',
         'multizone.zone.name: must be set when mode is zone',
         'multizone.zone.globalAddress: must be set when mode is zone (the Global sync address, such as grpcs://global.example:5685)',
-        'store.type: postgres is not supported yet; use level or memory',
+        'apiServer.https.tlsKeyFile: must be set together with tlsCertFile',
       ]);
     });
   });
