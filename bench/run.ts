@@ -10,7 +10,8 @@ import { meshctlFigures } from './meshctl.js';
 import { writeSnapshot } from './snapshot-fixture.js';
 import { xdsFigures } from './xds.js';
 import { zoneFigures } from './zones.js';
-import type { Started } from './lib/processes.js';
+import { startEtcd } from './lib/etcd.js';
+import type { LoadResult, Started } from './lib/processes.js';
 import {
   load,
   ROOT,
@@ -26,7 +27,7 @@ import { measureFigure } from './lib/measure.js';
 import type { Figure } from './lib/report.js';
 import { formatTable } from './lib/report.js';
 import type { FloorRun } from './lib/stats.js';
-import { floorMedians, percentile } from './lib/stats.js';
+import { floorMedians, median, percentile } from './lib/stats.js';
 
 const args = process.argv.slice(2);
 const QUICK = args.includes('--quick');
@@ -41,6 +42,9 @@ const DURATION = QUICK ? 1 : 3;
 // Each put-durable run starts a fresh server (its first pass creates): 3 runs of 4 s as before, so
 // that the first second of cold code weighs no more than it did.
 const PUT_DURATION = QUICK ? 1 : 4;
+// put-durable-etcd: five runs, as the read rates, since two servers on two cores swing further
+// between 4 s runs than one against a Map (0.4–1.6 per run in its first three-run medians).
+const ETCD_RUNS = QUICK ? 1 : 5;
 const CONNECTIONS = 50;
 const N = 100_000;
 const STARTUP_ENTRIES = QUICK ? 200_000 : 1_000_000;
@@ -68,6 +72,8 @@ async function figure(
 }
 
 const want = (name: string): boolean => ONLY === undefined || name.startsWith(ONLY) || ONLY.startsWith(name);
+/** Whether one figure of a group is selected: `--only` is its name or a prefix of it. */
+const selected = (name: string): boolean => ONLY === undefined || name.startsWith(ONLY);
 
 // ---------------------------------------------------------------- shared fixtures
 
@@ -252,8 +258,6 @@ async function growthScenario(): Promise<void> {
 
 async function putScenario(): Promise<void> {
   if (!want('put')) return;
-  log('put-durable: durable PUT (create, then update) of data planes, 50 concurrent writers');
-  const base = await startTsBaseline('bench/baselines/map-server.ts', ['0']);
   // Every request changes its data plane (the load worker sets a new inbound port on each pass):
   // a PUT of the stored body would be a no-op that never reaches the log.
   const bodies = Array.from({ length: 2000 }, (_, i) => {
@@ -262,17 +266,28 @@ async function putScenario(): Promise<void> {
     return JSON.stringify(body);
   });
   const paths = (prefix: string) => Array.from({ length: 2000 }, (_, i) => `${prefix}${dataplane(i).name}`);
-  const putLoad = (server: Started, prefix: string) =>
+  const putLoad = (server: Started, prefix: string, etcdPut = false) =>
     load({
       url: `http://127.0.0.1:${portOf(server)}`,
       connections: CONNECTIONS,
       duration: PUT_DURATION,
-      method: 'PUT',
+      method: etcdPut ? 'POST' : 'PUT',
       paths: paths(prefix),
       bodies,
       vary: '"port":8080',
+      etcdPut,
       headers: { 'content-type': 'application/json' },
     });
+  if (selected('put-durable')) await putDurable(putLoad);
+  if (selected('put-durable-etcd')) await putDurableEtcd(putLoad);
+}
+
+/** A PUT load of the 2,000 data planes' bodies on a server, under keys `prefix` + name. */
+type PutLoad = (server: Started, prefix: string, etcdPut?: boolean) => Promise<LoadResult>;
+
+async function putDurable(putLoad: PutLoad): Promise<void> {
+  log('put-durable: durable PUT (create, then update) of data planes, 50 concurrent writers');
+  const base = await startTsBaseline('bench/baselines/map-server.ts', ['0']);
   // The durable floor of the stack (bench/baselines/durable-floor.ts), measured in each run after
   // the other two: shown beside the figure so a reader sees how much of the gap the log itself costs.
   const floors: FloorRun[] = [];
@@ -299,6 +314,44 @@ async function putScenario(): Promise<void> {
   } finally {
     await base.stop();
   }
+}
+
+// The peer of issue 19: etcd 3.4, the store behind Kubernetes, taking the same durable writes
+// through its HTTP/JSON gateway. Each run starts both fresh (mesh-cp's first pass creates, as in
+// put-durable; etcd keeps every revision), then loads mesh-cp, then etcd.
+async function putDurableEtcd(putLoad: PutLoad): Promise<void> {
+  log('put-durable-etcd: the same durable PUTs on mesh-cp (LevelDB) and on etcd 3.4 (/v3/kv/put)');
+  const runs: Array<{ ours: LoadResult; etcd: LoadResult }> = [];
+  let version = '';
+  await figure(
+    {
+      name: 'put-durable-etcd',
+      figure: 'req/s, mesh-cp on LevelDB vs etcd 3.4 /v3/kv/put',
+      target: 1,
+      higherIsBetter: true,
+    },
+    async () => {
+      const ours = await startMeshCp(tempDir('put-etcd'));
+      const etcd = await startEtcd(tempDir('etcd'));
+      version = etcd.version;
+      try {
+        const o = await putLoad(ours, '/meshes/default/dataplanes/');
+        const e = await putLoad(etcd, '/mesh/default/dataplanes/', true);
+        if (o.non2xx > 0 || e.non2xx > 0)
+          throw new Error(`PUT answers not 2xx: mesh-cp ${o.non2xx}, etcd ${e.non2xx}`);
+        runs.push({ ours: o, etcd: e });
+        return { ours: o.rps, baseline: e.rps };
+      } finally {
+        await ours.stop();
+        await etcd.stop();
+      }
+    },
+    ETCD_RUNS,
+  );
+  const counted = runs.slice(-ETCD_RUNS);
+  const ms = (pick: (r: (typeof runs)[number]) => number): string => median(counted.map(pick)).toFixed(1);
+  figures[figures.length - 1].note =
+    `etcd ${version}, one member in a temp dir on free ports, default durability (its WAL is fsynced before a write is answered; 3.4 has no switch to turn that off), through its HTTP/JSON gateway POST /v3/kv/put with the same bodies base64 as values under /mesh/default/dataplanes/<name>, ${CONNECTIONS} connections, ${PUT_DURATION} s; latency p50/p99 ms mesh-cp ${ms((r) => r.ours.p50)}/${ms((r) => r.ours.p99)}, etcd ${ms((r) => r.etcd.p50)}/${ms((r) => r.etcd.p99)} (medians of the same runs)`;
 }
 
 async function insightLagScenario(): Promise<void> {

@@ -1,6 +1,7 @@
 // Runs one autocannon load in its own process and prints the result as one JSON line.
-// argv[2]: a file holding JSON {url, connections, duration, method?, paths?: string[], bodies?: string[], vary?, headers?}
+// argv[2]: a file holding JSON {url, connections, duration, method?, paths?: string[], bodies?: string[], vary?, etcdPut?, headers?}
 // (a file, because thousands of request bodies do not fit in argv).
+import { Buffer } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
@@ -9,6 +10,8 @@ const o = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 // in turn with that text set to a new value on each pass over them, so that every PUT changes its
 // resource (a PUT of the stored body changes nothing) and no two requests in flight write the same
 // one (50 in flight, 2,000 resources). The first pass creates, the later ones update.
+// With o.etcdPut, paths[] are etcd keys and each request is etcd's HTTP/JSON gateway
+// `/v3/kv/put` of {key, value}, both base64 (the gateway's JSON for bytes), the value the same body.
 function varying() {
   const parts = o.bodies.map((body) => {
     const at = body.indexOf(o.vary);
@@ -16,6 +19,7 @@ function varying() {
     return [body.slice(0, at), body.slice(at + o.vary.length)];
   });
   const key = o.vary.slice(0, o.vary.indexOf(':') + 1);
+  const etcdKeys = o.etcdPut ? o.paths.map((p) => Buffer.from(p).toString('base64')) : undefined;
   let seq = 0;
   return [
     {
@@ -25,11 +29,12 @@ function varying() {
         const i = seq % o.paths.length;
         const pass = Math.floor(seq / o.paths.length);
         seq += 1;
-        return {
-          ...req,
-          path: o.paths[i],
-          body: `${parts[i][0]}${key}${10000 + (pass % 50000)}${parts[i][1]}`,
-        };
+        const body = `${parts[i][0]}${key}${10000 + (pass % 50000)}${parts[i][1]}`;
+        if (etcdKeys) {
+          const value = Buffer.from(body).toString('base64');
+          return { ...req, path: '/v3/kv/put', body: `{"key":"${etcdKeys[i]}","value":"${value}"}` };
+        }
+        return { ...req, path: o.paths[i], body };
       },
     },
   ];

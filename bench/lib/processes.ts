@@ -145,6 +145,8 @@ export async function load(opts: {
   bodies?: string[];
   /** A text every body holds (`"port":8080`): each request sets it anew, so every PUT is a change. */
   vary?: string;
+  /** With `vary`: `paths` are etcd keys, each request a `/v3/kv/put` of the body as their value. */
+  etcdPut?: boolean;
   headers?: Record<string, string>;
 }): Promise<LoadResult> {
   const file = join(tmpdir(), `mesh-bench-load-${process.pid}-${Date.now()}.json`);
