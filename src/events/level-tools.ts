@@ -5,6 +5,7 @@ import { Level } from 'level';
 
 import { AppError } from '../util/errors.js';
 import { verifyEntries } from './hash.js';
+import { DamageFound, exportCheckedEntries, type Damage } from './log-damage.js';
 import {
   ENTRY_PREFIX,
   HEAD_META_KEY,
@@ -41,12 +42,7 @@ export interface LevelStore {
 }
 
 /** Where a log tool found damage: the revision (or line of an import file) and why. */
-export interface Damage {
-  revision: number;
-  reason: string;
-  /** Line of the import file, for `import`. */
-  line?: number;
-}
+export type { Damage } from './log-damage.js';
 
 /** Result of {@link verifyLevelStore}. */
 export type StoreCheck =
@@ -120,12 +116,6 @@ export async function createLogReader(store: LevelStore): Promise<LogReader> {
     },
     snapshots: createLevelSnapshotStore(() => db),
   };
-}
-
-class DamageFound extends Error {
-  constructor(readonly damage: Damage) {
-    super(damage.reason);
-  }
 }
 
 /**
@@ -229,20 +219,7 @@ export async function exportLevelLog(
   store: LevelStore,
   write: (line: string) => Promise<void>,
 ): Promise<{ ok: true; head: number } | ({ ok: false } & Damage)> {
-  const checked = (async function* () {
-    for await (const { entry, json } of storedEntries(store.db)) {
-      yield entry;
-      // Reached only once verifyEntries has checked this entry and asks for the next one.
-      await write(json);
-    }
-  })();
-  try {
-    const result = await verifyEntries(checked);
-    return result.ok ? result : { ok: false, revision: result.revision, reason: result.reason };
-  } catch (error) {
-    if (error instanceof DamageFound) return { ok: false, ...error.damage };
-    throw error;
-  }
+  return exportCheckedEntries(storedEntries(store.db), write);
 }
 
 /**

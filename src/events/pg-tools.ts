@@ -5,7 +5,8 @@ import { AppError } from '../util/errors.js';
 import { errorChain } from '../util/error-chain.js';
 import { verifyEntries } from './hash.js';
 import { revisionRange } from './keys.js';
-import type { Damage, LogReader, StoreCheck } from './level-tools.js';
+import type { LogReader, StoreCheck } from './level-tools.js';
+import { DamageFound, exportCheckedEntries, type Damage } from './log-damage.js';
 import { describePgDatabase } from './pg-connection.js';
 import { PG_LOCK, PG_LOCK_SPACE, migratePgSchema } from './pg-schema.js';
 import type { SnapshotStore } from './snapshot-store.js';
@@ -19,12 +20,6 @@ export interface PgStore {
   where: string;
   client: pg.Client;
   close(): Promise<void>;
-}
-
-class DamageFound extends Error {
-  constructor(readonly damage: Damage) {
-    super(damage.reason);
-  }
 }
 
 /** Snapshots stay in LevelDB for now (issue 19): a PostgreSQL log has none, so replays start at 1. */
@@ -192,20 +187,7 @@ export async function exportPgLog(
   store: PgStore,
   write: (line: string) => Promise<void>,
 ): Promise<{ ok: true; head: number } | ({ ok: false } & Damage)> {
-  const checked = (async function* () {
-    for await (const { entry, json } of storedEntries(store.client)) {
-      yield entry;
-      // Reached only once verifyEntries has checked this entry and asks for the next one.
-      await write(json);
-    }
-  })();
-  try {
-    const result = await verifyEntries(checked);
-    return result.ok ? result : { ok: false, revision: result.revision, reason: result.reason };
-  } catch (error) {
-    if (error instanceof DamageFound) return { ok: false, ...error.damage };
-    throw error;
-  }
+  return exportCheckedEntries(storedEntries(store.client), write);
 }
 
 /**

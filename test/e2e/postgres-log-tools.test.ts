@@ -1,12 +1,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { GENESIS_HASH, sealEntry } from '../../src/events/hash.js';
 import { tempDir } from '../helpers/control-plane.js';
-import { TEST_PG, createTestDatabase } from '../helpers/postgres.js';
+import { createTestDatabase, onDatabase, TEST_PG } from '../helpers/postgres.js';
 import type { TestDatabase } from '../helpers/postgres.js';
 import { meshCp, startMeshCp } from '../helpers/process.js';
 import type { CpProcess } from '../helpers/process.js';
@@ -37,16 +36,6 @@ function putPermission(port: number, service: string): Promise<Response> {
       destinations: [{ match: { 'mesh.io/service': service } }],
     }),
   });
-}
-
-async function onDatabase<T>(name: string, run: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ ...TEST_PG, database: name });
-  await client.connect();
-  try {
-    return await run(client);
-  } finally {
-    await client.end();
-  }
 }
 
 async function countEntries(database: string): Promise<number> {

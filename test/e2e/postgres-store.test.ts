@@ -1,8 +1,7 @@
-import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { PG_LOCK, PG_LOCK_SPACE } from '../../src/events/pg-schema.js';
-import { TEST_PG, createTestDatabase } from '../helpers/postgres.js';
+import { createTestDatabase, onDatabase, TEST_PG } from '../helpers/postgres.js';
 import type { TestDatabase } from '../helpers/postgres.js';
 import { startMeshCp } from '../helpers/process.js';
 import type { CpProcess } from '../helpers/process.js';
@@ -133,13 +132,3 @@ describe('mesh-cp run on PostgreSQL (issue 19, one instance)', () => {
     await stop(cp);
   }, 60_000);
 });
-
-async function onDatabase<T>(name: string, run: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ ...TEST_PG, database: name });
-  await client.connect();
-  try {
-    return await run(client);
-  } finally {
-    await client.end();
-  }
-}

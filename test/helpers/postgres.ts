@@ -47,3 +47,14 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       admin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
   };
 }
+
+/** Runs `run` with a client connected to database `name`, and disconnects it. */
+export async function onDatabase<T>(name: string, run: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ ...TEST_PG, database: name });
+  await client.connect();
+  try {
+    return await run(client);
+  } finally {
+    await client.end();
+  }
+}

@@ -1,6 +1,5 @@
 import { createServer } from 'node:net';
 
-import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { verifyEntries } from '../../src/events/hash.js';
@@ -8,7 +7,7 @@ import { createPgLog } from '../../src/events/pg-log.js';
 import { PG_LOCK, PG_LOCK_SPACE, migratePgSchema } from '../../src/events/pg-schema.js';
 import type { EventInput, EventLog, LogEntry } from '../../src/events/types.js';
 import { AppError } from '../../src/util/errors.js';
-import { TEST_PG, createTestDatabase } from '../helpers/postgres.js';
+import { createTestDatabase, onDatabase, TEST_PG } from '../helpers/postgres.js';
 import type { TestDatabase } from '../helpers/postgres.js';
 
 const actor = { name: 'alice', groups: ['mesh-system:admin'], address: '127.0.0.1' };
@@ -36,16 +35,6 @@ async function closedPort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise((resolve) => server.close(resolve));
   return port;
-}
-
-async function onDatabase<T>(name: string, run: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ ...TEST_PG, database: name });
-  await client.connect();
-  try {
-    return await run(client);
-  } finally {
-    await client.end();
-  }
 }
 
 /** Waits (polling) until `check` holds; the test's own timeout bounds it. */
