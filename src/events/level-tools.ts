@@ -5,7 +5,7 @@ import { Level } from 'level';
 
 import { AppError } from '../util/errors.js';
 import { verifyEntries } from './hash.js';
-import { DamageFound, exportCheckedEntries, type Damage } from './log-damage.js';
+import { DamageFound, exportCheckedEntries, importCheckedEntries, type Damage } from './log-damage.js';
 import {
   ENTRY_PREFIX,
   HEAD_META_KEY,
@@ -241,7 +241,6 @@ export async function importLevelLog(
     );
   }
   let ops: Array<{ type: 'put'; key: string; value: string }> = [];
-  let lineNo = 0;
   let head = 0;
   const flush = async (): Promise<void> => {
     if (ops.length === 0) return;
@@ -249,42 +248,15 @@ export async function importLevelLog(
     await db.batch(ops);
     ops = [];
   };
-  const parsed = (async function* () {
-    for await (const raw of lines) {
-      lineNo += 1;
-      if (raw.trim() === '') continue;
-      let entry: LogEntry;
-      try {
-        entry = JSON.parse(raw) as LogEntry;
-      } catch {
-        throw new DamageFound({ revision: head + 1, line: lineNo, reason: 'the line is not valid JSON' });
-      }
-      if (typeof entry !== 'object' || entry === null) {
-        throw new DamageFound({ revision: head + 1, line: lineNo, reason: 'the line is not a log entry' });
-      }
-      yield entry;
-      // Reached only once verifyEntries has checked this entry and asks for the next one.
-      head = entry.revision;
-      ops.push({ type: 'put', key: entryKey(entry.revision), value: JSON.stringify(entry) });
-      ops.push({
-        type: 'put',
-        key: historyKey(entry.kind, entry.mesh, entry.name, entry.revision),
-        value: '',
-      });
-      if (ops.length >= 2 * CHUNK) await flush();
-    }
-  })();
-  let damage: Damage | undefined;
-  try {
-    const result = await verifyEntries(parsed);
-    if (!result.ok) damage = { revision: result.revision, line: lineNo, reason: result.reason };
-  } catch (error) {
-    if (!(error instanceof DamageFound)) throw error;
-    damage = error.damage;
-  }
-  if (damage) {
+  const result = await importCheckedEntries(lines, async (entry) => {
+    head = entry.revision;
+    ops.push({ type: 'put', key: entryKey(entry.revision), value: JSON.stringify(entry) });
+    ops.push({ type: 'put', key: historyKey(entry.kind, entry.mesh, entry.name, entry.revision), value: '' });
+    if (ops.length >= 2 * CHUNK) await flush();
+  });
+  if (!result.ok) {
     await db.clear();
-    return { ok: false, ...damage };
+    return result;
   }
   await flush();
   await db.put(metaKey(HEAD_META_KEY), String(head), { sync: true });

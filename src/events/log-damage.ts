@@ -40,3 +40,44 @@ export async function exportCheckedEntries(
     throw error;
   }
 }
+
+/**
+ * `mesh-cp log import` over any store: parses exported lines (blank ones skipped), checks the hash
+ * chain, and hands each entry to `accept` once the chain up to it holds. Stops at the first damage,
+ * named by revision and line; the store then drops what it accepted.
+ */
+export async function importCheckedEntries(
+  lines: AsyncIterable<string>,
+  accept: (entry: LogEntry) => Promise<void>,
+): Promise<{ ok: true; head: number } | ({ ok: false } & Damage)> {
+  let lineNo = 0;
+  let head = 0;
+  const parsed = (async function* () {
+    for await (const raw of lines) {
+      lineNo += 1;
+      if (raw.trim() === '') continue;
+      let entry: LogEntry;
+      try {
+        entry = JSON.parse(raw) as LogEntry;
+      } catch {
+        throw new DamageFound({ revision: head + 1, line: lineNo, reason: 'the line is not valid JSON' });
+      }
+      if (typeof entry !== 'object' || entry === null) {
+        throw new DamageFound({ revision: head + 1, line: lineNo, reason: 'the line is not a log entry' });
+      }
+      yield entry;
+      // Reached only once verifyEntries has checked this entry and asks for the next one.
+      head = entry.revision;
+      await accept(entry);
+    }
+  })();
+  try {
+    const result = await verifyEntries(parsed);
+    return result.ok
+      ? { ok: true, head }
+      : { ok: false, revision: result.revision, line: lineNo, reason: result.reason };
+  } catch (error) {
+    if (error instanceof DamageFound) return { ok: false, ...error.damage };
+    throw error;
+  }
+}

@@ -6,7 +6,7 @@ import { errorChain } from '../util/error-chain.js';
 import { verifyEntries } from './hash.js';
 import { revisionRange } from './keys.js';
 import type { LogReader, StoreCheck } from './level-tools.js';
-import { DamageFound, exportCheckedEntries, type Damage } from './log-damage.js';
+import { DamageFound, exportCheckedEntries, importCheckedEntries, type Damage } from './log-damage.js';
 import { describePgDatabase } from './pg-connection.js';
 import { PG_LOCK, PG_LOCK_SPACE, migratePgSchema } from './pg-schema.js';
 import type { SnapshotStore } from './snapshot-store.js';
@@ -208,7 +208,6 @@ export async function importPgLog(
     );
   }
   let pending: LogEntry[] = [];
-  let lineNo = 0;
   let head = 0;
   let hash = '';
   const flush = async (): Promise<void> => {
@@ -226,42 +225,22 @@ export async function importPgLog(
     );
     pending = [];
   };
-  const parsed = (async function* () {
-    for await (const raw of lines) {
-      lineNo += 1;
-      if (raw.trim() === '') continue;
-      let entry: LogEntry;
-      try {
-        entry = JSON.parse(raw) as LogEntry;
-      } catch {
-        throw new DamageFound({ revision: head + 1, line: lineNo, reason: 'the line is not valid JSON' });
-      }
-      if (typeof entry !== 'object' || entry === null) {
-        throw new DamageFound({ revision: head + 1, line: lineNo, reason: 'the line is not a log entry' });
-      }
-      yield entry;
-      // Reached only once verifyEntries has checked this entry and asks for the next one.
+  await client.query('BEGIN');
+  let result: Awaited<ReturnType<typeof importCheckedEntries>>;
+  try {
+    result = await importCheckedEntries(lines, async (entry) => {
       head = entry.revision;
       hash = entry.hash;
       pending.push(entry);
       if (pending.length >= CHUNK) await flush();
-    }
-  })();
-  await client.query('BEGIN');
-  let damage: Damage | undefined;
-  try {
-    const result = await verifyEntries(parsed);
-    if (!result.ok) damage = { revision: result.revision, line: lineNo, reason: result.reason };
+    });
   } catch (error) {
-    if (!(error instanceof DamageFound)) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    }
-    damage = error.damage;
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
   }
-  if (damage) {
+  if (!result.ok) {
     await client.query('ROLLBACK');
-    return { ok: false, ...damage };
+    return result;
   }
   await flush();
   if (head > 0) {
