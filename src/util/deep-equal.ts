@@ -20,3 +20,7 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   for (const k in rb) if (rb[k] !== undefined) m++;
   return n === m;
 }
+
+/** Whether two string lists hold the same strings in the same order. */
+export const sameStrings = (a: readonly string[], b: readonly string[]): boolean =>
+  a.length === b.length && a.every((x, i) => x === b[i]);

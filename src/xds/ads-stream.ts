@@ -1,3 +1,4 @@
+import { sameStrings } from '../util/deep-equal.js';
 import type { AdsCall, DiscoveryRequest } from './ads-protocol.js';
 import type { ProxyHandle, ResourceSet } from './config-source.js';
 import type { EncodedAny } from './encode-any.js';
@@ -201,9 +202,6 @@ const rank = (url: string): number => {
   const i = PUSH_ORDER.indexOf(url);
   return i < 0 ? PUSH_ORDER.length : i;
 };
-
-const sameStrings = (a: readonly string[], b: readonly string[]): boolean =>
-  a.length === b.length && a.every((s, i) => s === b[i]);
 
 const sameBuffers = (a: readonly Buffer[], b: readonly Buffer[]): boolean =>
   a.length === b.length && a.every((buf, i) => buf.equals(b[i] as Buffer));

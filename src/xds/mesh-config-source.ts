@@ -7,6 +7,7 @@
  * other clients) costs a footprint check per stream, no recomputation and no push.
  */
 import type * as grpc from '@grpc/grpc-js';
+import { sameStrings } from '../util/deep-equal.js';
 import { AppError, type ErrorCode } from '../util/errors.js';
 import type { Node } from './ads-protocol.js';
 import type { ConfigSource, NamedResource, ProxyHandle } from './config-source.js';
@@ -113,9 +114,6 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
     },
   };
 }
-
-const sameStrings = (a: readonly string[], b: readonly string[]): boolean =>
-  a.length === b.length && a.every((x, i) => x === b[i]);
 
 /** Picked subsets by the array they were picked from and the names asked (see {@link pick}). */
 const PICKED = new WeakMap<ReadonlyArray<Record<string, unknown>>, Map<string, NamedResource[]>>();
