@@ -1,5 +1,5 @@
 import type * as grpc from '@grpc/grpc-js';
-import type protobuf from 'protobufjs';
+import protobuf from 'protobufjs';
 import type { EncodedAny } from './encode-any.js';
 import { envoyType } from './envoy-protos.js';
 
@@ -79,44 +79,31 @@ function encode(name: string, value: object): Buffer {
 }
 
 /**
- * A DiscoveryResponse in protobuf wire format, written directly: its resources are already encoded,
- * and a push sends the same resource bytes to many streams, so each resource's `Any` record (field
- * 2) is built once per value buffer and reused; only the version and nonce differ per stream. Equal
- * to protobufjs's encoding (test/unit/xds/ads-protocol.test.ts).
+ * A DiscoveryResponse in protobuf wire format, written with protobufjs's Writer field by field: its
+ * resources are already encoded, and a push sends the same resource bytes to many streams, so each
+ * resource's `Any` message is encoded once per value buffer and reused; only the version and nonce
+ * differ per stream. Equal to protobufjs's encoding of the whole message
+ * (test/unit/xds/ads-protocol.test.ts).
  */
 export function encodeResponse(res: DiscoveryResponse): Buffer {
-  // Fields in number order; strings written even when empty, as protobufjs does for a set field.
-  const parts: Buffer[] = [stringField(1, res.version_info)];
-  for (const any of res.resources) parts.push(anyRecord(any));
-  parts.push(stringField(4, res.type_url), stringField(5, res.nonce));
-  return Buffer.concat(parts);
+  // Fields in number order (tag = field << 3 | 2, length-delimited); strings written even when
+  // empty, as protobufjs does for a set field.
+  const w = protobuf.Writer.create().uint32(10).string(res.version_info);
+  for (const any of res.resources) w.uint32(18).bytes(anyBytes(any));
+  const bytes = w.uint32(34).string(res.type_url).uint32(42).string(res.nonce).finish();
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
-/** `resources` records by value buffer (the encode cache shares value buffers between streams). */
-const ANY_RECORDS = new WeakMap<Uint8Array, Buffer>();
+/** Encoded `Any` messages by value buffer (the encode cache shares value buffers between streams). */
+const ANY_BYTES = new WeakMap<Uint8Array, Uint8Array>();
 
-function anyRecord(any: EncodedAny): Buffer {
-  const cached = ANY_RECORDS.get(any.value);
-  if (cached) return cached;
-  const body = Buffer.concat([stringField(1, any.type_url), bytesField(2, any.value)]);
-  const record = Buffer.concat([varint((2 << 3) | 2), varint(body.length), body]);
-  ANY_RECORDS.set(any.value, record);
-  return record;
-}
-
-const stringField = (field: number, value: string): Buffer => bytesField(field, Buffer.from(value, 'utf8'));
-
-const bytesField = (field: number, value: Uint8Array): Buffer =>
-  Buffer.concat([varint((field << 3) | 2), varint(value.length), value]);
-
-function varint(n: number): Buffer {
-  const out: number[] = [];
-  while (n > 0x7f) {
-    out.push((n & 0x7f) | 0x80);
-    n >>>= 7;
+function anyBytes(any: EncodedAny): Uint8Array {
+  let bytes = ANY_BYTES.get(any.value);
+  if (!bytes) {
+    bytes = protobuf.Writer.create().uint32(10).string(any.type_url).uint32(18).bytes(any.value).finish();
+    ANY_BYTES.set(any.value, bytes);
   }
-  out.push(n);
-  return Buffer.from(out);
+  return bytes;
 }
 
 /**
