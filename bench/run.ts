@@ -12,6 +12,8 @@ import { xdsFigures } from './xds.js';
 import { zoneFigures } from './zones.js';
 import { startEtcd } from './lib/etcd.js';
 import type { LoadResult, Started } from './lib/processes.js';
+import type { PutLoad } from './lib/put-load.js';
+import { createPutLoad } from './lib/put-load.js';
 import {
   load,
   ROOT,
@@ -256,34 +258,14 @@ async function growthScenario(): Promise<void> {
   }
 }
 
+/** The durable PUT load of put-durable and put-durable-etcd. */
+const putLoad = createPutLoad({ connections: CONNECTIONS, duration: PUT_DURATION });
+
 async function putScenario(): Promise<void> {
   if (!want('put')) return;
-  // Every request changes its data plane (the load worker sets a new inbound port on each pass):
-  // a PUT of the stored body would be a no-op that never reaches the log.
-  const bodies = Array.from({ length: 2000 }, (_, i) => {
-    const { creationTime: _c, modificationTime: _m, ...body } = dataplane(i);
-    (body.networking as { inbound: Array<{ port: number }> }).inbound[0].port = 8080;
-    return JSON.stringify(body);
-  });
-  const paths = (prefix: string) => Array.from({ length: 2000 }, (_, i) => `${prefix}${dataplane(i).name}`);
-  const putLoad = (server: Started, prefix: string, etcdPut = false) =>
-    load({
-      url: `http://127.0.0.1:${portOf(server)}`,
-      connections: CONNECTIONS,
-      duration: PUT_DURATION,
-      method: etcdPut ? 'POST' : 'PUT',
-      paths: paths(prefix),
-      bodies,
-      vary: '"port":8080',
-      etcdPut,
-      headers: { 'content-type': 'application/json' },
-    });
   if (selected('put-durable')) await putDurable(putLoad);
   if (selected('put-durable-etcd')) await putDurableEtcd(putLoad);
 }
-
-/** A PUT load of the 2,000 data planes' bodies on a server, under keys `prefix` + name. */
-type PutLoad = (server: Started, prefix: string, etcdPut?: boolean) => Promise<LoadResult>;
 
 async function putDurable(putLoad: PutLoad): Promise<void> {
   log('put-durable: durable PUT (create, then update) of data planes, 50 concurrent writers');
@@ -336,7 +318,7 @@ async function putDurableEtcd(putLoad: PutLoad): Promise<void> {
       version = etcd.version;
       try {
         const o = await putLoad(ours, '/meshes/default/dataplanes/');
-        const e = await putLoad(etcd, '/mesh/default/dataplanes/', true);
+        const e = await putLoad(etcd, '/mesh/default/dataplanes/', { etcdPut: true });
         if (o.non2xx > 0 || e.non2xx > 0)
           throw new Error(`PUT answers not 2xx: mesh-cp ${o.non2xx}, etcd ${e.non2xx}`);
         runs.push({ ours: o, etcd: e });
