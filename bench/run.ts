@@ -7,6 +7,7 @@ import { dataplane } from './fixtures.js';
 import { buildStore } from './fixtures.js';
 import { inspectFigures } from './inspect.js';
 import { meshctlFigures } from './meshctl.js';
+import { pgFigures } from './postgres.js';
 import { writeSnapshot } from './snapshot-fixture.js';
 import { xdsFigures } from './xds.js';
 import { zoneFigures } from './zones.js';
@@ -258,7 +259,7 @@ async function growthScenario(): Promise<void> {
   }
 }
 
-/** The durable PUT load of put-durable and put-durable-etcd. */
+/** The durable PUT load of put-durable, put-durable-etcd and the PostgreSQL figures (bench/postgres.ts). */
 const putLoad = createPutLoad({ connections: CONNECTIONS, duration: PUT_DURATION });
 
 async function putScenario(): Promise<void> {
@@ -472,6 +473,7 @@ try {
   await readScenarios();
   await growthScenario();
   await putScenario();
+  figures.push(...(await pgFigures({ quick: QUICK, only: ONLY, log, putLoad, connections: CONNECTIONS })));
   await insightLagScenario();
   await startupScenarios();
   figures.push(...(await inspectFigures({ quick: QUICK, only: ONLY, log })));
