@@ -15,6 +15,8 @@ export type FigureSpec = Omit<Figure, 'ours' | 'baseline' | 'ratio' | 'ok' | 'ru
   warmUp?: boolean;
   /** A further condition the figure must meet to be ok. */
   extraOk?: () => boolean;
+  /** Shown, never gated (ok `n/a`): a figure the issue asks to see, with no target to meet. */
+  reportOnly?: boolean;
 };
 
 /**
@@ -45,11 +47,12 @@ export async function measureFigure(
   const baseline = good.length && hasBaseline ? median(good.map((r) => r.baseline as number)) : null;
   const ratio = good.length && hasBaseline ? median(good.map((r) => r.ratio as number)) : null;
   const value = (spec.gate ?? (hasBaseline ? 'ratio' : 'ours')) === 'ratio' ? ratio : ours;
-  const ok: Figure['ok'] =
-    value === null
+  const ok: Figure['ok'] = spec.reportOnly
+    ? 'n/a'
+    : value === null
       ? 'inconclusive'
       : (spec.higherIsBetter ? value >= spec.target : value <= spec.target) && (spec.extraOk?.() ?? true);
-  const { ratioOf: _r, gate: _g, warmUp: _w, extraOk: _e, ...rest } = spec;
+  const { ratioOf: _r, gate: _g, warmUp: _w, extraOk: _e, reportOnly: _o, ...rest } = spec;
   return { ...rest, ours, baseline, ratio, ok, runs };
 }
 

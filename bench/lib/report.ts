@@ -34,7 +34,7 @@ export function formatTable(figures: readonly Figure[]): string {
     fmt(f.ours),
     fmt(f.baseline),
     fmt(f.ratio),
-    `${f.higherIsBetter ? '≥' : '≤'} ${f.target}`,
+    f.ok === 'n/a' ? '—' : `${f.higherIsBetter ? '≥' : '≤'} ${f.target}`,
     f.ok === true ? 'ok' : f.ok === false ? 'MISS' : f.ok,
   ]);
   const head = ['scenario', 'figure', 'ours', 'baseline', 'ratio', 'target', 'ok?'];
