@@ -1,4 +1,5 @@
-import type { Actor, EventInput, EventLog, WireResource } from '../events/types.js';
+import { AppendConflict, readKey } from '../events/types.js';
+import type { Actor, EventInput, EventLog, ReadSet, WireResource } from '../events/types.js';
 import type { ResourceViews } from '../projections/resource-views.js';
 import type { Registry } from '../resources/registry.js';
 import { generateSigningKey } from '../tokens/signing-key.js';
@@ -74,14 +75,31 @@ export interface Commands {
   /**
    * Appends already decided events and `meta` (a sync cursor) in one atomic batch, through the same
    * overlay as `put`/`remove`; resolves with the first revision (the head when `events` is empty).
+   * `reads` (from {@link Commands.recordReads}) lets a log shared with other instances refuse the
+   * batch with `AppendConflict` when one of them changed what it was decided on.
    */
-  append(events: readonly EventInput[], meta?: Readonly<Record<string, string>>): Promise<number>;
+  append(
+    events: readonly EventInput[],
+    meta?: Readonly<Record<string, string>>,
+    reads?: ReadSet,
+  ): Promise<number>;
+  /** Runs `decide` (synchronous) and returns what it read of `state` beside its result. */
+  recordReads<T>(decide: () => T): { result: T; reads: ReadSet };
 }
+
+/**
+ * How often a write is decided again when other instances keep changing what it read first (each
+ * time the log has applied their change, so a second conflict needs yet another write meanwhile).
+ */
+const MAX_DECISIONS = 20;
+
+/** `Mesh default` or `TrafficRoute default/route-1`, for messages. */
+const describe = (req: { kind: string; mesh?: string; name: string }): string =>
+  `${req.kind} ${req.mesh === undefined ? '' : `${req.mesh}/`}${req.name}`;
 
 const SYSTEM_ACTOR: Actor = { name: 'mesh-cp', groups: ['mesh-system'], address: 'local' };
 
-const overlayKey = (kind: string, mesh: string | undefined, name: string): string =>
-  `${kind}\u0001${mesh ?? ''}\u0000${name}`;
+const overlayKey = readKey;
 
 /**
  * Creates the write path. Decisions run synchronously against the committed views overlaid with
@@ -103,15 +121,20 @@ export function createCommands(deps: {
   /** Writes appended but not yet applied to the views: null marks a pending delete. */
   const overlay = new Map<string, { current: Current | null; revision: number }>();
   const meshKinds = registry.stored.filter((d) => d.scope === 'mesh').map((d) => d.kind);
+  /** What the decision running now has read (set while one runs). */
+  let reads: ReadSet | undefined;
 
   const state: DecideState = {
     get(kind, mesh, name) {
-      const o = overlay.get(overlayKey(kind, mesh, name));
+      const key = overlayKey(kind, mesh, name);
+      reads?.keys.add(key);
+      const o = overlay.get(key);
       if (o) return o.current ?? undefined;
       const item = views.get(kind, mesh, name);
       return item ? { resource: item.resource, revision: item.revision, origin: item.origin } : undefined;
     },
     inMesh(mesh) {
+      reads?.meshes.add(mesh);
       const out: Array<{ kind: string; name: string; current: Current }> = [];
       const seen = new Set<string>();
       for (const kind of meshKinds) {
@@ -130,6 +153,7 @@ export function createCommands(deps: {
       return out;
     },
     ownedBy(origin) {
+      if (reads) reads.all = true;
       const out: Array<{ kind: string; mesh?: string; name: string; current: Current }> = [];
       for (const d of registry.stored) {
         views.each(d.kind, undefined, (item) => {
@@ -144,11 +168,40 @@ export function createCommands(deps: {
   };
 
   /** Appends, records the overlay, waits for durability, then clears what the views now hold. */
+  const recordReads = <T>(decide: () => T): { result: T; reads: ReadSet } => {
+    const recorded: ReadSet = { keys: new Set(), meshes: new Set(), all: false };
+    reads = recorded;
+    try {
+      return { result: decide(), reads: recorded };
+    } finally {
+      reads = undefined;
+    }
+  };
+
+  /** Runs `attempt` again while the log refuses its write for a conflict with another instance. */
+  const decideAgain = async <T>(what: string, attempt: () => Promise<T>): Promise<T> => {
+    for (let decisions = 1; ; decisions += 1) {
+      try {
+        return await attempt();
+      } catch (error) {
+        if (!(error instanceof AppendConflict)) throw error;
+        if (decisions >= MAX_DECISIONS) {
+          throw new AppError(
+            'CONFLICT',
+            'Concurrent writes',
+            `other instances changed ${what} ${MAX_DECISIONS} times while this write was decided; retry it`,
+          );
+        }
+      }
+    }
+  };
+
   const commit = async (
     events: Parameters<EventLog['append']>[0],
     meta?: Parameters<EventLog['append']>[1],
+    decidedOn?: ReadSet,
   ): Promise<number> => {
-    const { entries, durable } = log.append(events, meta);
+    const { entries, durable } = log.append(events, meta, decidedOn);
     const keys: Array<[string, number]> = [];
     for (const e of entries) {
       const key = overlayKey(e.kind, e.mesh, e.name);
@@ -190,7 +243,13 @@ export function createCommands(deps: {
       ifNoneMatch: req.ifNoneMatch,
       maxBytes: req.maxBytes,
     };
-    const decision = decidePut(registry, cmd, state, deps.options);
+    return decideAgain(describe(req), () => putDecided(req, cmd));
+  };
+
+  const putDecided = async (req: PutRequest, cmd: PutCommand): Promise<PutResult> => {
+    const { result: decision, reads: decidedOn } = recordReads(() =>
+      decidePut(registry, cmd, state, deps.options),
+    );
     if (decision.unchangedRevision !== undefined) {
       return {
         created: false,
@@ -208,7 +267,7 @@ export function createCommands(deps: {
         revision: log.head(),
         dryRun: true,
       };
-    const revision = await commit(decision.events);
+    const revision = await commit(decision.events, undefined, decidedOn);
     return {
       created: decision.created,
       resource: decision.resource,
@@ -228,10 +287,12 @@ export function createCommands(deps: {
       ifMatch: req.ifMatch,
       ifNoneMatch: req.ifNoneMatch,
     };
-    const decision = decideDelete(registry, cmd, state);
-    if (req.dryRun) return { revision: log.head(), dryRun: true };
-    const first = await commit(decision.events);
-    return { revision: first + decision.events.length - 1, dryRun: false };
+    return decideAgain(describe(req), async () => {
+      const { result: decision, reads: decidedOn } = recordReads(() => decideDelete(registry, cmd, state));
+      if (req.dryRun) return { revision: log.head(), dryRun: true };
+      const first = await commit(decision.events, undefined, decidedOn);
+      return { revision: first + decision.events.length - 1, dryRun: false };
+    });
   };
 
   return {
@@ -239,6 +300,7 @@ export function createCommands(deps: {
     remove,
     state,
     append: commit,
+    recordReads,
     async ensureDefaults(opts) {
       if (opts.createDefaultMesh && !state.get('Mesh', undefined, 'default')) {
         await put({

@@ -1,3 +1,4 @@
+import { AppendConflict } from '../events/types.js';
 import type { Actor, EventInput } from '../events/types.js';
 import type { Registry } from '../resources/registry.js';
 import { AppError } from '../util/errors.js';
@@ -61,60 +62,75 @@ export function createSyncApplier(deps: {
   now: () => Date;
 }): SyncApplier {
   const { registry, commands } = deps;
+  /** Decides every change of the batch (and the clean-up of a snapshot's end). */
+  const decideBatch = (
+    input: SyncBatchInput,
+  ): { events: EventInput[]; rejected: SyncRejection[]; removed: number } => {
+    const local = new Map<string, Current | null>();
+    const state: Pick<DecideState, 'get'> = {
+      get(kind, mesh, name) {
+        const o = local.get(syncKey(kind, mesh, name));
+        return o === undefined ? commands.state.get(kind, mesh, name) : (o ?? undefined);
+      },
+    };
+    const events: EventInput[] = [];
+    const rejected: SyncRejection[] = [];
+    const ctx = { actor: input.actor, now: deps.now().toISOString() };
+    for (const change of input.changes) {
+      if (input.snapshotSeen) {
+        const desc = registry.find(change.kind);
+        const mesh = desc?.scope === 'mesh' ? change.mesh : undefined;
+        input.snapshotSeen.add(syncKey(change.kind, mesh, input.rules.localName(change.name)));
+      }
+      try {
+        const event = decideSynced(registry, change, state, input.rules, ctx);
+        if (!event) continue;
+        events.push(event);
+        local.set(
+          syncKey(event.kind, event.mesh, event.name),
+          event.resource ? { resource: event.resource, revision: 0, origin: event.origin } : null,
+        );
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        rejected.push({
+          revision: change.revision,
+          // Both sides log these: what the peer sent is written without control or bidi characters.
+          kind: printable(change.kind),
+          mesh: change.mesh === undefined ? undefined : printable(change.mesh),
+          name: printable(change.name),
+          reason: err.details,
+        });
+      }
+    }
+    let removed = 0;
+    if (input.snapshotEnd && input.snapshotSeen) {
+      const cleanup = decideSnapshotCleanup(
+        registry,
+        commands.state,
+        input.rules,
+        input.snapshotSeen,
+        input.actor,
+      ).filter((e) => local.get(syncKey(e.kind, e.mesh, e.name)) === undefined);
+      removed = cleanup.length;
+      // A loop, not push(...cleanup): a zone may own more resources than a call takes arguments.
+      for (const e of cleanup) events.push(e);
+    }
+    return { events, rejected, removed };
+  };
+
   return {
     applyBatch(input) {
-      const local = new Map<string, Current | null>();
-      const state: Pick<DecideState, 'get'> = {
-        get(kind, mesh, name) {
-          const o = local.get(syncKey(kind, mesh, name));
-          return o === undefined ? commands.state.get(kind, mesh, name) : (o ?? undefined);
+      const { result, reads } = commands.recordReads(() => decideBatch(input));
+      const { events, rejected, removed } = result;
+      const durable = commands.append(events, input.meta, reads).then(
+        (first) => (events.length > 0 ? first + events.length - 1 : first),
+        (error: unknown) => {
+          // Another Global instance changed what the batch was decided on: the stream ends and the
+          // peer resumes from the cursor, so the batch is decided again on the new state.
+          if (!(error instanceof AppendConflict)) throw error;
+          throw new AppError('UNAVAILABLE', 'Concurrent write', error.message);
         },
-      };
-      const events: EventInput[] = [];
-      const rejected: SyncRejection[] = [];
-      const ctx = { actor: input.actor, now: deps.now().toISOString() };
-      for (const change of input.changes) {
-        if (input.snapshotSeen) {
-          const desc = registry.find(change.kind);
-          const mesh = desc?.scope === 'mesh' ? change.mesh : undefined;
-          input.snapshotSeen.add(syncKey(change.kind, mesh, input.rules.localName(change.name)));
-        }
-        try {
-          const event = decideSynced(registry, change, state, input.rules, ctx);
-          if (!event) continue;
-          events.push(event);
-          local.set(
-            syncKey(event.kind, event.mesh, event.name),
-            event.resource ? { resource: event.resource, revision: 0, origin: event.origin } : null,
-          );
-        } catch (err) {
-          if (!(err instanceof AppError)) throw err;
-          rejected.push({
-            revision: change.revision,
-            // Both sides log these: what the peer sent is written without control or bidi characters.
-            kind: printable(change.kind),
-            mesh: change.mesh === undefined ? undefined : printable(change.mesh),
-            name: printable(change.name),
-            reason: err.details,
-          });
-        }
-      }
-      let removed = 0;
-      if (input.snapshotEnd && input.snapshotSeen) {
-        const cleanup = decideSnapshotCleanup(
-          registry,
-          commands.state,
-          input.rules,
-          input.snapshotSeen,
-          input.actor,
-        ).filter((e) => local.get(syncKey(e.kind, e.mesh, e.name)) === undefined);
-        removed = cleanup.length;
-        // A loop, not push(...cleanup): a zone may own more resources than a call takes arguments.
-        for (const e of cleanup) events.push(e);
-      }
-      const durable = commands
-        .append(events, input.meta)
-        .then((first) => (events.length > 0 ? first + events.length - 1 : first));
+      );
       return { appended: events.length, removed, rejected, durable };
     },
   };

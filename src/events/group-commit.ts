@@ -2,7 +2,8 @@ import { AppError } from '../util/errors.js';
 import { errorChain } from '../util/error-chain.js';
 import { GENESIS_HASH, sealEntry } from './hash.js';
 import { assertMetaKey } from './keys.js';
-import type { AppendResult, CommitListener, EventInput, EventLogStats, LogEntry } from './types.js';
+import { AppendConflict, readKey } from './types.js';
+import type { AppendResult, CommitListener, EventInput, EventLogStats, LogEntry, ReadSet } from './types.js';
 
 /** One atomic, synced write: every entry of the batch (revision order), its JSON, and the merged meta. */
 export interface CommitBatch {
@@ -13,6 +14,16 @@ export interface CommitBatch {
   meta: Readonly<Record<string, string>>;
   /** Revision of the last entry, or the unchanged head when the batch holds meta only. */
   head: number;
+  /** The head the batch follows: its first entry is `before + 1`. */
+  before: number;
+  /**
+   * For a log shared by several writers: when the store's head has moved past `before`, the adapter
+   * hands over the entries other writers appended (in order, from `before + 1`, read while it holds
+   * the store's append lock). The log applies them, refuses the groups they conflict with
+   * ({@link AppendConflict}), and returns the batch renumbered after them, which the adapter writes
+   * instead.
+   */
+  rebase(foreign: readonly LogEntry[]): CommitBatch;
 }
 
 /** What an adapter gives the group-commit queue. */
@@ -43,7 +54,16 @@ export type WriteStateChange =
 export interface GroupCommit {
   /** Opens for appends, continuing the chain after `head` (whose hash is `headHash`). */
   start(head: number, headHash: string): void;
-  append(inputs: readonly EventInput[], meta?: Readonly<Record<string, string>>): AppendResult;
+  append(
+    inputs: readonly EventInput[],
+    meta?: Readonly<Record<string, string>>,
+    reads?: ReadSet,
+  ): AppendResult;
+  /**
+   * Applies entries other writers appended (a shared log's tail), in order: those at or below the
+   * head are skipped; the rest must continue the chain. Adapters call it only between writes.
+   */
+  applyForeign(entries: readonly LogEntry[]): void;
   /** Revision of the last durable entry. */
   head(): number;
   onCommit(listener: CommitListener): () => void;
@@ -62,6 +82,9 @@ interface QueuedGroup {
   entries: LogEntry[];
   json: string[];
   meta: Readonly<Record<string, string>> | undefined;
+  /** The head the group was decided at, and what it read (undefined: never conflicts). */
+  basis: number;
+  reads: ReadSet | undefined;
   resolve: () => void;
   reject: (error: unknown) => void;
 }
@@ -77,6 +100,36 @@ function rethrowLater(error: unknown): void {
   setImmediate(() => {
     throw error;
   });
+}
+
+/** Whether `entry` (appended by another writer) touches what `reads` names. */
+function touches(reads: ReadSet, entry: LogEntry): boolean {
+  return (
+    reads.all ||
+    reads.keys.has(readKey(entry.kind, entry.mesh, entry.name)) ||
+    (entry.mesh !== undefined && reads.meshes.has(entry.mesh))
+  );
+}
+
+/** Re-seals `group`'s entries after `prevRevision` (hash `prevHash`), in place; returns the new end. */
+function reseal(
+  group: QueuedGroup,
+  prevRevision: number,
+  prevHash: string,
+): { revision: number; hash: string } {
+  let revision = prevRevision;
+  let hash = prevHash;
+  group.entries.forEach((entry, i) => {
+    revision += 1;
+    if (entry.revision !== revision || entry.prevHash !== hash) {
+      const sealed = sealEntry(entry, revision, entry.time, hash);
+      // Same keys in the same order: the appender's objects now hold the final revision and hashes.
+      Object.assign(entry, sealed.entry);
+      group.json[i] = sealed.json;
+    }
+    hash = entry.hash;
+  });
+  return { revision, hash };
 }
 
 /** Creates the group-commit queue an adapter wraps around its storage. */
@@ -97,6 +150,8 @@ export function createGroupCommit(deps: GroupCommitDeps): GroupCommit {
   let writing = false;
   let idleWaiters: (() => void)[] = [];
   const retry = deps.retry ?? { firstMs: 100, maxMs: 5000 };
+  /** Entries of other writers applied since the oldest queued group's basis (conflict checks). */
+  let foreign: LogEntry[] = [];
   let retryTimer: NodeJS.Timeout | undefined;
   let recovering: Promise<void> | undefined;
   let failedAt = 0;
@@ -170,37 +225,126 @@ export function createGroupCommit(deps: GroupCommitDeps): GroupCommit {
     }, delayMs);
   }
 
-  async function flush(): Promise<void> {
-    scheduled = false;
-    const groups = queue;
-    queue = [];
-    writing = true;
+  /** Applies other writers' entries: the head moves past them and the listeners see them. */
+  function applyForeign(entries: readonly LogEntry[]): void {
+    const fresh: LogEntry[] = [];
+    for (const entry of entries) {
+      if (entry.revision <= durableHead) continue;
+      if (entry.revision !== durableHead + 1 || entry.prevHash !== durableHash) {
+        throw new AppError(
+          'INTERNAL',
+          'Event log corrupt',
+          `entry ${entry.revision} of another writer does not follow revision ${durableHead} (hash ${durableHash})`,
+        );
+      }
+      durableHead = entry.revision;
+      durableHash = entry.hash;
+      fresh.push(entry);
+    }
+    if (fresh.length === 0) return;
+    if (assignedHead < durableHead) {
+      assignedHead = durableHead;
+      assignedHash = durableHash;
+    }
+    for (const entry of fresh) foreign.push(entry);
+    notify(fresh);
+  }
+
+  /**
+   * The groups of a batch that may still be written: a group conflicts with another writer's entry
+   * newer than its basis that touches what it read, and with the entries of a group refused before
+   * it (which it may have been decided on). Refused groups are rejected at once.
+   */
+  function admit(groups: QueuedGroup[]): QueuedGroup[] {
+    if (foreign.length === 0) return groups;
+    const live: QueuedGroup[] = [];
+    const refused: LogEntry[] = [];
+    for (const group of groups) {
+      const { reads } = group;
+      const hit =
+        reads === undefined
+          ? undefined
+          : (foreign.find((entry) => entry.revision > group.basis && touches(reads, entry)) ??
+            refused.find((entry) => touches(reads, entry)));
+      if (hit === undefined) {
+        live.push(group);
+        continue;
+      }
+      for (const entry of group.entries) refused.push(entry);
+      group.reject(new AppendConflict(durableHead));
+    }
+    return live;
+  }
+
+  /** The batch of `groups`, numbered after the durable head. */
+  function batchOf(groups: QueuedGroup[]): CommitBatch {
+    let end = { revision: durableHead, hash: durableHash };
+    for (const group of groups) end = reseal(group, end.revision, end.hash);
     const entries = groups.flatMap((group) => group.entries);
-    const batch: CommitBatch = {
+    const before = durableHead;
+    return {
       entries,
       json: groups.flatMap((group) => group.json),
       meta: Object.assign({}, ...groups.map((group) => group.meta)) as Record<string, string>,
-      head: entries.length > 0 ? entries[entries.length - 1].revision : durableHead,
+      head: end.revision,
+      before,
+      rebase(others) {
+        applyForeign(others);
+        live = admit(live);
+        return batchOf(live);
+      },
     };
-    try {
-      await deps.write(batch);
-    } catch (error) {
-      writing = false;
-      fail(error, groups);
+  }
+
+  let live: QueuedGroup[] = [];
+
+  async function flush(): Promise<void> {
+    scheduled = false;
+    live = admit(queue);
+    queue = [];
+    if (live.length === 0) {
       settleIdle();
       return;
     }
+    writing = true;
+    let batch = batchOf(live);
+    const rebase = batch.rebase;
+    // The adapter may write a rebased batch: what it wrote is the batch its rebase returned last.
+    batch.rebase = (others) => (batch = rebase(others));
+    let groups = live;
+    try {
+      await deps.write(batch);
+      groups = live;
+    } catch (error) {
+      writing = false;
+      fail(error, live);
+      settleIdle();
+      return;
+    } finally {
+      live = [];
+    }
+    const { entries } = batch;
     writing = false;
     durableHead = batch.head;
     if (entries.length > 0) durableHash = entries[entries.length - 1].hash;
+    assignedHead = Math.max(assignedHead, durableHead);
+    if (assignedHead === durableHead) assignedHash = durableHash;
     counters.batches += 1;
     counters.entries += entries.length;
     notify(entries);
+    pruneForeign();
     // The next batch (appends made while this one was written) is queued before the appenders are
     // resumed, so its synced write runs while they answer their callers: the pipeline never stalls.
     scheduleFlush();
     for (const group of groups) group.resolve();
     settleIdle();
+  }
+
+  /** Forgets other writers' entries no queued group can conflict with any more. */
+  function pruneForeign(): void {
+    if (foreign.length === 0) return;
+    const oldest = [...live, ...queue].reduce((low, group) => Math.min(low, group.basis), Infinity);
+    foreign = foreign.filter((entry) => entry.revision > oldest);
   }
 
   return {
@@ -213,7 +357,7 @@ export function createGroupCommit(deps: GroupCommitDeps): GroupCommit {
       assignedHash = headHash;
     },
 
-    append(inputs, meta) {
+    append(inputs, meta, reads) {
       if (state !== 'open') throw refusal();
       if (meta) for (const key of Object.keys(meta)) assertMetaKey(key);
       const time = now().toISOString();
@@ -231,13 +375,18 @@ export function createGroupCommit(deps: GroupCommitDeps): GroupCommit {
       assignedHead = revision;
       assignedHash = prevHash;
       const durable = new Promise<void>((resolve, reject) => {
-        queue.push({ entries, json, meta: meta && { ...meta }, resolve, reject });
+        queue.push({ entries, json, meta: meta && { ...meta }, basis: durableHead, reads, resolve, reject });
       });
       scheduleFlush();
       return { entries: [...entries], durable };
     },
 
     head: () => durableHead,
+
+    applyForeign(entries) {
+      applyForeign(entries);
+      pruneForeign();
+    },
 
     onCommit(listener) {
       listeners.add(listener);

@@ -227,7 +227,10 @@ export function createLevelLog(options: LevelLogOptions): EventLog {
 
     head: () => core.head(),
 
-    append: (inputs, meta) => core.append(inputs, meta),
+    append: (inputs, meta, reads) => core.append(inputs, meta, reads),
+
+    // One writer: nothing to catch up with.
+    catchUp: async () => core.assertReadable(),
 
     async *read(fromRevision, toRevision) {
       core.assertReadable();
@@ -276,6 +279,13 @@ export function createLevelLog(options: LevelLogOptions): EventLog {
       } finally {
         await keys.close();
       }
+    },
+
+    async ensureMeta(key, value) {
+      const stored = await this.getMeta(key);
+      if (stored !== undefined) return stored;
+      await this.putMeta(key, value);
+      return value;
     },
 
     async getMeta(key) {

@@ -59,7 +59,10 @@ export function createMemoryLog(options: MemoryLogOptions = {}): EventLog {
 
     head: () => core.head(),
 
-    append: (inputs, metaValues) => core.append(inputs, metaValues),
+    append: (inputs, metaValues, reads) => core.append(inputs, metaValues, reads),
+
+    // One writer: nothing to catch up with.
+    catchUp: async () => core.assertReadable(),
 
     async *read(fromRevision, toRevision) {
       core.assertReadable();
@@ -83,6 +86,13 @@ export function createMemoryLog(options: MemoryLogOptions = {}): EventLog {
       core.assertReadable();
       const revisions = [...(history.get(historyPrefix(kind, mesh, name)) ?? [])];
       for (const revision of revisions) yield entryAt(revision);
+    },
+
+    async ensureMeta(key, value) {
+      const stored = await this.getMeta(key);
+      if (stored !== undefined) return stored;
+      await this.putMeta(key, value);
+      return value;
     },
 
     async getMeta(key) {

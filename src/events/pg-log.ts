@@ -3,7 +3,6 @@ import type { ClientConfig, QueryResultRow } from 'pg';
 
 import { AppError } from '../util/errors.js';
 import { errorChain } from '../util/error-chain.js';
-import { GENESIS_HASH } from './hash.js';
 import { createGroupCommit, logUnavailable } from './group-commit.js';
 import type { CommitBatch, GroupCommitDeps } from './group-commit.js';
 import { assertMetaKey, revisionRange } from './keys.js';
@@ -15,8 +14,13 @@ import type { EventLog, LogEntry } from './types.js';
 export interface PgLogOptions {
   /** Where the log's database is (see `pgClientConfig`); the database must exist. */
   connection: ClientConfig;
-  /** Most connections: one writer plus at least one for reads (default 10). */
+  /** Most connections: the writer, the listener, and at least one for reads (default 10). */
   maxConnections?: number;
+  /**
+   * How often the log looks for other instances' entries without being notified (default 500 ms):
+   * a lost notification delays them by this much at most, never loses them.
+   */
+  pollMs?: number;
   /** Clock for entry times (tests inject one). */
   now?: () => Date;
   /** Receives what a commit listener throws; by default it is rethrown on a later turn. */
@@ -35,10 +39,13 @@ export interface PgLogOptions {
 const CHUNK = 1000;
 /** A write or read PostgreSQL does not answer within this fails (and the writer reconnects). */
 const QUERY_TIMEOUT_MS = 30_000;
+/** The channel each append notifies (payload: the new head), so other instances read at once. */
+export const PG_LOG_CHANNEL = 'mesh_log';
 
 // One statement, so one round trip and one transaction per batch: the head row moves from the
 // revision before the batch to its last one (the row lock serializes writers; a writer that lost
-// the race moves nothing and inserts nothing), then the entries and the meta values.
+// the race moves nothing and inserts nothing), then the entries, the meta values, and a
+// notification to the other instances (sent at commit).
 const APPEND_SQL = `
   WITH head AS (
     UPDATE mesh_log_head SET revision = $1, hash = coalesce($2, hash)
@@ -54,10 +61,13 @@ const APPEND_SQL = `
     WHERE EXISTS (SELECT 1 FROM head)
     ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value
   )
-  SELECT count(*)::int AS moved FROM head`;
+  SELECT revision, pg_notify('${PG_LOG_CHANNEL}', revision::text) FROM head`;
 
 const UPSERT_META_SQL = `INSERT INTO mesh_log_meta (key, value) VALUES ($1, $2)
   ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`;
+
+const FORWARD_SQL = `SELECT revision, entry FROM mesh_log_entries WHERE revision > $1 AND revision < $2
+  ORDER BY revision LIMIT ${CHUNK}`;
 
 interface HeadRow {
   revision: string;
@@ -66,39 +76,66 @@ interface HeadRow {
 }
 
 /**
- * An `EventLog` in PostgreSQL: one transaction per group-commit batch (entries with their history
- * columns, meta and the head row together). One process writes a database, holding a
- * session-level advisory lock; several writers come with the next step of issue 19.
+ * An `EventLog` in PostgreSQL, shared by every instance on the database (issue 19). Appends are
+ * serialized by the head row: each group-commit batch is one transaction that moves the head from
+ * the revision this instance has applied to the batch's last (one statement). When another instance
+ * appended first, the statement moves nothing; the writer then locks the head row, reads what the
+ * others appended, lets the log apply it and refuse the groups decided on what it changed, and
+ * writes the rest renumbered after it, all in one transaction. Revisions stay gapless and every
+ * reader sees them in order: a revision is only ever taken under the head row's lock.
+ *
+ * Each instance tails the log: a listener connection wakes it on every other instance's commit, a
+ * poll every `pollMs` covers a lost notification, and both read from the last applied revision.
  */
 export function createPgLog(options: PgLogOptions): EventLog {
   const where = describePgDatabase(options.connection);
   const clientConfig: ClientConfig = { ...options.connection, query_timeout: QUERY_TIMEOUT_MS };
+  const pollMs = options.pollMs ?? 500;
   let writer: pg.Client | undefined;
   let pool: pg.Pool | undefined;
+  let listener: pg.Client | undefined;
+  let listenerRetry: NodeJS.Timeout | undefined;
+  let listenerDelayMs = 100;
+  let pollTimer: NodeJS.Timeout | undefined;
+  let opened = false;
   let closing: Promise<void> | undefined;
   const pendingMeta = new Set<Promise<void>>();
+  /** Writes and tail reads, one at a time: a tail never mistakes this instance's commit for another's. */
+  let exclusive: Promise<unknown> = Promise.resolve();
+  /** A tail read queued and not started yet: callers meanwhile share it. */
+  let queuedTail: Promise<void> | undefined;
 
-  /** Connects the writer and takes the session lock that makes it the only writer of the database. */
-  async function connectWriter(): Promise<pg.Client> {
+  function serially<T>(run: () => Promise<T>): Promise<T> {
+    const next = exclusive.then(run);
+    exclusive = next.catch(() => undefined);
+    return next;
+  }
+
+  async function connect(purpose: string): Promise<pg.Client> {
     const client = new pg.Client(clientConfig);
-    // A connection lost while idle is reported here; the next write fails and reconnects.
+    // A connection lost while idle is reported here; its next use fails and reconnects.
     client.on('error', () => undefined);
     try {
       await client.connect();
     } catch (error) {
       await client.end().catch(() => undefined);
-      throw logUnavailable(`cannot connect to PostgreSQL ${where}: ${errorChain(error)}`, error);
+      throw logUnavailable(`cannot connect to PostgreSQL ${where} (${purpose}): ${errorChain(error)}`, error);
     }
+    return client;
+  }
+
+  /** Connects the writer, sharing the log lock with the other instances (an import holds it alone). */
+  async function connectWriter(): Promise<pg.Client> {
+    const client = await connect('writer');
     try {
       const { rows } = await client.query<{ locked: boolean }>(
-        'SELECT pg_try_advisory_lock($1, $2) AS locked',
-        [PG_LOCK_SPACE, PG_LOCK.writer],
+        'SELECT pg_try_advisory_lock_shared($1, $2) AS locked',
+        [PG_LOCK_SPACE, PG_LOCK.log],
       );
       if (rows[0]?.locked !== true) {
         throw logUnavailable(
-          `the event log in PostgreSQL ${where} is in use by another mesh-cp instance (advisory lock ` +
-            `held); one instance per database for now: several instances on one database come with ` +
-            `the next step of issue 19`,
+          `the event log in PostgreSQL ${where} is being imported into (mesh-cp log import holds it); ` +
+            `start mesh-cp once the import has ended`,
         );
       }
     } catch (error) {
@@ -150,14 +187,14 @@ export function createPgLog(options: PgLogOptions): EventLog {
     }
   }
 
-  async function write(batch: CommitBatch): Promise<void> {
+  /** The append statement for `batch`; false when the head is no longer `batch.before`. */
+  async function appendAt(client: pg.Client, batch: CommitBatch): Promise<boolean> {
     const { entries } = batch;
-    const before = entries.length > 0 ? entries[0].revision - 1 : batch.head;
     const meta = Object.entries(batch.meta);
-    const { rows } = await currentWriter().query<{ moved: number }>(APPEND_SQL, [
+    const { rows } = await client.query(APPEND_SQL, [
       batch.head,
       entries.length > 0 ? entries[entries.length - 1].hash : null,
-      before,
+      batch.before,
       entries.map((entry) => entry.revision),
       entries.map((entry) => entry.kind),
       entries.map((entry) => entry.mesh ?? ''),
@@ -166,14 +203,53 @@ export function createPgLog(options: PgLogOptions): EventLog {
       meta.map(([key]) => key),
       meta.map(([, value]) => value),
     ]);
-    if (rows[0]?.moved !== 1) {
-      throw new AppError(
-        'INTERNAL',
-        'Event log head moved',
-        `in PostgreSQL ${where} the head is no longer at revision ${before}: another writer appended`,
-      );
+    return rows.length === 1;
+  }
+
+  /** Entries after `after` up to `upTo`, parsed, in order (on the writer, inside its transaction). */
+  async function entriesAfter(client: pg.Client, after: number, upTo: number): Promise<LogEntry[]> {
+    const out: LogEntry[] = [];
+    let low = after;
+    while (low < upTo) {
+      const { rows } = await client.query<{ revision: string; entry: string }>(FORWARD_SQL, [low, upTo + 1]);
+      if (rows.length === 0) break;
+      for (const row of rows) out.push(JSON.parse(row.entry) as LogEntry);
+      low = Number(rows[rows.length - 1].revision);
     }
-    injectedFault();
+    return out;
+  }
+
+  async function write(batch: CommitBatch): Promise<void> {
+    await serially(async () => {
+      const client = currentWriter();
+      if (!(await appendAt(client, batch))) await appendAfterOthers(client, batch);
+      injectedFault();
+    });
+  }
+
+  /** The slow path: another instance appended since this one's head (see the doc comment above). */
+  async function appendAfterOthers(client: pg.Client, batch: CommitBatch): Promise<void> {
+    await client.query('BEGIN');
+    try {
+      // A statement of its own: taking the row lock waits for the holder's commit, and only a
+      // statement started after that sees the entries it committed.
+      const { rows } = await client.query<{ revision: string }>(
+        'SELECT revision FROM mesh_log_head WHERE id = 1 FOR UPDATE',
+      );
+      const head = Number(rows[0].revision);
+      const rebased = batch.rebase(await entriesAfter(client, batch.before, head));
+      if (!(await appendAt(client, rebased))) {
+        throw new AppError(
+          'INTERNAL',
+          'Event log head moved',
+          `in PostgreSQL ${where} the head moved past revision ${rebased.before} while this instance held its lock`,
+        );
+      }
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
   }
 
   function injectedFault(): void {
@@ -182,47 +258,17 @@ export function createPgLog(options: PgLogOptions): EventLog {
   }
 
   /**
-   * Reconnects after a failed write and drops what a batch answered 503 left behind (a commit whose
-   * reply was lost): the store's head becomes the durable `head` again.
+   * Reconnects the writer after a failed write. A batch whose commit reply was lost stays in the
+   * log (its callers were answered 503: the outcome was unknown to them); this instance reads it
+   * back like another instance's entries.
    */
-  async function recover(head: number, hash: string): Promise<void> {
+  async function recover(): Promise<void> {
     injectedFault();
     const old = writer;
     writer = undefined;
     await old?.end().catch(() => undefined);
-    const client = await connectWriter();
-    try {
-      await client.query('BEGIN');
-      const { rows } = await client.query<{ revision: string; hash: string }>(
-        'SELECT revision, hash FROM mesh_log_head WHERE id = 1 FOR UPDATE',
-      );
-      const stored = Number(rows[0].revision);
-      let atHead = rows[0].hash;
-      if (stored > head) {
-        const kept = await client.query<{ entry: string }>(
-          'SELECT entry FROM mesh_log_entries WHERE revision = $1',
-          [head],
-        );
-        const entry = kept.rows[0]?.entry;
-        atHead = entry === undefined ? GENESIS_HASH : (JSON.parse(entry) as LogEntry).hash;
-      }
-      if (stored < head || atHead !== hash) {
-        throw new AppError(
-          'INTERNAL',
-          'Event log corrupt',
-          `after reconnecting, PostgreSQL ${where} has head ${stored} (hash ${atHead}), not the durable ${head} (hash ${hash})`,
-        );
-      }
-      if (stored > head) {
-        await client.query('DELETE FROM mesh_log_entries WHERE revision > $1', [head]);
-        await client.query('UPDATE mesh_log_head SET revision = $1, hash = $2 WHERE id = 1', [head, hash]);
-      }
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.end().catch(() => undefined);
-      throw error;
-    }
-    writer = client;
+    writer = await connectWriter();
+    void tail().catch(() => undefined);
   }
 
   const core = createGroupCommit({
@@ -234,14 +280,75 @@ export function createPgLog(options: PgLogOptions): EventLog {
     onListenerError: options.onListenerError,
   });
 
+  /** Reads and applies what other instances appended after this one's head. */
+  async function tailOnce(): Promise<void> {
+    for (;;) {
+      const rows = await query<{ revision: string; entry: string }>(FORWARD_SQL, [
+        core.head(),
+        Number.MAX_SAFE_INTEGER,
+      ]);
+      core.applyForeign(rows.map((row) => JSON.parse(row.entry) as LogEntry));
+      if (rows.length < CHUNK) return;
+    }
+  }
+
+  /** Queues a tail read after the running write or read; calls made before it starts share it. */
+  function tail(): Promise<void> {
+    if (queuedTail) return queuedTail;
+    const run = serially(async () => {
+      queuedTail = undefined;
+      if (pool !== undefined) await tailOnce();
+    });
+    queuedTail = run;
+    return run;
+  }
+
+  /** Connects the listener (LISTEN on the log's channel), reconnecting with back-off when it drops. */
+  async function listen(): Promise<void> {
+    listenerRetry = undefined;
+    let client: pg.Client;
+    try {
+      client = await connect('listener');
+      await client.query(`LISTEN ${PG_LOG_CHANNEL}`);
+    } catch {
+      if (opened)
+        listenerRetry = setTimeout(
+          () => void listen(),
+          (listenerDelayMs = Math.min(listenerDelayMs * 2, 5000)),
+        );
+      return;
+    }
+    if (!opened) {
+      await client.end().catch(() => undefined);
+      return;
+    }
+    listenerDelayMs = 100;
+    listener = client;
+    client.on('notification', (message) => {
+      if (Number(message.payload) > core.head()) void tail().catch(() => undefined);
+    });
+    client.on('end', () => {
+      if (listener !== client) return;
+      listener = undefined;
+      if (opened) listenerRetry = setTimeout(() => void listen(), listenerDelayMs);
+    });
+    // What was appended while no listener was connected.
+    void tail().catch(() => undefined);
+  }
+
   async function shutdown(): Promise<void> {
+    opened = false;
+    clearInterval(pollTimer);
+    clearTimeout(listenerRetry);
     await core.stop();
     await Promise.allSettled(pendingMeta);
-    const [client, readers] = [writer, pool];
+    await exclusive;
+    const [client, readers, wake] = [writer, pool, listener];
     writer = undefined;
     pool = undefined;
-    // Ending the writer's session releases its advisory lock.
+    listener = undefined;
     await client?.end().catch(() => undefined);
+    await wake?.end().catch(() => undefined);
     await readers?.end().catch(() => undefined);
   }
 
@@ -265,9 +372,6 @@ export function createPgLog(options: PgLogOptions): EventLog {
     }
   }
 
-  const forwardSql = `SELECT revision, entry FROM mesh_log_entries WHERE revision > $1 AND revision < $2
-    ORDER BY revision LIMIT ${CHUNK}`;
-
   return {
     async open() {
       if (closing) await closing;
@@ -284,10 +388,14 @@ export function createPgLog(options: PgLogOptions): EventLog {
           : logUnavailable(`cannot open the event log in PostgreSQL ${where}: ${errorChain(error)}`, error);
       }
       writer = client;
-      pool = new pg.Pool({ ...clientConfig, max: Math.max(1, (options.maxConnections ?? 10) - 1) });
+      pool = new pg.Pool({ ...clientConfig, max: Math.max(1, (options.maxConnections ?? 10) - 2) });
       // An idle read connection that dies is dropped by the pool; the next read opens another.
       pool.on('error', () => undefined);
       core.start(start.head, start.hash);
+      opened = true;
+      await listen();
+      pollTimer = setInterval(() => void tail().catch(() => undefined), pollMs);
+      pollTimer.unref();
     },
 
     close() {
@@ -299,11 +407,23 @@ export function createPgLog(options: PgLogOptions): EventLog {
 
     head: () => core.head(),
 
-    append: (inputs, meta) => core.append(inputs, meta),
+    append: (inputs, meta, reads) => core.append(inputs, meta, reads),
+
+    async catchUp() {
+      core.assertReadable();
+      const rows = await query<{ revision: string }>('SELECT revision FROM mesh_log_head WHERE id = 1', []);
+      const target = Number(rows[0].revision);
+      while (core.head() < target) {
+        const before = core.head();
+        await tail();
+        if (core.head() === before) await tail();
+        if (core.head() === before) break;
+      }
+    },
 
     async *read(fromRevision, toRevision) {
       core.assertReadable();
-      for await (const rows of pages(forwardSql, revisionRange(fromRevision, toRevision), false)) {
+      for await (const rows of pages(FORWARD_SQL, revisionRange(fromRevision, toRevision), false)) {
         for (const row of rows) yield JSON.parse(row.entry) as LogEntry;
       }
     },
@@ -313,7 +433,7 @@ export function createPgLog(options: PgLogOptions): EventLog {
       const sql = reverse
         ? `SELECT revision, entry FROM mesh_log_entries WHERE revision > $1 AND revision < $2
             ORDER BY revision DESC LIMIT ${CHUNK}`
-        : forwardSql;
+        : FORWARD_SQL;
       for await (const rows of pages(sql, revisionRange(from, to), reverse)) {
         yield rows.map((row) => row.entry);
       }
@@ -333,6 +453,24 @@ export function createPgLog(options: PgLogOptions): EventLog {
       core.assertReadable();
       const rows = await query<{ value: string }>('SELECT value FROM mesh_log_meta WHERE key = $1', [key]);
       return rows[0]?.value;
+    },
+
+    async ensureMeta(key, value) {
+      core.assertWritable();
+      assertMetaKey(key);
+      // Of instances starting at once, the first insert wins and all read its value. A value
+      // committed after this statement's snapshot is invisible to its select: the next one sees it.
+      for (;;) {
+        const rows = await query<{ value: string }>(
+          `WITH added AS (
+             INSERT INTO mesh_log_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING RETURNING value
+           )
+           SELECT value FROM added UNION ALL SELECT value FROM mesh_log_meta WHERE key = $1`,
+          [key, value],
+          'write',
+        );
+        if (rows.length > 0) return rows[0].value;
+      }
     },
 
     async putMeta(key, value) {

@@ -13,8 +13,12 @@ interface Migration {
 /** First key of every advisory lock mesh-cp takes (`mesh` in ASCII); the second names the lock. */
 export const PG_LOCK_SPACE = 0x6d657368;
 
-/** Second keys of the advisory locks: migrating (transaction level) and writing the log (session level). */
-export const PG_LOCK = { migrate: 1, writer: 2 } as const;
+/**
+ * Second keys of the advisory locks: migrating (transaction level); the log (session level: shared
+ * by every running instance and by the tools that read, taken alone by an import); leading (session
+ * level: the one instance that runs the work that must run once).
+ */
+export const PG_LOCK = { migrate: 1, log: 2, leader: 3 } as const;
 
 // The log: entries keyed by revision with the columns of the history index, meta values, and the
 // head row that every appending transaction moves (it serializes writers, issue 19 point 2).

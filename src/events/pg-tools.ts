@@ -14,7 +14,7 @@ import type { LogEntry } from './types.js';
 
 const CHUNK = 1000;
 
-/** A PostgreSQL log opened by a log tool (`mesh-cp log ...`), holding the writer lock meanwhile. */
+/** A PostgreSQL log opened by a log tool (`mesh-cp log ...`), holding the log lock meanwhile. */
 export interface PgStore {
   /** `database "mesh" on 127.0.0.1:5432`. */
   where: string;
@@ -36,8 +36,9 @@ const NO_SNAPSHOTS: SnapshotStore = {
 
 /**
  * Opens the PostgreSQL log for a log tool. `existing` requires the log's tables (verify, replay,
- * export); otherwise the schema is created (import). Like a running mesh-cp, the tool takes the
- * writer lock: a database that a mesh-cp writes is reported as in use.
+ * export): those tools only read, and share the log lock with running instances. Otherwise the
+ * schema is created (import), and the tool takes the log lock alone: it is refused while any
+ * mesh-cp instance uses the database, and instances refuse to start while it runs.
  */
 export async function openPgStore(connection: ClientConfig, opts: { existing: boolean }): Promise<PgStore> {
   const where = describePgDatabase(connection);
@@ -55,14 +56,16 @@ export async function openPgStore(connection: ClientConfig, opts: { existing: bo
   }
   try {
     const { rows } = await client.query<{ locked: boolean }>(
-      'SELECT pg_try_advisory_lock($1, $2) AS locked',
-      [PG_LOCK_SPACE, PG_LOCK.writer],
+      `SELECT ${opts.existing ? 'pg_try_advisory_lock_shared' : 'pg_try_advisory_lock'}($1, $2) AS locked`,
+      [PG_LOCK_SPACE, PG_LOCK.log],
     );
     if (rows[0]?.locked !== true) {
       throw new AppError(
         'UNAVAILABLE',
         'Log in use',
-        `the event log in PostgreSQL ${where} is in use by a running mesh-cp; stop it first`,
+        opts.existing
+          ? `the event log in PostgreSQL ${where} is being imported into; wait for the import to end`
+          : `the event log in PostgreSQL ${where} is in use by a running mesh-cp; stop every instance first`,
       );
     }
     if (opts.existing) {

@@ -44,7 +44,29 @@ export interface LogEntry extends EventInput {
   hash: string;
 }
 
-/** What `append` hands back at once: the entries with their revisions, and when they are durable. */
+/**
+ * What a decision read, so that a log shared by several writers (PostgreSQL, issue 19) can refuse a
+ * group decided on state another writer has changed since: the group conflicts with any entry of
+ * another writer, newer than the state it was decided on, that touches what it read.
+ */
+export interface ReadSet {
+  /** Resources read (present or absent), as {@link readKey} keys. */
+  keys: Set<string>;
+  /** Meshes read whole (a mesh delete lists everything in it). */
+  meshes: Set<string>;
+  /** Read more than keys and meshes name (everything a zone owns): any change of another writer conflicts. */
+  all: boolean;
+}
+
+/** The key of one resource in a {@link ReadSet}. */
+export const readKey = (kind: string, mesh: string | undefined, name: string): string =>
+  `${kind}\u0001${mesh ?? ''}\u0000${name}`;
+
+/**
+ * What `append` hands back at once: the entries, and when they are durable. Their revisions (and
+ * hashes) are final once `durable` resolves; until then they are provisional, as a log shared by
+ * several writers renumbers a batch when another writer appended first (it updates these objects).
+ */
 export interface AppendResult {
   entries: LogEntry[];
   /** Resolves once the batch holding these entries is synced to disk; rejects if it failed. */
@@ -65,14 +87,23 @@ export interface EventLog {
   open(): Promise<void>;
   /** Writes what is pending, then closes. Appends after close are refused. */
   close(): Promise<void>;
-  /** Revision of the last durable entry (0 when empty). */
+  /**
+   * Revision of the last durable entry this process has applied (0 when empty): its own and, in a
+   * log shared by several instances, those of the others it has read.
+   */
   head(): number;
   /**
-   * Appends entries as one atomic, contiguous group. Revisions are assigned synchronously; the
-   * group joins the next batch (group commit: one synced write per batch). `meta` key/values are
-   * written in the same batch (e.g. sync cursors).
+   * Appends entries as one atomic, contiguous group. Revisions are assigned synchronously (final
+   * once durable, see {@link AppendResult}); the group joins the next batch (group commit: one
+   * synced write per batch). `meta` key/values are written in the same batch (e.g. sync cursors).
+   * `reads` is what the group was decided on, at `head()`: a shared log refuses the group with
+   * {@link AppendConflict} when another writer changed any of it first (the caller decides again).
    */
-  append(inputs: readonly EventInput[], meta?: Readonly<Record<string, string>>): AppendResult;
+  append(
+    inputs: readonly EventInput[],
+    meta?: Readonly<Record<string, string>>,
+    reads?: ReadSet,
+  ): AppendResult;
   /** Durable entries with fromRevision <= revision <= toRevision, in order. */
   read(fromRevision: number, toRevision?: number): AsyncIterable<LogEntry>;
   /** Durable entries of one resource, oldest first, through the history index. */
@@ -83,6 +114,13 @@ export interface EventLog {
    */
   readRawChunks(opts: { from?: number; to?: number; reverse?: boolean }): AsyncIterable<string[]>;
   getMeta(key: string): Promise<string | undefined>;
+  /** Stores `value` under `key` unless a value is there already; resolves with the stored one. */
+  ensureMeta(key: string, value: string): Promise<string>;
+  /**
+   * Applies what other writers of a shared log have appended up to the store's current head (a
+   * no-op for a log with one writer), e.g. before a zone's cursor is compared with `head()`.
+   */
+  catchUp(): Promise<void>;
   /** Writes one meta value durably on its own. */
   putMeta(key: string, value: string): Promise<void>;
   /** Registers a listener for durable batches; returns a function that removes it. */
@@ -96,4 +134,15 @@ export interface EventLog {
   writeFailure(): string | undefined;
   /** Snapshots of the projections kept in the same store (LevelDB only; issue 6). */
   snapshots?: SnapshotStore;
+}
+
+/**
+ * A group refused because another writer changed what it was decided on (see `EventLog.append`).
+ * By the time it is thrown the log has applied that change, so deciding again sees it.
+ */
+export class AppendConflict extends Error {
+  constructor(readonly revision: number) {
+    super(`another instance changed what this write was decided on (revision ${revision}); decide again`);
+    this.name = 'AppendConflict';
+  }
 }

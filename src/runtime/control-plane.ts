@@ -250,11 +250,8 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     : undefined;
   if (snapshotter) bus.on('committed', () => snapshotter.committed());
 
-  let clusterId = await log.getMeta(CLUSTER_ID);
-  if (!clusterId) {
-    clusterId = randomUUID();
-    await log.putMeta(CLUSTER_ID, clusterId);
-  }
+  // Instances of one PostgreSQL log starting at once agree on the first one's id.
+  const clusterId = (await log.getMeta(CLUSTER_ID)) ?? (await log.ensureMeta(CLUSTER_ID, randomUUID()));
 
   let multizone: Multizone | undefined;
   const commands = createCommands({

@@ -113,7 +113,7 @@ describe('mesh-cp run on PostgreSQL (issue 19, one instance)', () => {
       client.query(
         `SELECT pg_terminate_backend(pid) FROM pg_locks
          WHERE locktype = 'advisory' AND classid = $1 AND objid = $2`,
-        [PG_LOCK_SPACE, PG_LOCK.writer],
+        [PG_LOCK_SPACE, PG_LOCK.log],
       ),
     );
     const lost = await putRoute(apiPort, 'lost', 3);
