@@ -67,7 +67,9 @@ export async function pgFigures(opts: PgGroupOptions): Promise<Figure[]> {
   const assert2xx = (what: string, results: Record<string, LoadResult>): void => {
     const bad = Object.entries(results).filter(([, r]) => r.non2xx > 0);
     if (bad.length > 0)
-      throw new Error(`${what}: PUT answers not 2xx: ${bad.map(([k, r]) => `${k} ${r.non2xx}`).join(', ')}`);
+      throw new Error(
+        `${what}: PUT answers not 2xx: ${bad.map(([k, r]) => `${k} ${r.non2xx} (by status ${JSON.stringify(r.statusCodes)})`).join(', ')}`,
+      );
   };
 
   try {

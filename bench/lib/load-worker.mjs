@@ -61,6 +61,9 @@ process.stdout.write(
     p99: result.latency.p99,
     errors: result.errors,
     non2xx: result.non2xx,
+    statusCodes: Object.fromEntries(
+      Object.entries(result.statusCodeStats ?? {}).map(([code, stats]) => [code, stats.count]),
+    ),
     timeouts: result.timeouts,
   })}\n`,
 );

@@ -132,6 +132,8 @@ export interface LoadResult {
   p99: number;
   errors: number;
   non2xx: number;
+  /** How many answers had each status code. */
+  statusCodes: Record<string, number>;
   timeouts: number;
 }
 
