@@ -114,7 +114,7 @@ export async function pgFigures(opts: PgGroupOptions): Promise<Figure[]> {
       f.note =
         `mesh-cp on LevelDB under the same load in the same runs: ${m((r) => r.level.rps)} req/s; PostgreSQL ÷ LevelDB ${m((r) => r.pg.rps / r.level.rps, 2)}; ` +
         `latency p50/p99 ms PostgreSQL ${m((r) => r.pg.p50, 1)}/${m((r) => r.pg.p99, 1)}, LevelDB ${m((r) => r.level.p50, 1)}/${m((r) => r.level.p99, 1)}, floor ${m((r) => r.floor.p50, 1)}/${m((r) => r.floor.p99, 1)} ` +
-        `(medians; floor: bench/baselines/pg-floor.ts, one statement moving the head row and inserting the batch's sha256-chained rows into mesh-cp's tables, per group commit, one connection)`;
+        `(medians; floor: bench/baselines/pg-floor.ts, one statement per group commit on one connection: the head row moved, the batch's sha256-chained rows inserted into mesh-cp's tables, a pg_notify)`;
     }
 
     if (want('pg-propagation')) await propagation();
