@@ -84,8 +84,9 @@ interface HeadRow {
  * writes the rest renumbered after it, all in one transaction. Revisions stay gapless and every
  * reader sees them in order: a revision is only ever taken under the head row's lock.
  *
- * Each instance tails the log: a listener connection wakes it on every other instance's commit, a
- * poll every `pollMs` covers a lost notification, and both read from the last applied revision.
+ * Each instance tails the log once `catchUp` is first called: a listener connection wakes it on
+ * every other instance's commit, a poll every `pollMs` covers a lost notification, and both read
+ * from the last applied revision.
  */
 export function createPgLog(options: PgLogOptions): EventLog {
   const where = describePgDatabase(options.connection);
@@ -339,6 +340,7 @@ export function createPgLog(options: PgLogOptions): EventLog {
   async function shutdown(): Promise<void> {
     opened = false;
     clearInterval(pollTimer);
+    pollTimer = undefined;
     clearTimeout(listenerRetry);
     await core.stop();
     await Promise.allSettled(pendingMeta);
@@ -393,9 +395,6 @@ export function createPgLog(options: PgLogOptions): EventLog {
       pool.on('error', () => undefined);
       core.start(start.head, start.hash);
       opened = true;
-      await listen();
-      pollTimer = setInterval(() => void tail().catch(() => undefined), pollMs);
-      pollTimer.unref();
     },
 
     close() {
@@ -411,6 +410,13 @@ export function createPgLog(options: PgLogOptions): EventLog {
 
     async catchUp() {
       core.assertReadable();
+      if (pollTimer === undefined) {
+        // The first call starts following the other instances (start-up makes it once the views
+        // are loaded and listen to commits, so no entry is applied before anyone hears of it).
+        pollTimer = setInterval(() => void tail().catch(() => undefined), pollMs);
+        pollTimer.unref();
+        await listen();
+      }
       const rows = await query<{ revision: string }>('SELECT revision FROM mesh_log_head WHERE id = 1', []);
       const target = Number(rows[0].revision);
       while (core.head() < target) {

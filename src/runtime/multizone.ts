@@ -11,7 +11,7 @@ import type { Config } from '../config/schema.js';
 import type { EventLog } from '../events/types.js';
 import type { ResourceViews } from '../projections/resource-views.js';
 import { registry } from '../resources/registry.js';
-import type { StatusStore } from '../status/status-store.js';
+import type { StatusStore, Subscription } from '../status/status-store.js';
 import { AppError } from '../util/errors.js';
 import type { ZoneStatus } from '../zones/global-server.js';
 import { createGlobalSyncServer } from '../zones/global-server.js';
@@ -150,6 +150,8 @@ export async function startMultizone(
     status: StatusStore;
     tokens: TokenService;
     info: { instanceId: string; clusterId: string };
+    /** Global on a shared log: the open subscription of a zone connected to another instance. */
+    elsewhere?: (zone: string) => Subscription | undefined;
     maskedConfig: () => Record<string, unknown>;
     https?: TlsMaterial;
     logger?: Logger;
@@ -174,6 +176,7 @@ export async function startMultizone(
       verifyZone: (token) => deps.tokens.verifyZone(token),
       status: deps.status,
       info,
+      elsewhere: deps.elsewhere,
       logger: deps.logger,
       now: deps.now,
       timers: deps.options?.timers,
