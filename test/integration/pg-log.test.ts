@@ -6,7 +6,6 @@ import { sealEntry, verifyEntries } from '../../src/events/hash.js';
 import { createPgLog } from '../../src/events/pg-log.js';
 import { PG_LOCK, PG_LOCK_SPACE, migratePgSchema } from '../../src/events/pg-schema.js';
 import type { EventInput, EventLog, LogEntry } from '../../src/events/types.js';
-import { AppError } from '../../src/util/errors.js';
 import { createTestDatabase, onDatabase, TEST_PG } from '../helpers/postgres.js';
 import type { TestDatabase } from '../helpers/postgres.js';
 
