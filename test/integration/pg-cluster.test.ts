@@ -117,7 +117,7 @@ describe('several control planes on one PostgreSQL log (issue 19, in process)', 
       ),
     );
     expect(writes.map((w) => w.statusCode).every((s) => s === 200)).toBe(true);
-    for (const cp of [b, c]) await cp.log.catchUp();
+    for (const cp of [a, b, c]) await cp.log.catchUp();
     const history = (await get(a, '/meshes/default/traffic-routes/web/_history?size=100')).json();
     const weights = (history.items as { resource?: { conf: { split: { weight: number }[] } } }[])
       .map((item) => item.resource?.conf.split[0].weight)
