@@ -225,9 +225,16 @@ export function createGroupCommit(deps: GroupCommitDeps): GroupCommit {
           failure = undefined;
           deps.onWriteState?.({ failed: false, downMs: Date.now() - failedAt, attempts });
         },
-        () => {
+        (error: unknown) => {
           recovering = undefined;
-          if (state === 'failed') scheduleRecovery(Math.min(delayMs * 2, retry.maxMs));
+          if (state !== 'failed') return;
+          // What stops it now (a server still down) is what the 503s and /ready say, not the first error.
+          failureReason = `event log cannot write: ${errorChain(error)}`;
+          failure = logUnavailable(
+            `${failureReason}; writes are refused until it recovers (retrying)`,
+            error,
+          );
+          scheduleRecovery(Math.min(delayMs * 2, retry.maxMs));
         },
       );
     }, delayMs);

@@ -93,6 +93,8 @@ export function createPgLog(options: PgLogOptions): EventLog {
   const clientConfig: ClientConfig = { ...options.connection, query_timeout: QUERY_TIMEOUT_MS };
   const pollMs = options.pollMs ?? 500;
   let writer: pg.Client | undefined;
+  /** Why the writer's session ended while it was idle (told to the next write). */
+  let writerLost: Error | undefined;
   let pool: pg.Pool | undefined;
   let listener: pg.Client | undefined;
   let listenerRetry: NodeJS.Timeout | undefined;
@@ -128,6 +130,10 @@ export function createPgLog(options: PgLogOptions): EventLog {
   /** Connects the writer, sharing the log lock with the other instances (an import holds it alone). */
   async function connectWriter(): Promise<pg.Client> {
     const client = await connect('writer');
+    writerLost = undefined;
+    client.on('error', (error) => {
+      writerLost = error;
+    });
     try {
       const { rows } = await client.query<{ locked: boolean }>(
         'SELECT pg_try_advisory_lock_shared($1, $2) AS locked',
@@ -223,7 +229,15 @@ export function createPgLog(options: PgLogOptions): EventLog {
   async function write(batch: CommitBatch): Promise<void> {
     await serially(async () => {
       const client = currentWriter();
-      if (!(await appendAt(client, batch))) await appendAfterOthers(client, batch);
+      try {
+        if (!(await appendAt(client, batch))) await appendAfterOthers(client, batch);
+      } catch (error) {
+        if (error instanceof AppError) throw error;
+        // node-postgres says only "not queryable" for a session that ended while idle: the reason
+        // PostgreSQL gave then (a restart, a terminated backend) is the one worth telling.
+        const cause = writerLost ?? error;
+        throw new Error(`PostgreSQL ${where}: ${errorChain(cause)}`, { cause });
+      }
       injectedFault();
     });
   }

@@ -130,6 +130,8 @@ async function openPgLog(
     maxConnections: postgres.maxOpenConnections,
     now,
     onWriteState,
+    // A reconnect costs a round trip: tried at least every second once PostgreSQL is back.
+    retry: { firstMs: 100, maxMs: 1000 },
   });
 }
 
