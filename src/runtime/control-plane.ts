@@ -442,6 +442,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
           tokens,
           info: { instanceId: serverDeps.info.instanceId, clusterId },
           elsewhere: merged ? (zone) => merged.zoneOpenElsewhere(zone) : undefined,
+          leadership: cluster,
           maskedConfig: () => maskConfig(config),
           https: tls,
           logger: opts.logger,

@@ -22,6 +22,8 @@ const DEFAULT_TIMERS: ClusterTimers = { tickMs: 1000, deadAfterMs: 10_000 };
 export interface PgCluster {
   /** Whether this instance holds the leader lock now. */
   leads(): boolean;
+  /** Told each time this instance starts or stops leading; returns a function that removes it. */
+  onLeadChange(listener: (leading: boolean) => void): () => void;
   close(): Promise<void>;
 }
 
@@ -49,7 +51,8 @@ function ended(insight: Insight, now: string): Insight {
  * session advisory lock on a connection of its own (PostgreSQL frees it when that session ends, so
  * a dead leader's lock is taken over at the next tick of another instance). The leader runs the
  * work that must run once: ending the subscriptions of instances that stopped refreshing their row
- * (a SIGKILL, a lost machine), so their zones and proxies are shown offline, then forgetting them.
+ * (a SIGKILL, a lost machine), so their zones and proxies are shown offline, then forgetting them;
+ * on a zone, the sync with Global (see `onLeadChange`).
  */
 export async function joinPgCluster(deps: {
   connection: ClientConfig;
@@ -70,6 +73,10 @@ export async function joinPgCluster(deps: {
   let since: Date | undefined;
   let running: Promise<void> | undefined;
   let failing = false;
+  const leadListeners = new Set<(leading: boolean) => void>();
+  const tellLead = (): void => {
+    for (const listener of [...leadListeners]) listener(leading);
+  };
 
   const publish = async (rows: StatusRow[]): Promise<void> => {
     if (rows.length === 0) return;
@@ -95,6 +102,7 @@ export async function joinPgCluster(deps: {
     if (!leading) return;
     leading = false;
     logger?.warn({ reason }, 'this instance no longer leads the cluster');
+    tellLead();
   };
 
   /** Tries to take the leader lock (on a connection kept for it). */
@@ -121,6 +129,7 @@ export async function joinPgCluster(deps: {
     if (rows[0]?.locked === true && !leading) {
       leading = true;
       logger?.info({ instanceId }, 'this instance leads the cluster (work that runs once runs here)');
+      tellLead();
     }
   };
 
@@ -188,6 +197,12 @@ export async function joinPgCluster(deps: {
 
   return {
     leads: () => leading,
+    onLeadChange(listener) {
+      leadListeners.add(listener);
+      return () => {
+        leadListeners.delete(listener);
+      };
+    },
     async close() {
       closed = true;
       clearInterval(timer);
@@ -198,6 +213,7 @@ export async function joinPgCluster(deps: {
       const holder = lockHolder;
       lockHolder = undefined;
       leading = false;
+      leadListeners.clear();
       await holder?.end().catch(() => undefined);
       await pool.end().catch(() => undefined);
     },
