@@ -14,7 +14,7 @@ import type { EventLog, LogEntry } from './types.js';
 export interface PgLogOptions {
   /** Where the log's database is (see `pgClientConfig`); the database must exist. */
   connection: ClientConfig;
-  /** Most connections: the writer, the listener, and at least one for reads (default 10). */
+  /** Most connections of the log: the writer, the listener, and at least one for reads (default 8). */
   maxConnections?: number;
   /**
    * How often the log looks for other instances' entries without being notified (default 500 ms):
@@ -404,7 +404,7 @@ export function createPgLog(options: PgLogOptions): EventLog {
           : logUnavailable(`cannot open the event log in PostgreSQL ${where}: ${errorChain(error)}`, error);
       }
       writer = client;
-      pool = new pg.Pool({ ...clientConfig, max: Math.max(1, (options.maxConnections ?? 10) - 2) });
+      pool = new pg.Pool({ ...clientConfig, max: Math.max(1, (options.maxConnections ?? 8) - 2) });
       // An idle read connection that dies is dropped by the pool; the next read opens another.
       pool.on('error', () => undefined);
       core.start(start.head, start.hash);

@@ -127,7 +127,8 @@ async function openPgLog(
   const { postgres } = config.store;
   return createPgLog({
     connection: pgClientConfig(postgres),
-    maxConnections: postgres.maxOpenConnections,
+    // Two of the instance's connections are the cluster's (pg-cluster.ts): its status and its leader lock.
+    maxConnections: postgres.maxOpenConnections - 2,
     now,
     onWriteState,
     // A reconnect costs a round trip: tried at least every second once PostgreSQL is back.

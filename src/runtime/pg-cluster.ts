@@ -65,7 +65,8 @@ export async function joinPgCluster(deps: {
   const timers = { ...DEFAULT_TIMERS, ...deps.timers };
   const where = describePgDatabase(deps.connection);
   const { instanceId, logger } = deps;
-  const pool = new pg.Pool({ ...deps.connection, max: 2 });
+  // One connection for heartbeats and status, one (`lockHolder`) for the leader lock.
+  const pool = new pg.Pool({ ...deps.connection, max: 1 });
   pool.on('error', () => undefined);
   let lockHolder: pg.Client | undefined;
   let leading = false;
