@@ -145,4 +145,55 @@ describe('several control planes on one PostgreSQL log (issue 19, in process)', 
       expect((await get(cp, '/meshes/shop/traffic-routes/late')).statusCode).toBe(404);
     }
   });
+
+  it("has the leader end a dead instance's proxy and zone subscriptions, and shares each instance's status", async () => {
+    const db = await createTestDatabase();
+    databases.push(db);
+    const env = {
+      MESH_STORE_TYPE: 'postgres',
+      MESH_STORE_POSTGRES_HOST: TEST_PG.host,
+      MESH_STORE_POSTGRES_PORT: String(TEST_PG.port),
+      MESH_STORE_POSTGRES_USER: TEST_PG.user,
+      MESH_STORE_POSTGRES_DB_NAME: db.name,
+    };
+    const cluster = { tickMs: 50, deadAfterMs: 1000 };
+    const a = await startControlPlane(testConfig(env), { listen: false, cluster });
+    planes.push(a);
+    // What an instance killed with SIGKILL leaves: its last heartbeat and its open subscriptions.
+    const open = {
+      subscriptions: [
+        { id: 'gone-1', connectTime: '2026-01-01T00:00:00.000Z', controlPlaneInstanceId: 'gone' },
+      ],
+    };
+    await onDatabase(db.name, async (client) => {
+      await client.query(
+        "INSERT INTO mesh_instances (id, seen) VALUES ('gone', now() - interval '1 minute')",
+      );
+      await client.query(
+        `INSERT INTO mesh_status (kind, key, instance, value) VALUES
+         ('dataplane', 'default/web-1', 'gone', $1), ('zone', 'east', 'gone', $1)`,
+        [JSON.stringify(open)],
+      );
+    });
+    await until(
+      () => a.status.dataplaneInsight('default', 'web-1')?.subscriptions?.[0]?.disconnectTime !== undefined,
+    );
+    expect(a.status.zoneInsight('east')?.subscriptions?.[0]).toMatchObject({
+      id: 'gone-1',
+      disconnectTime: expect.any(String),
+    });
+    const instances = await onDatabase(
+      db.name,
+      async (client) => (await client.query('SELECT id FROM mesh_instances')).rows,
+    );
+    expect(instances.map((row) => row.id)).not.toContain('gone');
+
+    // A second instance sees what the first publishes of its own (here, a proxy it serves).
+    const b = await startControlPlane(testConfig(env), { listen: false, cluster });
+    planes.push(b);
+    const mine = { subscriptions: [{ id: 'a-1', connectTime: '2026-01-02T00:00:00.000Z' }] };
+    a.status.setDataplaneInsight('default', 'api-1', mine);
+    await until(() => b.status.dataplaneInsight('default', 'api-1') !== undefined);
+    expect(b.status.dataplaneInsight('default', 'api-1')).toEqual(mine);
+  });
 });
