@@ -324,10 +324,25 @@ export function createCommands(deps: {
         missing.map(async (k) => {
           await after;
           const data = await keygen();
-          // If-None-Match: a key written meanwhile (by a user) is kept, not replaced.
-          await put({ ...k, spec: { data }, actor: SYSTEM_ACTOR, ifNoneMatch: '*' }).catch((err: unknown) => {
-            if (!(err instanceof AppError && err.code === 'PRECONDITION_FAILED')) throw err;
-          });
+          for (let delayMs = 500; ; delayMs = Math.min(delayMs * 2, 5000)) {
+            try {
+              // If-None-Match: a key written meanwhile (by a user, another instance) is kept.
+              await put({ ...k, spec: { data }, actor: SYSTEM_ACTOR, ifNoneMatch: '*' });
+              return;
+            } catch (err) {
+              if (err instanceof AppError && err.code === 'PRECONDITION_FAILED') return;
+              // A log that cannot write now (PostgreSQL restarting, a full disk) retries by itself:
+              // so does the key, rather than stay missing until the next start.
+              if (!(
+                err instanceof AppError &&
+                err.code === 'UNAVAILABLE' &&
+                log.writeFailure() !== undefined
+              )) {
+                throw err;
+              }
+              await new Promise((resolve) => setTimeout(resolve, delayMs));
+            }
+          }
         }),
       ).then(() => undefined);
       return { keys };

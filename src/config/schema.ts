@@ -381,8 +381,8 @@ const baseSchema = z.strictObject({
       password: string('').describe('PostgreSQL password (empty: none), masked in /config'),
       port: port(5432).describe('PostgreSQL port'),
       user: nonEmptyString('mesh').describe('PostgreSQL user'),
-      maxOpenConnections: integer(10, 1).describe(
-        'most connections to PostgreSQL: one holds the writer lock and appends, the others (at least one) serve reads',
+      maxOpenConnections: integer(10, 5).describe(
+        'most connections to PostgreSQL per instance: the writer, the listener, the leader lock and the cluster status take one each, the others (at least one) serve reads',
       ),
       tls: section({
         mode: oneOf(['disable', 'verifyNone', 'verifyCa', 'verifyFull'], 'disable').describe(

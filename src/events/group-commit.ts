@@ -85,6 +85,8 @@ interface QueuedGroup {
   /** The head the group was decided at, and what it read (undefined: never conflicts). */
   basis: number;
   reads: ReadSet | undefined;
+  /** Append order: a group may have been decided on the pending groups appended before it. */
+  seq: number;
   resolve: () => void;
   reject: (error: unknown) => void;
 }
@@ -152,6 +154,12 @@ export function createGroupCommit(deps: GroupCommitDeps): GroupCommit {
   const retry = deps.retry ?? { firstMs: 100, maxMs: 5000 };
   /** Entries of other writers applied since the oldest queued group's basis (conflict checks). */
   let foreign: LogEntry[] = [];
+  /**
+   * Entries of refused groups, with the appends that may have been decided on them while they were
+   * pending: those appended after the refused group (`after`) and up to its refusal (`until`).
+   */
+  let refused: Array<{ entry: LogEntry; after: number; until: number }> = [];
+  let appended = 0;
   let retryTimer: NodeJS.Timeout | undefined;
   let recovering: Promise<void> | undefined;
   let failedAt = 0;
@@ -217,9 +225,16 @@ export function createGroupCommit(deps: GroupCommitDeps): GroupCommit {
           failure = undefined;
           deps.onWriteState?.({ failed: false, downMs: Date.now() - failedAt, attempts });
         },
-        () => {
+        (error: unknown) => {
           recovering = undefined;
-          if (state === 'failed') scheduleRecovery(Math.min(delayMs * 2, retry.maxMs));
+          if (state !== 'failed') return;
+          // What stops it now (a server still down) is what the 503s and /ready say, not the first error.
+          failureReason = `event log cannot write: ${errorChain(error)}`;
+          failure = logUnavailable(
+            `${failureReason}; writes are refused until it recovers (retrying)`,
+            error,
+          );
+          scheduleRecovery(Math.min(delayMs * 2, retry.maxMs));
         },
       );
     }, delayMs);
@@ -252,25 +267,23 @@ export function createGroupCommit(deps: GroupCommitDeps): GroupCommit {
 
   /**
    * The groups of a batch that may still be written: a group conflicts with another writer's entry
-   * newer than its basis that touches what it read, and with the entries of a group refused before
-   * it (which it may have been decided on). Refused groups are rejected at once.
+   * newer than its basis that touches what it read, and with the entries of a refused group it may
+   * have been decided on. Refused groups are rejected at once.
    */
   function admit(groups: QueuedGroup[]): QueuedGroup[] {
-    if (foreign.length === 0) return groups;
+    if (foreign.length === 0 && refused.length === 0) return groups;
     const live: QueuedGroup[] = [];
-    const refused: LogEntry[] = [];
     for (const group of groups) {
       const { reads } = group;
       const hit =
-        reads === undefined
-          ? undefined
-          : (foreign.find((entry) => entry.revision > group.basis && touches(reads, entry)) ??
-            refused.find((entry) => touches(reads, entry)));
-      if (hit === undefined) {
+        reads !== undefined &&
+        (foreign.some((entry) => entry.revision > group.basis && touches(reads, entry)) ||
+          refused.some((r) => group.seq > r.after && group.seq <= r.until && touches(reads, r.entry)));
+      if (!hit) {
         live.push(group);
         continue;
       }
-      for (const entry of group.entries) refused.push(entry);
+      for (const entry of group.entries) refused.push({ entry, after: group.seq, until: appended });
       group.reject(new AppendConflict(durableHead));
     }
     return live;
@@ -340,11 +353,14 @@ export function createGroupCommit(deps: GroupCommitDeps): GroupCommit {
     settleIdle();
   }
 
-  /** Forgets other writers' entries no queued group can conflict with any more. */
+  /** Forgets the entries (other writers', refused) no queued group can conflict with any more. */
   function pruneForeign(): void {
-    if (foreign.length === 0) return;
-    const oldest = [...live, ...queue].reduce((low, group) => Math.min(low, group.basis), Infinity);
+    if (foreign.length === 0 && refused.length === 0) return;
+    const pending = [...live, ...queue];
+    const oldest = pending.reduce((low, group) => Math.min(low, group.basis), Infinity);
     foreign = foreign.filter((entry) => entry.revision > oldest);
+    const first = pending.reduce((low, group) => Math.min(low, group.seq), Infinity);
+    refused = refused.filter((r) => r.until >= first);
   }
 
   return {
@@ -375,7 +391,17 @@ export function createGroupCommit(deps: GroupCommitDeps): GroupCommit {
       assignedHead = revision;
       assignedHash = prevHash;
       const durable = new Promise<void>((resolve, reject) => {
-        queue.push({ entries, json, meta: meta && { ...meta }, basis: durableHead, reads, resolve, reject });
+        appended += 1;
+        queue.push({
+          entries,
+          json,
+          meta: meta && { ...meta },
+          basis: durableHead,
+          reads,
+          seq: appended,
+          resolve,
+          reject,
+        });
       });
       scheduleFlush();
       return { entries: [...entries], durable };

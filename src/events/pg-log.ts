@@ -14,7 +14,7 @@ import type { EventLog, LogEntry } from './types.js';
 export interface PgLogOptions {
   /** Where the log's database is (see `pgClientConfig`); the database must exist. */
   connection: ClientConfig;
-  /** Most connections: the writer, the listener, and at least one for reads (default 10). */
+  /** Most connections of the log: the writer, the listener, and at least one for reads (default 8). */
   maxConnections?: number;
   /**
    * How often the log looks for other instances' entries without being notified (default 500 ms):
@@ -84,14 +84,17 @@ interface HeadRow {
  * writes the rest renumbered after it, all in one transaction. Revisions stay gapless and every
  * reader sees them in order: a revision is only ever taken under the head row's lock.
  *
- * Each instance tails the log: a listener connection wakes it on every other instance's commit, a
- * poll every `pollMs` covers a lost notification, and both read from the last applied revision.
+ * Each instance tails the log once `catchUp` is first called: a listener connection wakes it on
+ * every other instance's commit, a poll every `pollMs` covers a lost notification, and both read
+ * from the last applied revision.
  */
 export function createPgLog(options: PgLogOptions): EventLog {
   const where = describePgDatabase(options.connection);
   const clientConfig: ClientConfig = { ...options.connection, query_timeout: QUERY_TIMEOUT_MS };
   const pollMs = options.pollMs ?? 500;
   let writer: pg.Client | undefined;
+  /** Why the writer's session ended while it was idle (told to the next write). */
+  let writerLost: Error | undefined;
   let pool: pg.Pool | undefined;
   let listener: pg.Client | undefined;
   let listenerRetry: NodeJS.Timeout | undefined;
@@ -127,6 +130,10 @@ export function createPgLog(options: PgLogOptions): EventLog {
   /** Connects the writer, sharing the log lock with the other instances (an import holds it alone). */
   async function connectWriter(): Promise<pg.Client> {
     const client = await connect('writer');
+    writerLost = undefined;
+    client.on('error', (error) => {
+      writerLost = error;
+    });
     try {
       const { rows } = await client.query<{ locked: boolean }>(
         'SELECT pg_try_advisory_lock_shared($1, $2) AS locked',
@@ -222,7 +229,15 @@ export function createPgLog(options: PgLogOptions): EventLog {
   async function write(batch: CommitBatch): Promise<void> {
     await serially(async () => {
       const client = currentWriter();
-      if (!(await appendAt(client, batch))) await appendAfterOthers(client, batch);
+      try {
+        if (!(await appendAt(client, batch))) await appendAfterOthers(client, batch);
+      } catch (error) {
+        if (error instanceof AppError) throw error;
+        // node-postgres says only "not queryable" for a session that ended while idle: the reason
+        // PostgreSQL gave then (a restart, a terminated backend) is the one worth telling.
+        const cause = writerLost ?? error;
+        throw new Error(`PostgreSQL ${where}: ${errorChain(cause)}`, { cause });
+      }
       injectedFault();
     });
   }
@@ -339,6 +354,7 @@ export function createPgLog(options: PgLogOptions): EventLog {
   async function shutdown(): Promise<void> {
     opened = false;
     clearInterval(pollTimer);
+    pollTimer = undefined;
     clearTimeout(listenerRetry);
     await core.stop();
     await Promise.allSettled(pendingMeta);
@@ -388,14 +404,11 @@ export function createPgLog(options: PgLogOptions): EventLog {
           : logUnavailable(`cannot open the event log in PostgreSQL ${where}: ${errorChain(error)}`, error);
       }
       writer = client;
-      pool = new pg.Pool({ ...clientConfig, max: Math.max(1, (options.maxConnections ?? 10) - 2) });
+      pool = new pg.Pool({ ...clientConfig, max: Math.max(1, (options.maxConnections ?? 8) - 2) });
       // An idle read connection that dies is dropped by the pool; the next read opens another.
       pool.on('error', () => undefined);
       core.start(start.head, start.hash);
       opened = true;
-      await listen();
-      pollTimer = setInterval(() => void tail().catch(() => undefined), pollMs);
-      pollTimer.unref();
     },
 
     close() {
@@ -411,6 +424,13 @@ export function createPgLog(options: PgLogOptions): EventLog {
 
     async catchUp() {
       core.assertReadable();
+      if (pollTimer === undefined) {
+        // The first call starts following the other instances (start-up makes it once the views
+        // are loaded and listen to commits, so no entry is applied before anyone hears of it).
+        pollTimer = setInterval(() => void tail().catch(() => undefined), pollMs);
+        pollTimer.unref();
+        await listen();
+      }
       const rows = await query<{ revision: string }>('SELECT revision FROM mesh_log_head WHERE id = 1', []);
       const target = Number(rows[0].revision);
       while (core.head() < target) {

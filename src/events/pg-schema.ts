@@ -44,6 +44,28 @@ const MIGRATIONS: readonly Migration[] = [
       INSERT INTO mesh_log_head (id, revision, hash) VALUES (1, 0, '${GENESIS_HASH}');
     `,
   },
+  {
+    // Several instances on one database: who is alive (each refreshes its row), and each one's
+    // runtime status of zones and proxies (never in the log: it is not configuration).
+    version: 2,
+    name: 'instances and runtime status',
+    sql: `
+      CREATE TABLE mesh_instances (
+        id text PRIMARY KEY,
+        started timestamptz NOT NULL DEFAULT now(),
+        seen timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE TABLE mesh_status (
+        kind text NOT NULL,
+        key text NOT NULL,
+        instance text NOT NULL,
+        value text,
+        updated timestamptz NOT NULL DEFAULT clock_timestamp(),
+        PRIMARY KEY (kind, key, instance)
+      );
+      CREATE INDEX mesh_status_updated ON mesh_status (updated);
+    `,
+  },
 ];
 
 /**

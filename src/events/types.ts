@@ -118,7 +118,9 @@ export interface EventLog {
   ensureMeta(key: string, value: string): Promise<string>;
   /**
    * Applies what other writers of a shared log have appended up to the store's current head (a
-   * no-op for a log with one writer), e.g. before a zone's cursor is compared with `head()`.
+   * no-op for a log with one writer), e.g. before a zone's cursor is compared with `head()`. The
+   * first call also starts following them: from then on their entries reach the commit listeners
+   * as they come (start-up calls it once the projections are loaded and listening).
    */
   catchUp(): Promise<void>;
   /** Writes one meta value durably on its own. */

@@ -36,6 +36,8 @@ import type { ResourceViews } from '../projections/resource-views.js';
 import { createResourceViews } from '../projections/resource-views.js';
 import { createSnapshotter, loadViews, trackSnapshotSource } from '../projections/snapshot.js';
 import { registry } from '../resources/registry.js';
+import { createMergedStatus } from '../status/merged-status.js';
+import type { ClusterTimers } from './pg-cluster.js';
 import { createStatusStore } from '../status/status-store.js';
 import { AppError } from '../util/errors.js';
 import { parseDuration } from '../util/duration.js';
@@ -92,6 +94,8 @@ export interface StartOptions {
   tls?: Promise<TlsMaterial>;
   /** The LevelDB log's retry back-off and injected write fault (tests of a full disk, issue 15). */
   levelLog?: Pick<LevelLogOptions, 'retry' | 'fault'>;
+  /** Timing of the cluster work on a PostgreSQL log (tests shorten it). */
+  cluster?: Partial<ClusterTimers>;
 }
 
 const CLUSTER_ID = 'clusterId';
@@ -123,9 +127,12 @@ async function openPgLog(
   const { postgres } = config.store;
   return createPgLog({
     connection: pgClientConfig(postgres),
-    maxConnections: postgres.maxOpenConnections,
+    // Two of the instance's connections are the cluster's (pg-cluster.ts): its status and its leader lock.
+    maxConnections: postgres.maxOpenConnections - 2,
     now,
     onWriteState,
+    // A reconnect costs a round trip: tried at least every second once PostgreSQL is back.
+    retry: { firstMs: 100, maxMs: 1000 },
   });
 }
 
@@ -220,7 +227,11 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   xdsLoading?.catch(() => undefined);
   const log = await openLog(config, now, opts);
   const views = createResourceViews(registry);
-  const status = createStatusStore();
+  const instanceId = randomUUID();
+  // On a PostgreSQL log several instances serve one cluster: reads of runtime status merge theirs.
+  const merged =
+    config.store.type === 'postgres' ? createMergedStatus(createStatusStore(), instanceId) : undefined;
+  const status = merged?.store ?? createStatusStore();
   const summaries = createMeshSummaries({ registry, views, status });
   // Issue 6: from the newest sound snapshot, then the tail; a damaged one is logged and skipped.
   const snapshots = config.store.snapshot.every > 0 ? log.snapshots : undefined;
@@ -238,6 +249,8 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   const bus = createBus();
   log.onCommit((entries) => bus.emit('committed', entries));
   bus.on('committed', (entries) => views.apply(entries));
+  // A log shared with other instances (PostgreSQL): what they appended during the load, then follow.
+  await log.catchUp();
   const snapshotter = snapshots
     ? createSnapshotter({
         store: snapshots,
@@ -250,6 +263,18 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     : undefined;
   if (snapshotter) bus.on('committed', () => snapshotter.committed());
 
+  const cluster = merged
+    ? await (
+        await import('./pg-cluster.js')
+      ).joinPgCluster({
+        connection: (await import('../events/pg-connection.js')).pgClientConfig(config.store.postgres),
+        instanceId,
+        status: merged,
+        logger: opts.logger,
+        now,
+        timers: opts.cluster,
+      })
+    : undefined;
   // Instances of one PostgreSQL log starting at once agree on the first one's id.
   const clusterId = (await log.getMeta(CLUSTER_ID)) ?? (await log.ensureMeta(CLUSTER_ID, randomUUID()));
 
@@ -322,7 +347,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
       hostname: hostname(),
       tagline: 'mesh-cp',
       version: MESH_CP_VERSION,
-      instanceId: randomUUID(),
+      instanceId,
       clusterId,
       mode: config.mode,
     },
@@ -384,6 +409,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     await Promise.allSettled(listening.map((s) => s.close()));
     await defaultsReady;
     await snapshotter?.close();
+    await cluster?.close();
     await log.close();
   };
   if (listen) {
@@ -416,6 +442,8 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
           status,
           tokens,
           info: { instanceId: serverDeps.info.instanceId, clusterId },
+          elsewhere: merged ? (zone) => merged.zoneOpenElsewhere(zone) : undefined,
+          leadership: cluster,
           maskedConfig: () => maskConfig(config),
           https: tls,
           logger: opts.logger,

@@ -11,7 +11,7 @@ import type { Config } from '../config/schema.js';
 import type { EventLog } from '../events/types.js';
 import type { ResourceViews } from '../projections/resource-views.js';
 import { registry } from '../resources/registry.js';
-import type { StatusStore } from '../status/status-store.js';
+import type { StatusStore, Subscription } from '../status/status-store.js';
 import { AppError } from '../util/errors.js';
 import type { ZoneStatus } from '../zones/global-server.js';
 import { createGlobalSyncServer } from '../zones/global-server.js';
@@ -20,6 +20,7 @@ import type { DumpReply } from '../zones/dump-requests.js';
 import type { DumpRequest, WireVersion } from '../zones/sync-protocol.js';
 import type { GlobalLink } from '../zones/zone-client.js';
 import { createZoneSyncClient } from '../zones/zone-client.js';
+import type { PgCluster } from './pg-cluster.js';
 import type { TlsMaterial } from './tls.js';
 import { keptSelfSigned } from './tls.js';
 
@@ -150,6 +151,10 @@ export async function startMultizone(
     status: StatusStore;
     tokens: TokenService;
     info: { instanceId: string; clusterId: string };
+    /** A zone on a shared log: only the leader of its instances syncs with Global. */
+    leadership?: Pick<PgCluster, 'leads' | 'onLeadChange'>;
+    /** Global on a shared log: the open subscription of a zone connected to another instance. */
+    elsewhere?: (zone: string) => Subscription | undefined;
     maskedConfig: () => Record<string, unknown>;
     https?: TlsMaterial;
     logger?: Logger;
@@ -174,6 +179,7 @@ export async function startMultizone(
       verifyZone: (token) => deps.tokens.verifyZone(token),
       status: deps.status,
       info,
+      elsewhere: deps.elsewhere,
       logger: deps.logger,
       now: deps.now,
       timers: deps.options?.timers,
@@ -194,32 +200,74 @@ export async function startMultizone(
     };
   }
   const zone = config.multizone.zone;
-  const client = createZoneSyncClient({
-    registry,
-    log: deps.log,
-    applier,
-    source,
-    status: deps.status,
-    zone: zone.name,
-    globalAddress: zone.globalAddress,
-    credentials: zoneCredentials(config, deps.logger),
-    token: zone.kds.token,
-    info: { ...info, config: JSON.stringify(deps.maskedConfig()) },
-    logger: deps.logger,
-    now: deps.now,
-    timers: deps.options?.timers,
-    backoff: deps.options?.backoff,
-    answerDump: deps.answerDump,
-  });
+  const makeClient = () =>
+    createZoneSyncClient({
+      registry,
+      log: deps.log,
+      applier,
+      source,
+      status: deps.status,
+      zone: zone.name,
+      globalAddress: zone.globalAddress,
+      credentials: zoneCredentials(config, deps.logger),
+      token: zone.kds.token,
+      info: { ...info, config: JSON.stringify(deps.maskedConfig()) },
+      logger: deps.logger,
+      now: deps.now,
+      timers: deps.options?.timers,
+      backoff: deps.options?.backoff,
+      answerDump: deps.answerDump,
+    });
   if (zone.kds.token === '') {
     deps.logger?.warn('multizone.zone.kds.token is empty: Global will refuse this zone');
   }
-  client.start();
+  if (deps.leadership === undefined) {
+    const client = makeClient();
+    client.start();
+    return {
+      kdsPort: 0,
+      zoneStatuses: () => [],
+      isConnected: () => false,
+      link: () => client.describe(),
+      close: () => client.close(),
+    };
+  }
+  // Several instances of this zone on one PostgreSQL log: one of them (the leader) syncs with
+  // Global, as two connections of one zone would keep replacing each other there.
+  const { leadership } = deps;
+  let client: ReturnType<typeof makeClient> | undefined;
+  let switching = Promise.resolve();
+  const follow = (leading: boolean): void => {
+    switching = switching.then(async () => {
+      if (leading && client === undefined) {
+        client = makeClient();
+        client.start();
+        deps.logger?.info('this instance leads the zone: it syncs with Global');
+      } else if (!leading && client !== undefined) {
+        const stopping = client;
+        client = undefined;
+        await stopping.close();
+        deps.logger?.info('another instance of the zone syncs with Global now');
+      }
+    });
+  };
+  const stopFollowing = leadership.onLeadChange(follow);
+  follow(leadership.leads());
   return {
     kdsPort: 0,
     zoneStatuses: () => [],
     isConnected: () => false,
-    link: () => client.describe(),
-    close: () => client.close(),
+    link: () =>
+      client?.describe() ?? {
+        name: zone.name,
+        globalAddress: zone.globalAddress,
+        connected: false,
+        lastError: 'another instance of this zone (the leader of its cluster) syncs with Global',
+      },
+    async close() {
+      stopFollowing();
+      follow(false);
+      await switching;
+    },
   };
 }

@@ -7,7 +7,7 @@ import type { SyncSource } from '../app/sync-source.js';
 import type { Actor, EventLog, LogEntry } from '../events/types.js';
 import { NO_MULTI_LINE_KEYS, controlCharacterCauses } from '../resources/control-characters.js';
 import type { Registry } from '../resources/registry.js';
-import type { Insight, StatusStore } from '../status/status-store.js';
+import type { Insight, StatusStore, Subscription } from '../status/status-store.js';
 import { AppError } from '../util/errors.js';
 import { printable } from '../util/printable.js';
 import type { EntryReceiver } from './entry-receiver.js';
@@ -65,6 +65,8 @@ export interface GlobalSyncDeps {
   verifyZone(token: string): Promise<{ zone: string; scope: string[]; tokenId: string }>;
   status: StatusStore;
   info: { instanceId: string; clusterId: string; version: WireVersion };
+  /** With several Global instances on one log: the open subscription of a zone connected to another. */
+  elsewhere?: (zone: string) => Subscription | undefined;
   logger?: Logger;
   now: () => Date;
   timers?: StreamTimers;
@@ -374,6 +376,9 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
         const h = m.hello;
         authenticate(call, h)
           .then(() => ensureZone(h.zone))
+          // With several Global instances on one log, this one may not have read the newest
+          // entries yet: the zone's cursor is compared with the log's head, not with this lag.
+          .then(() => log.catchUp())
           .then(async () => {
             if (stream.ended) return;
             session = sessionFor(h, url);
@@ -464,15 +469,26 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
       const out: ZoneStatus[] = [];
       source.each('Zone', (item) => {
         const s = sessions.get(item.name);
-        out.push({ name: item.name, url: lastUrl.get(item.name) ?? '', active: !!s && s.active && !s.ended });
+        const here = !!s && s.active && !s.ended;
+        const there = here ? undefined : deps.elsewhere?.(item.name);
+        const url = here || there === undefined ? lastUrl.get(item.name) : String(there.url ?? '');
+        out.push({ name: item.name, url: url ?? '', active: here || there !== undefined });
       });
       return out;
     },
-    isConnected: (zone) => sessions.has(zone),
+    isConnected: (zone) => sessions.has(zone) || deps.elsewhere?.(zone) !== undefined,
     async proxyDump(zone, req) {
       const s = sessions.get(zone);
       const down = s?.down;
       if (!s || s.ended || !s.active || !down || down.stream.ended) {
+        const there = deps.elsewhere?.(zone);
+        if (there !== undefined) {
+          throw new AppError(
+            'UNAVAILABLE',
+            'Zone connected elsewhere',
+            `zone "${zone}" is connected to another Global instance (${String(there.globalInstanceId)}); ask that instance`,
+          );
+        }
         throw new AppError('UNAVAILABLE', 'Zone not connected', `zone "${zone}" is not connected to Global`);
       }
       return dumps.ask(zone, (r) => down.stream.send({ dumpRequest: r }), req);

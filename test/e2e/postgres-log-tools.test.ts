@@ -111,14 +111,18 @@ describe('mesh-cp log export | import | verify between LevelDB and PostgreSQL (i
     );
     expect(verified.stdout).toContain(`OK: ${head} entries, hash chain and history index sound`);
 
-    // A server on the imported log shows what the LevelDB one showed; meanwhile the tools are refused.
+    // A server on the imported log shows what the LevelDB one showed. Meanwhile the tools that read
+    // work (instances share the database), and an import is refused.
     const second = await serve(pgEnv(target.name));
     expect(await (await fetch(`${second.base}/meshes/default/traffic-permissions`)).json()).toEqual(list);
     const one = await fetch(`${second.base}/meshes/default/traffic-permissions/tp-1`);
     expect(one.headers.get('etag')).toBe(etag);
-    const busy = await meshCp(['log', 'verify'], pgEnv(target.name));
+    const live = await meshCp(['log', 'verify'], pgEnv(target.name));
+    expect(live.code, live.stderr).toBe(0);
+    expect(live.stdout).toContain(`OK: ${head} entries, hash chain and history index sound`);
+    const busy = await meshCp(['log', 'import', fromLevel], pgEnv(target.name));
     expect(busy.code).toBe(2);
-    expect(busy.stderr).toContain('is in use by a running mesh-cp; stop it first');
+    expect(busy.stderr).toContain('is in use by a running mesh-cp; stop every instance first');
     await stop(second.cp);
 
     const fromPg = join(dir.path, 'from-pg.ndjson');

@@ -184,4 +184,36 @@ describe('a full disk (issue 15)', () => {
     await db.close();
     expect(snapshotKeys).toEqual([]);
   });
+
+  it('writes the signing keys once the log writes again, when it could not at start-up', async () => {
+    const dir = tempDir();
+    cleanups.push(dir.cleanup);
+    let fault: Error | undefined;
+    let keyAsked!: () => void;
+    const asked = new Promise<void>((resolve) => (keyAsked = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const cp = await startControlPlane(levelEnv(dir.path), {
+      levelLog: { fault: () => fault, retry: { firstMs: 10, maxMs: 50 } },
+      // The keys are made after start-up: the disk fills up while they are generated.
+      keygen: async () => {
+        keyAsked();
+        await released;
+        return 'key-material';
+      },
+    });
+    cleanups.push(() => cp.close());
+    await asked;
+    fault = enospc();
+    release();
+    // Their writes fail and are tried again while the log cannot write.
+    await vi.waitFor(() => expect(cp.log.writeFailure()).toContain('no space left on device'), {
+      timeout: 10_000,
+    });
+    expect(cp.views.get('GlobalSecret', undefined, 'user-token-signing-key-1')).toBeUndefined();
+    fault = undefined;
+    await cp.defaultsReady;
+    expect(cp.views.get('GlobalSecret', undefined, 'user-token-signing-key-1')).toBeDefined();
+    expect(cp.views.get('Secret', 'default', 'dataplane-token-signing-key-default-1')).toBeDefined();
+  }, 30_000);
 });

@@ -108,7 +108,7 @@ describe('env names', () => {
         typeof current === 'boolean'
           ? String(!current)
           : typeof current === 'number'
-            ? String(current === 1 ? 2 : 1)
+            ? String(current + 1)
             : Array.isArray(current)
               ? 'a,b'
               : undefined;
@@ -281,7 +281,7 @@ describe('loadConfig', () => {
       'apiServer.readOnly (from MESH_API_SERVER_READ_ONLY): must be true, false, 1 or 0',
       'multizone.zone.globalAddress (not set; env MESH_MULTIZONE_ZONE_GLOBAL_ADDRESS): must be set when mode is zone (the Global sync address, such as grpcs://global.example:5685)',
       'multizone.zone.name (not set; env MESH_MULTIZONE_ZONE_NAME): must be set when mode is zone',
-      `store.postgres.maxOpenConnections (from ${file}): must be an integer of at least 1`,
+      `store.postgres.maxOpenConnections (from ${file}): must be an integer of at least 5`,
     ]);
     expect(error.causes.map((cause) => cause.field)).toEqual([
       'MESH_NOPE',

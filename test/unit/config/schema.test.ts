@@ -240,7 +240,7 @@ describe('configSchema', () => {
         issuesOf({ store: { postgres: { dbName: '', maxOpenConnections: 0, tls: { mode: 'require' } } } }),
       ).toEqual([
         'store.postgres.dbName: must not be empty',
-        'store.postgres.maxOpenConnections: must be an integer of at least 1',
+        'store.postgres.maxOpenConnections: must be an integer of at least 5',
         'store.postgres.tls.mode: must be one of disable, verifyNone, verifyCa, verifyFull',
       ]);
     });

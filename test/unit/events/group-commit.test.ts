@@ -1,9 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
 
-import { GENESIS_HASH } from '../../../src/events/hash.js';
+import { GENESIS_HASH, sealEntry, verifyEntries } from '../../../src/events/hash.js';
 import { createGroupCommit } from '../../../src/events/group-commit.js';
 import type { CommitBatch } from '../../../src/events/group-commit.js';
-import type { EventInput } from '../../../src/events/types.js';
+import { readKey } from '../../../src/events/types.js';
+import type { EventInput, LogEntry, ReadSet } from '../../../src/events/types.js';
 import { AppError } from '../../../src/util/errors.js';
 
 const input: EventInput = {
@@ -152,5 +153,84 @@ describe('group commit', () => {
   it('refuses appends before start', () => {
     const core = createGroupCommit({ write: async () => undefined });
     expect(() => core.append([input])).toThrow(AppError);
+  });
+
+  describe('in a log shared with other writers (issue 19)', () => {
+    const named = (name: string): EventInput => ({ ...input, name, resource: { ...input.resource!, name } });
+    const reading = (...names: string[]): ReadSet => ({
+      keys: new Set(names.map((name) => readKey('Mesh', undefined, name))),
+      meshes: new Set(),
+      all: false,
+    });
+
+    it('renumbers a batch after what others appended, refuses what they changed and what was decided on it', async () => {
+      const writer = manualWriter();
+      const core = createGroupCommit({ write: writer.write });
+      core.start(0, GENESIS_HASH);
+      const seen: number[] = [];
+      core.onCommit((entries) => seen.push(...entries.map((e) => e.revision)));
+      // g1 read x; g2 read what g1 wrote (x) and y; g3 read only z.
+      const g1 = core.append([named('x')], undefined, reading('x'));
+      const g2 = core.append([named('y')], undefined, reading('x', 'y'));
+      const g3 = core.append([named('z')], undefined, reading('z'));
+      expect([g1, g2, g3].map((g) => g.entries[0].revision)).toEqual([1, 2, 3]);
+      const refusals = [g1, g2].map((g) =>
+        g.durable.then(
+          () => undefined,
+          (error: unknown) => error,
+        ),
+      );
+      await turn();
+      // Another writer appended revision 1 (a change of x) first: the adapter hands it over.
+      const theirs = sealEntry(named('x'), 1, '2024-01-01T00:00:00.000Z', GENESIS_HASH).entry;
+      const rebased = writer.calls[0].batch.rebase([theirs]);
+      for (const refusal of await Promise.all(refusals))
+        expect(refusal).toMatchObject({ name: 'AppendConflict' });
+      expect(rebased.before).toBe(1);
+      expect(rebased.entries.map((e) => [e.revision, e.name])).toEqual([[2, 'z']]);
+      // The appender's entry object now holds the final revision and chain.
+      expect(g3.entries[0]).toMatchObject({ revision: 2, prevHash: theirs.hash });
+      writer.calls[0].resolve();
+      await g3.durable;
+      expect(seen).toEqual([1, 2]);
+      expect(core.head()).toBe(2);
+      expect(await verifyEntries([theirs, ...g3.entries] as LogEntry[])).toEqual({ ok: true, head: 2 });
+      // Decided again after the refusal (on the new state), a write goes through.
+      const again = core.append([named('x')], undefined, reading('x'));
+      await turn();
+      writer.calls[1].resolve();
+      await again.durable;
+      expect(again.entries[0].revision).toBe(3);
+    });
+
+    it("refuses a group decided before another writer's entry that it read, and those decided on its pending write", async () => {
+      const writer = manualWriter();
+      const core = createGroupCommit({ write: writer.write });
+      core.start(0, GENESIS_HASH);
+      const stale = core.append([named('a')], undefined, reading('a'));
+      // The tail applies another writer's change of a between writes.
+      core.applyForeign([sealEntry(named('a'), 1, '2024-01-01T00:00:00.000Z', GENESIS_HASH).entry]);
+      // Appended while the stale group was pending: its decision may have read that pending write.
+      const onStale = core.append([named('a')], undefined, reading('a'));
+      const other = core.append([named('b')], undefined, reading('b'));
+      const refusals = [stale, onStale].map((g) =>
+        g.durable.then(
+          () => undefined,
+          (error: unknown) => error,
+        ),
+      );
+      await turn();
+      for (const refusal of await Promise.all(refusals))
+        expect(refusal).toMatchObject({ name: 'AppendConflict' });
+      expect(writer.calls[0].batch.entries.map((e) => [e.revision, e.name])).toEqual([[2, 'b']]);
+      writer.calls[0].resolve();
+      await other.durable;
+      // Decided once the refusals are known, on the new state: written.
+      const decidedAgain = core.append([named('a')], undefined, reading('a'));
+      await turn();
+      writer.calls[1].resolve();
+      await decidedAgain.durable;
+      expect(decidedAgain.entries[0].revision).toBe(3);
+    });
   });
 });

@@ -1,0 +1,222 @@
+import pg from 'pg';
+import type { ClientConfig } from 'pg';
+import type { Logger } from 'pino';
+
+import { describePgDatabase } from '../events/pg-connection.js';
+import { PG_LOCK, PG_LOCK_SPACE } from '../events/pg-schema.js';
+import type { MergedStatus, StatusRow } from '../status/merged-status.js';
+import type { Insight } from '../status/status-store.js';
+import { errorChain } from '../util/error-chain.js';
+
+/** Timing of the cluster's work (tests shorten it). */
+export interface ClusterTimers {
+  /** How often this instance publishes its status, reads the others', and says it is alive. */
+  tickMs: number;
+  /** An instance not seen for this long is dead: the leader ends its subscriptions. */
+  deadAfterMs: number;
+}
+
+const DEFAULT_TIMERS: ClusterTimers = { tickMs: 1000, deadAfterMs: 10_000 };
+
+/** This instance's part in a cluster of instances on one PostgreSQL log (issue 19). */
+export interface PgCluster {
+  /** Whether this instance holds the leader lock now. */
+  leads(): boolean;
+  /** Told each time this instance starts or stops leading; returns a function that removes it. */
+  onLeadChange(listener: (leading: boolean) => void): () => void;
+  close(): Promise<void>;
+}
+
+/** Reading the others' rows again this far back covers rows committed out of `updated` order. */
+const OVERLAP_MS = 5000;
+
+const UPSERT_STATUS_SQL = `
+  INSERT INTO mesh_status (kind, key, instance, value)
+  SELECT kind, key, $1, value FROM unnest($2::text[], $3::text[], $4::text[]) AS t(kind, key, value)
+  ON CONFLICT (kind, key, instance) DO UPDATE SET value = EXCLUDED.value, updated = clock_timestamp()`;
+
+/** Every open subscription of `insight` ended at `now` (decisions §6: shown offline). */
+function ended(insight: Insight, now: string): Insight {
+  return {
+    ...insight,
+    subscriptions: (insight.subscriptions ?? []).map((sub) =>
+      sub.disconnectTime === undefined ? { ...sub, disconnectTime: now } : sub,
+    ),
+  };
+}
+
+/**
+ * Joins the cluster: each tick this instance refreshes its row in `mesh_instances`, publishes the
+ * status rows it changed, and reads those the others changed. One instance leads, holding a
+ * session advisory lock on a connection of its own (PostgreSQL frees it when that session ends, so
+ * a dead leader's lock is taken over at the next tick of another instance). The leader runs the
+ * work that must run once: ending the subscriptions of instances that stopped refreshing their row
+ * (a SIGKILL, a lost machine), so their zones and proxies are shown offline, then forgetting them;
+ * on a zone, the sync with Global (see `onLeadChange`).
+ */
+export async function joinPgCluster(deps: {
+  connection: ClientConfig;
+  instanceId: string;
+  status: MergedStatus;
+  logger?: Logger;
+  now: () => Date;
+  timers?: Partial<ClusterTimers>;
+}): Promise<PgCluster> {
+  const timers = { ...DEFAULT_TIMERS, ...deps.timers };
+  const where = describePgDatabase(deps.connection);
+  const { instanceId, logger } = deps;
+  // One connection for heartbeats and status, one (`lockHolder`) for the leader lock.
+  const pool = new pg.Pool({ ...deps.connection, max: 1 });
+  pool.on('error', () => undefined);
+  let lockHolder: pg.Client | undefined;
+  let leading = false;
+  let closed = false;
+  let since: Date | undefined;
+  let running: Promise<void> | undefined;
+  let failing = false;
+  const leadListeners = new Set<(leading: boolean) => void>();
+  const tellLead = (): void => {
+    for (const listener of [...leadListeners]) listener(leading);
+  };
+
+  const publish = async (rows: StatusRow[]): Promise<void> => {
+    if (rows.length === 0) return;
+    await pool.query(UPSERT_STATUS_SQL, [
+      instanceId,
+      rows.map((row) => row.kind),
+      rows.map((row) => row.key),
+      rows.map((row) => row.value),
+    ]);
+  };
+
+  const readOthers = async (): Promise<void> => {
+    const { rows } = await pool.query<StatusRow & { updated: Date }>(
+      `SELECT kind, key, instance, value, updated FROM mesh_status
+       WHERE instance <> $1 AND updated > $2 ORDER BY updated`,
+      [instanceId, since === undefined ? new Date(0) : new Date(since.getTime() - OVERLAP_MS)],
+    );
+    deps.status.applyRemote(rows);
+    if (rows.length > 0) since = rows[rows.length - 1].updated;
+  };
+
+  const stopLeading = (reason: string): void => {
+    if (!leading) return;
+    leading = false;
+    logger?.warn({ reason }, 'this instance no longer leads the cluster');
+    tellLead();
+  };
+
+  /** Tries to take the leader lock (on a connection kept for it). */
+  const tryLead = async (): Promise<void> => {
+    if (lockHolder === undefined) {
+      const client = new pg.Client(deps.connection);
+      client.on('error', () => undefined);
+      client.on('end', () => {
+        if (lockHolder !== client) return;
+        lockHolder = undefined;
+        stopLeading('its PostgreSQL session ended');
+      });
+      await client.connect();
+      if (closed) {
+        await client.end();
+        return;
+      }
+      lockHolder = client;
+    }
+    const { rows } = await lockHolder.query<{ locked: boolean }>(
+      'SELECT pg_try_advisory_lock($1, $2) AS locked',
+      [PG_LOCK_SPACE, PG_LOCK.leader],
+    );
+    if (rows[0]?.locked === true && !leading) {
+      leading = true;
+      logger?.info({ instanceId }, 'this instance leads the cluster (work that runs once runs here)');
+      tellLead();
+    }
+  };
+
+  /** The leader's work: end the subscriptions of instances that stopped refreshing their row. */
+  const endDeadInstances = async (): Promise<void> => {
+    const { rows: dead } = await pool.query<{ id: string }>(
+      `SELECT id FROM mesh_instances WHERE id <> $1 AND seen < now() - make_interval(secs => $2)`,
+      [instanceId, timers.deadAfterMs / 1000],
+    );
+    for (const { id } of dead) {
+      const { rows } = await pool.query<StatusRow>(
+        'SELECT kind, key, instance, value FROM mesh_status WHERE instance = $1 AND value IS NOT NULL',
+        [id],
+      );
+      const now = deps.now().toISOString();
+      const open = rows.filter((row) =>
+        ((JSON.parse(row.value as string) as Insight).subscriptions ?? []).some(
+          (s) => s.disconnectTime === undefined,
+        ),
+      );
+      await pool.query(UPSERT_STATUS_SQL, [
+        id,
+        open.map((row) => row.kind),
+        open.map((row) => row.key),
+        open.map((row) => JSON.stringify(ended(JSON.parse(row.value as string) as Insight, now))),
+      ]);
+      await pool.query('DELETE FROM mesh_instances WHERE id = $1', [id]);
+      logger?.warn(
+        { instance: id, subscriptions: open.length },
+        'an instance stopped (not seen for a while): its zones and proxies are shown offline',
+      );
+    }
+  };
+
+  const tick = async (): Promise<void> => {
+    try {
+      await pool.query(
+        'INSERT INTO mesh_instances (id) VALUES ($1) ON CONFLICT (id) DO UPDATE SET seen = now()',
+        [instanceId],
+      );
+      await publish(deps.status.takeChanged());
+      await readOthers();
+      await tryLead();
+      if (leading) await endDeadInstances();
+      if (failing) logger?.info('the cluster tables in PostgreSQL answer again');
+      failing = false;
+    } catch (err) {
+      if (!failing)
+        logger?.warn(
+          { reason: `PostgreSQL ${where}: ${errorChain(err)}` },
+          'cluster status failed (retrying)',
+        );
+      failing = true;
+    }
+  };
+
+  await tick();
+  const timer = setInterval(() => {
+    if (running || closed) return;
+    running = tick().finally(() => {
+      running = undefined;
+    });
+  }, timers.tickMs);
+  timer.unref();
+
+  return {
+    leads: () => leading,
+    onLeadChange(listener) {
+      leadListeners.add(listener);
+      return () => {
+        leadListeners.delete(listener);
+      };
+    },
+    async close() {
+      closed = true;
+      clearInterval(timer);
+      await running;
+      // Published before leaving: what this instance held ends with it.
+      await publish(deps.status.takeChanged()).catch(() => undefined);
+      await pool.query('DELETE FROM mesh_instances WHERE id = $1', [instanceId]).catch(() => undefined);
+      const holder = lockHolder;
+      lockHolder = undefined;
+      leading = false;
+      leadListeners.clear();
+      await holder?.end().catch(() => undefined);
+      await pool.end().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,199 @@
+import { afterEach, describe, expect, it } from 'vitest';
+
+import type { ControlPlane } from '../../src/runtime/control-plane.js';
+import { startControlPlane } from '../../src/runtime/control-plane.js';
+import { testConfig } from '../helpers/control-plane.js';
+import { createTestDatabase, onDatabase, TEST_PG } from '../helpers/postgres.js';
+import type { TestDatabase } from '../helpers/postgres.js';
+
+const json = { 'content-type': 'application/json' };
+
+/** Waits (polling) until `check` holds; the test's own timeout bounds it. */
+async function until(check: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+function route(name: string, weight: number, mesh = 'default'): Record<string, unknown> {
+  return {
+    type: 'TrafficRoute',
+    mesh,
+    name,
+    sources: [{ match: { 'mesh.io/service': '*' } }],
+    destinations: [{ match: { 'mesh.io/service': 'backend' } }],
+    conf: { split: [{ weight, destination: { 'mesh.io/service': 'backend' } }] },
+  };
+}
+
+describe('several control planes on one PostgreSQL log (issue 19, in process)', () => {
+  const databases: TestDatabase[] = [];
+  const planes: ControlPlane[] = [];
+
+  afterEach(async () => {
+    for (const cp of planes.splice(0)) await cp.close();
+    for (const db of databases.splice(0)) await db.drop();
+  });
+
+  async function cluster(n: number): Promise<ControlPlane[]> {
+    const db = await createTestDatabase();
+    databases.push(db);
+    const env = {
+      MESH_STORE_TYPE: 'postgres',
+      MESH_STORE_POSTGRES_HOST: TEST_PG.host,
+      MESH_STORE_POSTGRES_PORT: String(TEST_PG.port),
+      MESH_STORE_POSTGRES_USER: TEST_PG.user,
+      MESH_STORE_POSTGRES_DB_NAME: db.name,
+    };
+    // Started together, as a rolling deploy or a restart of every pod would.
+    const started = await Promise.all(
+      Array.from({ length: n }, () => startControlPlane(testConfig(env), { listen: false })),
+    );
+    planes.push(...started);
+    await Promise.all(started.map((cp) => cp.defaultsReady));
+    return started;
+  }
+
+  const put = (cp: ControlPlane, path: string, body: unknown, headers: Record<string, string> = {}) =>
+    cp.app.inject({
+      method: 'PUT',
+      url: path,
+      headers: { ...json, ...headers },
+      payload: JSON.stringify(body),
+    });
+  const get = (cp: ControlPlane, path: string) => cp.app.inject({ method: 'GET', url: path });
+
+  it('starts several at once on one cluster id, one default mesh and one set of signing keys', async () => {
+    const [a, b, c] = await cluster(3);
+    for (const cp of [b, c]) await until(() => cp.log.head() === a.log.head());
+    const ids = await Promise.all([a, b, c].map(async (cp) => (await get(cp, '/')).json()));
+    expect(new Set(ids.map((id) => id.clusterId)).size).toBe(1);
+    expect(new Set(ids.map((id) => id.instanceId)).size).toBe(3);
+    const meshes = await get(a, '/meshes');
+    expect(meshes.json().items.map((m: { name: string }) => m.name)).toEqual(['default']);
+    const keys = await onDatabase(databases[0].name, async (client) => {
+      const { rows } = await client.query<{ name: string; n: number }>(
+        `SELECT name, count(*)::int AS n FROM mesh_log_entries
+         WHERE kind IN ('GlobalSecret', 'Secret') GROUP BY name ORDER BY name`,
+      );
+      return rows;
+    });
+    // Each key written once: the instances that lost the race decided again and found it there.
+    expect(keys.length).toBeGreaterThan(0);
+    for (const key of keys) expect(key).toMatchObject({ n: 1 });
+  });
+
+  it('reads its own writes at once, and the others reflect them', async () => {
+    const [a, b] = await cluster(2);
+    const created = await put(a, '/meshes/default/traffic-routes/web', route('web', 1));
+    expect(created.statusCode).toBe(201);
+    const etag = created.headers.etag;
+    expect((await get(a, '/meshes/default/traffic-routes/web')).headers.etag).toBe(etag);
+    await until(async () => (await get(b, '/meshes/default/traffic-routes/web')).headers.etag === etag);
+    expect((await get(b, '/meshes/default/traffic-routes/web')).json()).toEqual(
+      (await get(a, '/meshes/default/traffic-routes/web')).json(),
+    );
+  });
+
+  it('refuses with 412 a write whose If-Match another instance has made stale, even before it has read it', async () => {
+    const [a, b] = await cluster(2);
+    const created = await put(a, '/meshes/default/traffic-routes/web', route('web', 1));
+    const etag = created.headers.etag as string;
+    await until(async () => (await get(b, '/meshes/default/traffic-routes/web')).headers.etag === etag);
+    // b changes it; a is asked to change the version it knows, at once (its tail may lag).
+    const onB = await put(b, '/meshes/default/traffic-routes/web', route('web', 2), { 'if-match': etag });
+    expect(onB.statusCode).toBe(200);
+    const onA = await put(a, '/meshes/default/traffic-routes/web', route('web', 3), { 'if-match': etag });
+    expect(onA.statusCode).toBe(412);
+    expect((await get(a, '/meshes/default/traffic-routes/web')).json()).toMatchObject({
+      conf: { split: [{ weight: 2 }] },
+    });
+  });
+
+  it('loses no update when instances race on one resource: each write is in its history', async () => {
+    const [a, b, c] = await cluster(3);
+    await put(a, '/meshes/default/traffic-routes/web', route('web', 1));
+    const writes = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        put([a, b, c][i % 3], '/meshes/default/traffic-routes/web', route('web', i + 10)),
+      ),
+    );
+    expect(writes.map((w) => w.statusCode).every((s) => s === 200)).toBe(true);
+    for (const cp of [a, b, c]) await cp.log.catchUp();
+    const history = (await get(a, '/meshes/default/traffic-routes/web/_history?size=100')).json();
+    const weights = (history.items as { resource?: { conf: { split: { weight: number }[] } } }[])
+      .map((item) => item.resource?.conf.split[0].weight)
+      .filter((w): w is number => w !== undefined);
+    expect(new Set(weights)).toEqual(new Set([1, ...Array.from({ length: 30 }, (_, i) => i + 10)]));
+    // Every answered revision is the one that wrote that body, and all instances agree on the last.
+    const last = (await get(a, '/meshes/default/traffic-routes/web')).json();
+    for (const cp of [b, c])
+      expect((await get(cp, '/meshes/default/traffic-routes/web')).json()).toEqual(last);
+  });
+
+  it('leaves no resource in a deleted mesh when one instance deletes it while another writes into it', async () => {
+    const [a, b] = await cluster(2);
+    expect((await put(a, '/meshes/shop', { type: 'Mesh', name: 'shop' })).statusCode).toBe(201);
+    await until(async () => (await get(b, '/meshes/shop')).statusCode === 200);
+    const [removed, written] = await Promise.all([
+      a.app.inject({ method: 'DELETE', url: '/meshes/shop' }),
+      put(b, '/meshes/shop/traffic-routes/late', route('late', 1, 'shop')),
+    ]);
+    expect(removed.statusCode).toBe(200);
+    // Either the route came first (and the mesh delete took it along) or it was refused (no mesh).
+    expect([201, 400]).toContain(written.statusCode);
+    for (const cp of [a, b]) {
+      await cp.log.catchUp();
+      expect((await get(cp, '/meshes/shop/traffic-routes/late')).statusCode).toBe(404);
+    }
+  });
+
+  it("has the leader end a dead instance's proxy and zone subscriptions, and shares each instance's status", async () => {
+    const db = await createTestDatabase();
+    databases.push(db);
+    const env = {
+      MESH_STORE_TYPE: 'postgres',
+      MESH_STORE_POSTGRES_HOST: TEST_PG.host,
+      MESH_STORE_POSTGRES_PORT: String(TEST_PG.port),
+      MESH_STORE_POSTGRES_USER: TEST_PG.user,
+      MESH_STORE_POSTGRES_DB_NAME: db.name,
+    };
+    const cluster = { tickMs: 50, deadAfterMs: 1000 };
+    const a = await startControlPlane(testConfig(env), { listen: false, cluster });
+    planes.push(a);
+    // What an instance killed with SIGKILL leaves: its last heartbeat and its open subscriptions.
+    const open = {
+      subscriptions: [
+        { id: 'gone-1', connectTime: '2026-01-01T00:00:00.000Z', controlPlaneInstanceId: 'gone' },
+      ],
+    };
+    await onDatabase(db.name, async (client) => {
+      await client.query(
+        "INSERT INTO mesh_instances (id, seen) VALUES ('gone', now() - interval '1 minute')",
+      );
+      await client.query(
+        `INSERT INTO mesh_status (kind, key, instance, value) VALUES
+         ('dataplane', 'default/web-1', 'gone', $1), ('zone', 'east', 'gone', $1)`,
+        [JSON.stringify(open)],
+      );
+    });
+    await until(
+      () => a.status.dataplaneInsight('default', 'web-1')?.subscriptions?.[0]?.disconnectTime !== undefined,
+    );
+    expect(a.status.zoneInsight('east')?.subscriptions?.[0]).toMatchObject({
+      id: 'gone-1',
+      disconnectTime: expect.any(String),
+    });
+    const instances = await onDatabase(
+      db.name,
+      async (client) => (await client.query('SELECT id FROM mesh_instances')).rows,
+    );
+    expect(instances.map((row) => row.id)).not.toContain('gone');
+
+    // A second instance sees what the first publishes of its own (here, a proxy it serves).
+    const b = await startControlPlane(testConfig(env), { listen: false, cluster });
+    planes.push(b);
+    const mine = { subscriptions: [{ id: 'a-1', connectTime: '2026-01-02T00:00:00.000Z' }] };
+    a.status.setDataplaneInsight('default', 'api-1', mine);
+    await until(() => b.status.dataplaneInsight('default', 'api-1') !== undefined);
+    expect(b.status.dataplaneInsight('default', 'api-1')).toEqual(mine);
+  });
+});
