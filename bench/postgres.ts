@@ -15,7 +15,7 @@ import { dataplane } from './fixtures.js';
 import type { BenchDatabase } from './lib/postgres.js';
 import { createBenchDatabase, pgStoreEnv } from './lib/postgres.js';
 import type { LoadResult, Started } from './lib/processes.js';
-import { runToEnd, startMeshCp, startTsBaseline } from './lib/processes.js';
+import { cpuMsOf, runToEnd, startMeshCp, startTsBaseline } from './lib/processes.js';
 import type { PutLoad } from './lib/put-load.js';
 import type { FigureSpec, GroupOptions } from './lib/measure.js';
 import { groupSelection, measureFigure } from './lib/measure.js';
@@ -128,7 +128,16 @@ export async function pgFigures(opts: PgGroupOptions): Promise<Figure[]> {
         Promise.all(
           targets.map((t, k) => opts.putLoad(t, DATAPLANES, { connections: shares[k], part: [k, 3] })),
         );
-      const runs: Array<{ three: LoadResult[]; one: LoadResult[] }> = [];
+      /** The loads, and the mesh-cp CPU (ms, all instances) per acknowledged write. */
+      const runs: Array<{ three: LoadResult[]; one: LoadResult[]; cpuThree: number; cpuOne: number }> = [];
+      /** `loads` on `targets`, with the CPU the distinct instances used per write meanwhile. */
+      const measured = async (targets: Started[]): Promise<{ loads: LoadResult[]; cpu: number }> => {
+        const pids = [...new Set(targets.map((t) => t.proc.pid as number))];
+        const before = pids.map(cpuMsOf);
+        const loads = await spread(targets);
+        const used = pids.reduce((sum, pid, i) => sum + cpuMsOf(pid) - before[i], 0);
+        return { loads, cpu: used / loads.reduce((n, l) => n + l.total, 0) };
+      };
       const f = await figure(
         {
           name: 'pg-three-instances',
@@ -145,7 +154,9 @@ export async function pgFigures(opts: PgGroupOptions): Promise<Figure[]> {
             for (let i = 0; i < 3; i++) servers.push(await onPg(threeDb));
             servers.push(await onPg(oneDb));
             const one = servers[3];
-            const run = { three: await spread(servers.slice(0, 3)), one: await spread([one, one, one]) };
+            const three = await measured(servers.slice(0, 3));
+            const single = await measured([one, one, one]);
+            const run = { three: three.loads, one: single.loads, cpuThree: three.cpu, cpuOne: single.cpu };
             assert2xx('pg-three-instances', {
               ...Object.fromEntries(run.three.map((r, k) => [`instance ${k + 1} of 3`, r])),
               ...Object.fromEntries(run.one.map((r, k) => [`load ${k + 1} on one`, r])),
@@ -165,7 +176,8 @@ export async function pgFigures(opts: PgGroupOptions): Promise<Figure[]> {
         median(counted.map((r) => Math.max(...pick(r).map((l) => l.p99)))).toFixed(1);
       f.note =
         `reported, not gated (issue 19: "reported beside one"); ${c} connections in both, as three loads of ${shares.join('/')} over disjoint thirds of the 2,000 data planes, ` +
-        `each on its own instance or all three on the one; per instance ${per.join(' / ')} req/s; worst load's p99 ms three ${p99((r) => r.three)}, one ${p99((r) => r.one)} (medians of the same runs)`;
+        `each on its own instance or all three on the one; per instance ${per.join(' / ')} req/s; worst load's p99 ms three ${p99((r) => r.three)}, one ${p99((r) => r.one)}; ` +
+        `mesh-cp CPU per write (all instances, /proc) three ${median(counted.map((r) => r.cpuThree)).toFixed(2)} ms, one ${median(counted.map((r) => r.cpuOne)).toFixed(2)} ms (medians of the same runs)`;
     }
   } finally {
     await Promise.allSettled(databases.map((db) => db.drop()));
