@@ -93,6 +93,14 @@ export interface Commands {
  */
 const MAX_DECISIONS = 20;
 
+/** Refusals that depend on the current state: given only once the log has been caught up with. */
+const REFUSALS: ReadonlySet<string> = new Set([
+  'PRECONDITION_FAILED',
+  'NOT_FOUND',
+  'INVALID_BODY',
+  'CONFLICT',
+]);
+
 /** `Mesh default` or `TrafficRoute default/route-1`, for messages. */
 const describe = (req: { kind: string; mesh?: string; name: string }): string =>
   `${req.kind} ${req.mesh === undefined ? '' : `${req.mesh}/`}${req.name}`;
@@ -180,10 +188,20 @@ export function createCommands(deps: {
 
   /** Runs `attempt` again while the log refuses its write for a conflict with another instance. */
   const decideAgain = async <T>(what: string, attempt: () => Promise<T>): Promise<T> => {
+    let caughtUp = false;
     for (let decisions = 1; ; decisions += 1) {
       try {
         return await attempt();
       } catch (error) {
+        if (error instanceof AppError && REFUSALS.has(error.code) && !caughtUp) {
+          // A refusal is given on the newest state: with other instances on the log (an If-Match of
+          // a revision one of them just wrote), this one first applies what they appended.
+          caughtUp = true;
+          const head = log.head();
+          await log.catchUp();
+          if (log.head() !== head) continue;
+          throw error;
+        }
         if (!(error instanceof AppendConflict)) throw error;
         if (decisions >= MAX_DECISIONS) {
           throw new AppError(

@@ -17,6 +17,11 @@ export interface PgLogOptions {
   /** Most connections of the log: the writer, the listener, and at least one for reads (default 8). */
   maxConnections?: number;
   /**
+   * Told once when the connection that wakes this instance for other instances' appends drops
+   * (their entries then arrive by the poll alone) and once when it listens again.
+   */
+  onListenState?: (change: { listening: false; reason: string } | { listening: true }) => void;
+  /**
    * How often the log looks for other instances' entries without being notified (default 500 ms):
    * a lost notification delays them by this much at most, never loses them.
    */
@@ -99,6 +104,8 @@ export function createPgLog(options: PgLogOptions): EventLog {
   let listener: pg.Client | undefined;
   let listenerRetry: NodeJS.Timeout | undefined;
   let listenerDelayMs = 100;
+  /** Whether the listener is known to be lost (told once each way). */
+  let listenerDown = false;
   let pollTimer: NodeJS.Timeout | undefined;
   let opened = false;
   let closing: Promise<void> | undefined;
@@ -235,8 +242,7 @@ export function createPgLog(options: PgLogOptions): EventLog {
         if (error instanceof AppError) throw error;
         // node-postgres says only "not queryable" for a session that ended while idle: the reason
         // PostgreSQL gave then (a restart, a terminated backend) is the one worth telling.
-        const cause = writerLost ?? error;
-        throw new Error(`PostgreSQL ${where}: ${errorChain(cause)}`, { cause });
+        throw new Error(`PostgreSQL ${where}`, { cause: writerLost ?? error });
       }
       injectedFault();
     });
@@ -325,7 +331,11 @@ export function createPgLog(options: PgLogOptions): EventLog {
     try {
       client = await connect('listener');
       await client.query(`LISTEN ${PG_LOG_CHANNEL}`);
-    } catch {
+    } catch (error) {
+      if (!listenerDown) {
+        listenerDown = true;
+        options.onListenState?.({ listening: false, reason: errorChain(error) });
+      }
       if (opened)
         listenerRetry = setTimeout(
           () => void listen(),
@@ -339,13 +349,27 @@ export function createPgLog(options: PgLogOptions): EventLog {
     }
     listenerDelayMs = 100;
     listener = client;
+    if (listenerDown) {
+      listenerDown = false;
+      options.onListenState?.({ listening: true });
+    }
+    let lost: Error | undefined;
+    client.on('error', (error) => {
+      lost = error;
+    });
     client.on('notification', (message) => {
       if (Number(message.payload) > core.head()) void tail().catch(() => undefined);
     });
     client.on('end', () => {
       if (listener !== client) return;
       listener = undefined;
-      if (opened) listenerRetry = setTimeout(() => void listen(), listenerDelayMs);
+      if (!opened) return;
+      listenerDown = true;
+      options.onListenState?.({
+        listening: false,
+        reason: lost === undefined ? 'the connection ended' : errorChain(lost),
+      });
+      listenerRetry = setTimeout(() => void listen(), listenerDelayMs);
     });
     // What was appended while no listener was connected.
     void tail().catch(() => undefined);

@@ -119,6 +119,7 @@ async function openPgLog(
   config: Config,
   now: () => Date,
   onWriteState: (change: WriteStateChange) => void,
+  logger: Logger | undefined,
 ): Promise<EventLog> {
   const [{ createPgLog }, { pgClientConfig }] = await Promise.all([
     import('../events/pg-log.js'),
@@ -126,6 +127,15 @@ async function openPgLog(
   ]);
   const { postgres } = config.store;
   return createPgLog({
+    onListenState: (change) => {
+      if (change.listening) logger?.info("notified of the other instances' writes again");
+      else {
+        logger?.warn(
+          { reason: change.reason },
+          "not notified of the other instances' writes (reconnecting); they arrive by the 500 ms poll meanwhile",
+        );
+      }
+    },
     connection: pgClientConfig(postgres),
     // Two of the instance's connections are the cluster's (pg-cluster.ts): its status and its leader lock.
     maxConnections: postgres.maxOpenConnections - 2,
@@ -143,7 +153,7 @@ async function openLog(config: Config, now: () => Date, opts: StartOptions): Pro
     config.store.type === 'memory'
       ? createMemoryLog({ now })
       : config.store.type === 'postgres'
-        ? await openPgLog(config, now, onWriteState)
+        ? await openPgLog(config, now, onWriteState, opts.logger)
         : createLevelLog({ path: config.store.level.path, now, onWriteState, ...opts.levelLog });
   await log.open();
   return log;

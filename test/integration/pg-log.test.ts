@@ -180,7 +180,8 @@ describe('PostgreSQL event log: what the contract suite does not cover', () => {
     await onDatabase(name, (client) =>
       client.query(
         `SELECT pg_terminate_backend(pid) FROM pg_locks
-         WHERE locktype = 'advisory' AND classid = $1 AND objid = $2`,
+         WHERE locktype = 'advisory' AND classid = $1 AND objid = $2
+           AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
         [PG_LOCK_SPACE, PG_LOCK.log],
       ),
     );
