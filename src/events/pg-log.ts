@@ -358,6 +358,10 @@ export function createPgLog(options: PgLogOptions): EventLog {
       lost = error;
     });
     client.on('notification', (message) => {
+      // This instance's own appends notify too, often before their answer is read: not a reason to
+      // read the log (the read would wait for that write and find nothing new).
+      if (message.processId === (writer as (pg.Client & { processID?: number }) | undefined)?.processID)
+        return;
       if (Number(message.payload) > core.head()) void tail().catch(() => undefined);
     });
     client.on('end', () => {
