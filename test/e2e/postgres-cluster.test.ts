@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { generateSelfSigned } from '../../src/runtime/tls.js';
 import { tempDir } from '../helpers/control-plane.js';
 import { eventually } from '../helpers/multizone.js';
-import { createTestDatabase, TEST_PG } from '../helpers/postgres.js';
+import { createTestDatabase, pgStoreEnv } from '../helpers/postgres.js';
 import type { TestDatabase } from '../helpers/postgres.js';
 import { meshCp, startMeshCp } from '../helpers/process.js';
 import type { CpProcess } from '../helpers/process.js';
@@ -23,15 +23,7 @@ interface Instance {
 }
 
 /** The env that points `run` and the log tools at the PostgreSQL log of `database`. */
-function pgEnv(database: string): Record<string, string> {
-  return {
-    MESH_STORE_TYPE: 'postgres',
-    MESH_STORE_POSTGRES_HOST: TEST_PG.host,
-    MESH_STORE_POSTGRES_PORT: String(TEST_PG.port),
-    MESH_STORE_POSTGRES_USER: TEST_PG.user,
-    MESH_STORE_POSTGRES_DB_NAME: database,
-  };
-}
+const pgEnv = pgStoreEnv;
 
 /** A TrafficPermission of mesh `default` whose destination service is `value` (what tells writes apart). */
 function permission(name: string, value: string): Record<string, unknown> {

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { GENESIS_HASH, sealEntry } from '../../src/events/hash.js';
 import { tempDir } from '../helpers/control-plane.js';
-import { createTestDatabase, onDatabase, TEST_PG } from '../helpers/postgres.js';
+import { createTestDatabase, onDatabase, pgStoreEnv, TEST_PG } from '../helpers/postgres.js';
 import type { TestDatabase } from '../helpers/postgres.js';
 import { meshCp, startMeshCp } from '../helpers/process.js';
 import type { CpProcess } from '../helpers/process.js';
@@ -13,15 +13,7 @@ import type { CpProcess } from '../helpers/process.js';
 const SERVER_ENV = { MESH_API_SERVER_HTTPS_ENABLED: 'false' };
 
 /** The env that points `run` and the log tools at the PostgreSQL log of `database`. */
-function pgEnv(database: string): Record<string, string> {
-  return {
-    MESH_STORE_TYPE: 'postgres',
-    MESH_STORE_POSTGRES_HOST: TEST_PG.host,
-    MESH_STORE_POSTGRES_PORT: String(TEST_PG.port),
-    MESH_STORE_POSTGRES_USER: TEST_PG.user,
-    MESH_STORE_POSTGRES_DB_NAME: database,
-  };
-}
+const pgEnv = pgStoreEnv;
 
 function putPermission(port: number, service: string): Promise<Response> {
   const all = [{ match: { 'mesh.io/service': '*' } }];

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { PG_LOCK, PG_LOCK_SPACE } from '../../src/events/pg-schema.js';
-import { createTestDatabase, onDatabase, TEST_PG } from '../helpers/postgres.js';
+import { createTestDatabase, onDatabase, pgStoreEnv, TEST_PG } from '../helpers/postgres.js';
 import type { TestDatabase } from '../helpers/postgres.js';
 import { startMeshCp } from '../helpers/process.js';
 import type { CpProcess } from '../helpers/process.js';
@@ -50,13 +50,7 @@ describe('mesh-cp run on PostgreSQL (issue 19)', () => {
 
   /** `node dist/bin/mesh-cp.js run` on the PostgreSQL store of `name`. */
   function start(name: string): CpProcess {
-    const cp = startMeshCp({
-      MESH_STORE_TYPE: 'postgres',
-      MESH_STORE_POSTGRES_HOST: TEST_PG.host,
-      MESH_STORE_POSTGRES_PORT: String(TEST_PG.port),
-      MESH_STORE_POSTGRES_USER: TEST_PG.user,
-      MESH_STORE_POSTGRES_DB_NAME: name,
-    });
+    const cp = startMeshCp(pgStoreEnv(name));
     started.push(cp);
     return cp;
   }

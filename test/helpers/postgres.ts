@@ -16,7 +16,7 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-async function admin<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
+async function admin<T>(run: (client: pg.Client) => Promise<T>, needs = 'These tests'): Promise<T> {
   const client = new pg.Client({ ...TEST_PG, database: 'postgres', connectionTimeoutMillis: 5000 });
   client.on('error', () => undefined);
   try {
@@ -25,7 +25,7 @@ async function admin<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
     await client.end().catch(() => undefined);
     throw new Error(
       `PostgreSQL at ${TEST_PG.host}:${TEST_PG.port} (user ${TEST_PG.user}) cannot be reached: ` +
-        `${(error as Error).message}. These tests need it: start it (pg_ctlcluster 15 main start, ` +
+        `${(error as Error).message}. ${needs} need it: start it (pg_ctlcluster 15 main start, ` +
         `see docs/postgres.md) or point PGHOST/PGPORT/PGUSER at one`,
       { cause: error },
     );
@@ -37,14 +37,35 @@ async function admin<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-/** Creates an empty database `mesh_cp_test_<random>`; fails with a clear message when PostgreSQL is down. */
-export async function createTestDatabase(): Promise<TestDatabase> {
-  const name = `mesh_cp_test_${randomBytes(6).toString('hex')}`;
-  await admin((client) => client.query(`CREATE DATABASE ${name}`));
+/**
+ * Creates an empty database `<prefix><random>` (`mesh_cp_test_` unless told); fails with a clear
+ * message, naming who `needs` it, when PostgreSQL is down. `drop` may be called more than once.
+ */
+export async function createTestDatabase(
+  opts: { prefix?: string; needs?: string } = {},
+): Promise<TestDatabase> {
+  const name = `${opts.prefix ?? 'mesh_cp_test_'}${randomBytes(6).toString('hex')}`;
+  await admin((client) => client.query(`CREATE DATABASE ${name}`), opts.needs);
+  let dropped: Promise<void> | undefined;
   return {
     name,
     drop: () =>
-      admin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
+      (dropped ??= admin(
+        (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+        opts.needs,
+      ).then(() => undefined)),
+  };
+}
+
+/** The env of `mesh-cp run` (or `testConfig`) with its event log in database `name`. */
+export function pgStoreEnv(name: string): Record<string, string> {
+  return {
+    MESH_STORE_TYPE: 'postgres',
+    MESH_STORE_POSTGRES_HOST: TEST_PG.host,
+    MESH_STORE_POSTGRES_PORT: String(TEST_PG.port),
+    MESH_STORE_POSTGRES_USER: TEST_PG.user,
+    ...(TEST_PG.password === undefined ? {} : { MESH_STORE_POSTGRES_PASSWORD: TEST_PG.password }),
+    MESH_STORE_POSTGRES_DB_NAME: name,
   };
 }
 

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { startControlPlane } from '../../src/runtime/control-plane.js';
 import { testConfig } from '../helpers/control-plane.js';
-import { createTestDatabase, onDatabase, TEST_PG } from '../helpers/postgres.js';
+import { createTestDatabase, onDatabase, pgStoreEnv } from '../helpers/postgres.js';
 import type { TestDatabase } from '../helpers/postgres.js';
 
 const json = { 'content-type': 'application/json' };
@@ -36,13 +36,7 @@ describe('several control planes on one PostgreSQL log (issue 19, in process)', 
   async function cluster(n: number): Promise<ControlPlane[]> {
     const db = await createTestDatabase();
     databases.push(db);
-    const env = {
-      MESH_STORE_TYPE: 'postgres',
-      MESH_STORE_POSTGRES_HOST: TEST_PG.host,
-      MESH_STORE_POSTGRES_PORT: String(TEST_PG.port),
-      MESH_STORE_POSTGRES_USER: TEST_PG.user,
-      MESH_STORE_POSTGRES_DB_NAME: db.name,
-    };
+    const env = pgStoreEnv(db.name);
     // Started together, as a rolling deploy or a restart of every pod would.
     const started = await Promise.all(
       Array.from({ length: n }, () => startControlPlane(testConfig(env), { listen: false })),
@@ -149,13 +143,7 @@ describe('several control planes on one PostgreSQL log (issue 19, in process)', 
   it("has the leader end a dead instance's proxy and zone subscriptions, and shares each instance's status", async () => {
     const db = await createTestDatabase();
     databases.push(db);
-    const env = {
-      MESH_STORE_TYPE: 'postgres',
-      MESH_STORE_POSTGRES_HOST: TEST_PG.host,
-      MESH_STORE_POSTGRES_PORT: String(TEST_PG.port),
-      MESH_STORE_POSTGRES_USER: TEST_PG.user,
-      MESH_STORE_POSTGRES_DB_NAME: db.name,
-    };
+    const env = pgStoreEnv(db.name);
     const cluster = { tickMs: 50, deadAfterMs: 1000 };
     const a = await startControlPlane(testConfig(env), { listen: false, cluster });
     planes.push(a);

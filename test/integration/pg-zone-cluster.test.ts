@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Subscription } from '../../src/status/status-store.js';
 import { tempDir } from '../helpers/control-plane.js';
 import { startGlobal, startZone, tp, zoneToken } from '../helpers/multizone.js';
-import { createTestDatabase, TEST_PG } from '../helpers/postgres.js';
+import { createTestDatabase, pgStoreEnv } from '../helpers/postgres.js';
 import type { TestDatabase } from '../helpers/postgres.js';
 
 /** Waits (polling) until `check` holds; the test's own timeout bounds it. */
@@ -25,13 +25,7 @@ describe('a zone of several instances on one PostgreSQL log (issue 19)', () => {
     const db: TestDatabase = await createTestDatabase();
     cleanups.push(() => db.drop());
     const token = await zoneToken(global, 'east');
-    const pg = {
-      MESH_STORE_TYPE: 'postgres',
-      MESH_STORE_POSTGRES_HOST: TEST_PG.host,
-      MESH_STORE_POSTGRES_PORT: String(TEST_PG.port),
-      MESH_STORE_POSTGRES_USER: TEST_PG.user,
-      MESH_STORE_POSTGRES_DB_NAME: db.name,
-    };
+    const pg = pgStoreEnv(db.name);
     const first = await startZone(global, dir.path, 'east', token, pg);
     let firstOpen = true;
     cleanups.push(() => (firstOpen ? first.close() : undefined));
