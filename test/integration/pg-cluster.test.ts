@@ -153,7 +153,10 @@ describe('several control planes on one PostgreSQL log (issue 19, in process)', 
         { id: 'gone-1', connectTime: '2026-01-01T00:00:00.000Z', controlPlaneInstanceId: 'gone' },
       ],
     };
+    // Both in one transaction: the leader (ticking every 50 ms) must not find the dead instance
+    // before its rows are there, which a real instance's rows always are.
     await onDatabase(db.name, async (client) => {
+      await client.query('BEGIN');
       await client.query(
         "INSERT INTO mesh_instances (id, seen) VALUES ('gone', now() - interval '1 minute')",
       );
@@ -162,6 +165,7 @@ describe('several control planes on one PostgreSQL log (issue 19, in process)', 
          ('dataplane', 'default/web-1', 'gone', $1), ('zone', 'east', 'gone', $1)`,
         [JSON.stringify(open)],
       );
+      await client.query('COMMIT');
     });
     await until(
       () => a.status.dataplaneInsight('default', 'web-1')?.subscriptions?.[0]?.disconnectTime !== undefined,
