@@ -107,8 +107,6 @@ const describe = (req: { kind: string; mesh?: string; name: string }): string =>
 
 const SYSTEM_ACTOR: Actor = { name: 'mesh-cp', groups: ['mesh-system'], address: 'local' };
 
-const overlayKey = readKey;
-
 /**
  * Creates the write path. Decisions run synchronously against the committed views overlaid with
  * writes that are appended but not yet durable, so racing writers are serialised (If-Match holds)
@@ -134,7 +132,7 @@ export function createCommands(deps: {
 
   const state: DecideState = {
     get(kind, mesh, name) {
-      const key = overlayKey(kind, mesh, name);
+      const key = readKey(kind, mesh, name);
       reads?.keys.add(key);
       const o = overlay.get(key);
       if (o) return o.current ?? undefined;
@@ -147,7 +145,7 @@ export function createCommands(deps: {
       const seen = new Set<string>();
       for (const kind of meshKinds) {
         views.each(kind, mesh, (item) => {
-          const key = overlayKey(kind, mesh, item.name);
+          const key = readKey(kind, mesh, item.name);
           seen.add(key);
           const cur = state.get(kind, mesh, item.name);
           if (cur) out.push({ kind, name: item.name, current: cur });
@@ -222,7 +220,7 @@ export function createCommands(deps: {
     const { entries, durable } = log.append(events, meta, decidedOn);
     const keys: Array<[string, number]> = [];
     for (const e of entries) {
-      const key = overlayKey(e.kind, e.mesh, e.name);
+      const key = readKey(e.kind, e.mesh, e.name);
       const current = e.resource ? { resource: e.resource, revision: e.revision, origin: e.origin } : null;
       overlay.set(key, { current, revision: e.revision });
       keys.push([key, e.revision]);

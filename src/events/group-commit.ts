@@ -194,10 +194,15 @@ export function createGroupCommit(deps: GroupCommitDeps): GroupCommit {
     }
   }
 
+  /** Records why the log cannot write: what the 503s and /ready say. */
+  function refuseWith(error: unknown): string {
+    failureReason = `event log cannot write: ${errorChain(error)}`;
+    failure = logUnavailable(`${failureReason}; writes are refused until it recovers (retrying)`, error);
+    return failureReason;
+  }
+
   function fail(error: unknown, groups: QueuedGroup[]): void {
-    const reason = `event log cannot write: ${errorChain(error)}`;
-    failureReason = reason;
-    failure = logUnavailable(`${reason}; writes are refused until it recovers (retrying)`, error);
+    const reason = refuseWith(error);
     // The failed batch and every group queued behind it (chained on its hashes) are refused, and
     // the chain resumes from the durable head: nothing answered 503 is ever acknowledged.
     const rejected = [...groups, ...queue];
@@ -229,11 +234,7 @@ export function createGroupCommit(deps: GroupCommitDeps): GroupCommit {
           recovering = undefined;
           if (state !== 'failed') return;
           // What stops it now (a server still down) is what the 503s and /ready say, not the first error.
-          failureReason = `event log cannot write: ${errorChain(error)}`;
-          failure = logUnavailable(
-            `${failureReason}; writes are refused until it recovers (retrying)`,
-            error,
-          );
+          refuseWith(error);
           scheduleRecovery(Math.min(delayMs * 2, retry.maxMs));
         },
       );
@@ -324,18 +325,18 @@ export function createGroupCommit(deps: GroupCommitDeps): GroupCommit {
     const rebase = batch.rebase;
     // The adapter may write a rebased batch: what it wrote is the batch its rebase returned last.
     batch.rebase = (others) => (batch = rebase(others));
-    let groups = live;
     try {
       await deps.write(batch);
-      groups = live;
     } catch (error) {
       writing = false;
       fail(error, live);
+      live = [];
       settleIdle();
       return;
-    } finally {
-      live = [];
     }
+    // The groups the written batch holds (a rebase may have refused some).
+    const groups = live;
+    live = [];
     const { entries } = batch;
     writing = false;
     durableHead = batch.head;
