@@ -69,9 +69,24 @@ export function startProcess(
 }
 
 /**
- * Starts mesh-cp as users start it (`mesh-cp run`), on a data dir, free ports. Node flags for the
- * server alone (to profile it under a scenario) come from BENCH_SERVER_NODE_FLAGS, e.g.
- * `--cpu-prof --cpu-prof-dir=/tmp/prof`; a scenario adds its own in `nodeFlags` (`--inspect=…`).
+ * The node flags of `npm start` (package.json's start script, `exec node <flags>
+ * dist/bin/mesh-cp.js run`): the bench runs mesh-cp with them, as `npm start` does.
+ */
+export function startScriptFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const m = /^exec node((?: --[^ ]+)*) dist\/bin\/mesh-cp\.js run$/.exec(pkg.scripts.start);
+  if (!m)
+    throw new Error(
+      `package.json's start script is not "exec node [flags] dist/bin/mesh-cp.js run": ${pkg.scripts.start}`,
+    );
+  return m[1].split(' ').filter(Boolean);
+}
+
+/**
+ * Starts mesh-cp as users start it (`npm start`'s command: node with the start script's flags,
+ * `mesh-cp run`), on a data dir, free ports. Node flags for the server alone (to profile it under
+ * a scenario) come from BENCH_SERVER_NODE_FLAGS, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`; a
+ * scenario adds its own in `nodeFlags` (`--inspect=…`).
  */
 export function startMeshCp(
   dataDir: string,
@@ -81,7 +96,7 @@ export function startMeshCp(
   const flags = (process.env.BENCH_SERVER_NODE_FLAGS ?? '').split(' ').filter(Boolean);
   return startProcess(
     'node',
-    [...flags, ...nodeFlags, 'dist/bin/mesh-cp.js', 'run'],
+    [...startScriptFlags(), ...flags, ...nodeFlags, 'dist/bin/mesh-cp.js', 'run'],
     {
       MESH_STORE_LEVEL_PATH: dataDir,
       MESH_API_SERVER_PORT: '0',

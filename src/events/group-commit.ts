@@ -345,11 +345,12 @@ export function createGroupCommit(deps: GroupCommitDeps): GroupCommit {
     if (assignedHead === durableHead) assignedHash = durableHash;
     counters.batches += 1;
     counters.entries += entries.length;
+    // The next batch (appends made while this one was written) goes to the store first, before the
+    // listeners apply this one and the appenders answer their callers: its synced write runs while
+    // they do, so the pipeline never stalls on them.
+    if (!scheduled && queue.length > 0) void flush();
     notify(entries);
     pruneForeign();
-    // The next batch (appends made while this one was written) is queued before the appenders are
-    // resumed, so its synced write runs while they answer their callers: the pipeline never stalls.
-    scheduleFlush();
     for (const group of groups) group.resolve();
     settleIdle();
   }

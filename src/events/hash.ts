@@ -47,10 +47,30 @@ export function sealEntry(
   entry.origin = input.origin;
   entry.prevHash = prevHash;
   entry.hash = '';
-  const withEmptyHash = JSON.stringify(entry);
+  const withEmptyHash =
+    input.resourceJson !== undefined && input.resource !== undefined
+      ? entryJson(entry, input.resourceJson)
+      : JSON.stringify(entry);
   entry.hash = hashJson(prevHash, `${withEmptyHash.slice(0, -EMPTY_HASH_TAIL.length)}}`);
   // The stored JSON is the same text with the hash between the empty hash's quotes.
   return { entry, json: `${withEmptyHash.slice(0, -2)}${entry.hash}"}` };
+}
+
+/**
+ * `JSON.stringify(entry)` of an entry with a resource and an empty hash, the resource's JSON
+ * (`JSON.stringify(entry.resource)`) given: the same text (keys in the order sealEntry assigns
+ * them, each value as JSON.stringify writes it), without serializing the resource again, ~1 µs of
+ * every write (test/unit/events/seal-entry.test.ts compares the two).
+ */
+function entryJson(entry: LogEntry, resourceJson: string): string {
+  const str = JSON.stringify;
+  const mesh = entry.mesh !== undefined ? `,"mesh":${str(entry.mesh)}` : '';
+  const previous = entry.previous !== undefined ? `"previous":${str(entry.previous)},` : '';
+  return (
+    `{"revision":${str(entry.revision)},"time":${str(entry.time)},"kind":${str(entry.kind)}${mesh},` +
+    `"name":${str(entry.name)},"operation":${str(entry.operation)},"resource":${resourceJson},${previous}` +
+    `"actor":${str(entry.actor)},"origin":${str(entry.origin)},"prevHash":${str(entry.prevHash)},"hash":""}`
+  );
 }
 
 /**

@@ -33,10 +33,16 @@ export interface EventInput {
   actor: Actor;
   /** `local`, or the zone the change came from. */
   origin: string;
+  /**
+   * `JSON.stringify(resource)` when the caller has it already (a PUT's decision does: it is the
+   * answer's body): sealing splices it into the entry's JSON instead of serializing the resource a
+   * second time. Not part of the entry.
+   */
+  resourceJson?: string;
 }
 
 /** A durable log entry (architecture: the event log). */
-export interface LogEntry extends EventInput {
+export interface LogEntry extends Omit<EventInput, 'resourceJson'> {
   revision: number;
   /** RFC 3339 UTC with milliseconds. */
   time: string;
