@@ -144,8 +144,8 @@ interface HeadRow {
  * reader sees them in order: a revision is only ever taken under the head row's lock.
  *
  * Each instance tails the log once `catchUp` is first called: a listener connection wakes it on
- * every other instance's commit, a poll every `pollMs` covers a lost notification, and both read
- * from the last applied revision.
+ * every other instance's commit (while one runs: see `othersRunning`), a poll every `pollMs` covers
+ * a lost notification, and both read from the last applied revision.
  */
 export function createPgLog(options: PgLogOptions): EventLog {
   const where = describePgDatabase(options.connection);
@@ -160,6 +160,8 @@ export function createPgLog(options: PgLogOptions): EventLog {
   let listenerDelayMs = 100;
   /** Whether the listener is known to be lost (told once each way). */
   let listenerDown = false;
+  /** Whether to LISTEN: while another instance runs (`othersRunning`), and until told otherwise. */
+  let othersRun = true;
   let pollTimer: NodeJS.Timeout | undefined;
   let opened = false;
   let closing: Promise<void> | undefined;
@@ -382,7 +384,7 @@ export function createPgLog(options: PgLogOptions): EventLog {
     let client: pg.Client;
     try {
       client = await connect('listener');
-      await client.query(`LISTEN ${PG_LOG_CHANNEL}`);
+      if (othersRun) await client.query(`LISTEN ${PG_LOG_CHANNEL}`);
     } catch (error) {
       if (!listenerDown) {
         listenerDown = true;
@@ -401,6 +403,8 @@ export function createPgLog(options: PgLogOptions): EventLog {
     }
     listenerDelayMs = 100;
     listener = client;
+    // Told there is nobody to listen for while it connected.
+    if (!othersRun) void client.query(`UNLISTEN ${PG_LOG_CHANNEL}`).catch(() => undefined);
     if (listenerDown) {
       listenerDown = false;
       options.onListenState?.({ listening: true });
@@ -468,7 +472,21 @@ export function createPgLog(options: PgLogOptions): EventLog {
     }
   }
 
+  /** LISTEN while another instance runs, UNLISTEN while this one is alone (see EventLog.othersRunning). */
+  function othersRunning(running: boolean): void {
+    if (running === othersRun) return;
+    othersRun = running;
+    const client = listener;
+    if (client === undefined) return;
+    void client
+      .query(running ? `LISTEN ${PG_LOG_CHANNEL}` : `UNLISTEN ${PG_LOG_CHANNEL}`)
+      // What another instance appended before this one listened (its poll would find it later).
+      .then(() => (running ? tail() : undefined))
+      .catch(() => undefined);
+  }
+
   return {
+    othersRunning,
     async open() {
       if (closing) await closing;
       if (writer !== undefined) return;

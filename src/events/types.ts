@@ -129,6 +129,13 @@ export interface EventLog {
    * as they come (start-up calls it once the projections are loaded and listening).
    */
   catchUp(): Promise<void>;
+  /**
+   * A log shared with other instances (PostgreSQL) is told whether any other instance runs on it
+   * now (the cluster's heartbeats). It is woken by their notifications only while one does: alone,
+   * it would only receive its own (a wake-up of PostgreSQL and of this process per batch, ~10% of
+   * the write rate on two cores). Logs with one writer do not have it.
+   */
+  othersRunning?(running: boolean): void;
   /** Writes one meta value durably on its own. */
   putMeta(key: string, value: string): Promise<void>;
   /** Registers a listener for durable batches; returns a function that removes it. */

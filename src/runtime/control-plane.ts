@@ -283,6 +283,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
         logger: opts.logger,
         now,
         timers: opts.cluster,
+        onOthersRunning: (running) => log.othersRunning?.(running),
       })
     : undefined;
   // Instances of one PostgreSQL log starting at once agree on the first one's id.

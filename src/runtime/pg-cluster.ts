@@ -61,6 +61,8 @@ export async function joinPgCluster(deps: {
   logger?: Logger;
   now: () => Date;
   timers?: Partial<ClusterTimers>;
+  /** Told at the first tick, then each time it changes, whether any other instance is alive. */
+  onOthersRunning?: (running: boolean) => void;
 }): Promise<PgCluster> {
   const timers = { ...DEFAULT_TIMERS, ...deps.timers };
   const where = describePgDatabase(deps.connection);
@@ -165,12 +167,27 @@ export async function joinPgCluster(deps: {
     }
   };
 
+  let othersRunning: boolean | undefined;
+  /** Whether another instance's row was refreshed within `deadAfterMs` (told when it changes). */
+  const seeOthers = async (): Promise<void> => {
+    const { rows } = await pool.query<{ others: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM mesh_instances
+         WHERE id <> $1 AND seen >= now() - make_interval(secs => $2)) AS others`,
+      [instanceId, timers.deadAfterMs / 1000],
+    );
+    const others = rows[0]?.others === true;
+    if (others === othersRunning) return;
+    othersRunning = others;
+    deps.onOthersRunning?.(others);
+  };
+
   const tick = async (): Promise<void> => {
     try {
       await pool.query(
         'INSERT INTO mesh_instances (id) VALUES ($1) ON CONFLICT (id) DO UPDATE SET seen = now()',
         [instanceId],
       );
+      await seeOthers();
       await publish(deps.status.takeChanged());
       await readOthers();
       await tryLead();

@@ -87,6 +87,48 @@ describe('several control planes on one PostgreSQL log (issue 19, in process)', 
     );
   });
 
+  it("listens for the others' notifications only while another instance runs", async () => {
+    const db = await createTestDatabase();
+    databases.push(db);
+    const env = pgStoreEnv(db.name);
+    const cluster = { tickMs: 50, deadAfterMs: 1000 };
+    // The last statement of each listener session (pg_stat_activity keeps it while idle).
+    const listeners = () =>
+      onDatabase(db.name, async (client) => {
+        const { rows } = await client.query<{ query: string }>(
+          `SELECT query FROM pg_stat_activity
+           WHERE datname = $1 AND query IN ('LISTEN mesh_log', 'UNLISTEN mesh_log') ORDER BY pid`,
+          [db.name],
+        );
+        return rows.map((row) => row.query);
+      });
+    const a = await startControlPlane(testConfig(env), { listen: false, cluster });
+    planes.push(a);
+    // Alone: its own appends are all there is to hear, so it does not listen.
+    await until(async () => (await listeners()).join() === 'UNLISTEN mesh_log');
+
+    const b = await startControlPlane(testConfig(env), { listen: false, cluster });
+    planes.push(b);
+    await until(async () => (await listeners()).join() === 'LISTEN mesh_log,LISTEN mesh_log');
+    // Each is woken by the other's writes, in both directions.
+    for (const [from, to, name] of [
+      [a, b, 'one'],
+      [b, a, 'two'],
+    ] as const) {
+      const created = await put(from, `/meshes/default/traffic-routes/${name}`, route(name, 1));
+      expect(created.statusCode).toBe(201);
+      await until(
+        async () =>
+          (await get(to, `/meshes/default/traffic-routes/${name}`)).headers.etag === created.headers.etag,
+      );
+    }
+
+    // B stops (its row goes with it): A is alone again.
+    await b.close();
+    planes.splice(planes.indexOf(b), 1);
+    await until(async () => (await listeners()).join() === 'UNLISTEN mesh_log');
+  });
+
   it('refuses with 412 a write whose If-Match another instance has made stale, even before it has read it', async () => {
     const [a, b] = await cluster(2);
     const created = await put(a, '/meshes/default/traffic-routes/web', route('web', 1));
