@@ -24,17 +24,25 @@ export function prefersYaml(accept: string | undefined): boolean {
  * turned into one YAML document. Event streams and text answers are left alone.
  */
 export function registerYamlAnswers(app: FastifyInstance): void {
-  app.addHook('onSend', async (req, reply, payload) => {
-    if (!prefersYaml(req.headers.accept)) return payload;
+  // A callback hook, not an async one: it runs on every answer, and a JSON one (nearly all) passes
+  // through without the promise and the extra turn an async hook costs.
+  app.addHook('onSend', (req, reply, payload, done) => {
+    if (!prefersYaml(req.headers.accept)) return done(null, payload);
     const type = String(reply.getHeader('content-type') ?? '');
-    if (!type.startsWith('application/json')) return payload;
-    if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
+    if (!type.startsWith('application/json')) return done(null, payload);
+    if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return done(null, payload);
     const text = payload.toString();
-    if (text.length === 0) return payload;
-    const { stringify } = createRequire(import.meta.url)('yaml') as typeof Yaml;
+    if (text.length === 0) return done(null, payload);
+    let yaml: string;
+    try {
+      const { stringify } = createRequire(import.meta.url)('yaml') as typeof Yaml;
+      yaml = stringify(JSON.parse(text), { lineWidth: 0 });
+    } catch (err) {
+      return done(err as Error);
+    }
     reply.header('content-type', 'application/yaml; charset=utf-8');
     const vary = reply.getHeader('vary');
     reply.header('vary', vary === undefined || vary === '' ? 'Accept' : `${String(vary)}, Accept`);
-    return stringify(JSON.parse(text), { lineWidth: 0 });
+    done(null, yaml);
   });
 }
