@@ -69,6 +69,11 @@ export interface Commands {
     defaultMeshSpec?: Record<string, unknown>;
     globalKeys: boolean;
     after?: Promise<void>;
+    /**
+     * Aborted when the plane closes: a key that could not be written yet is given up then (it is
+     * written at the next start). Until then a key is tried again while the log is unavailable.
+     */
+    stop?: AbortSignal;
   }): Promise<{ keys: Promise<void> }>;
   /** What decisions read: the views overlaid with writes not yet durable (zone sync decides on it). */
   readonly state: DecideState;
@@ -347,16 +352,20 @@ export function createCommands(deps: {
               return;
             } catch (err) {
               if (err instanceof AppError && err.code === 'PRECONDITION_FAILED') return;
-              // A log that cannot write now (PostgreSQL restarting, a full disk) retries by itself:
-              // so does the key, rather than stay missing until the next start.
-              if (!(
-                err instanceof AppError &&
-                err.code === 'UNAVAILABLE' &&
-                log.writeFailure() !== undefined
-              )) {
-                throw err;
-              }
-              await new Promise((resolve) => setTimeout(resolve, delayMs));
+              // A log that cannot write or read now (PostgreSQL restarting, a full disk) recovers by
+              // itself: the key is tried again rather than stay missing until the next start. A
+              // read fails too: a key another instance wrote first is only refused once this one
+              // has caught up with the log.
+              if (!(err instanceof AppError && err.code === 'UNAVAILABLE') || opts.stop?.aborted) throw err;
+              await new Promise<void>((resolve) => {
+                const timer = setTimeout(done, delayMs);
+                function done(): void {
+                  clearTimeout(timer);
+                  opts.stop?.removeEventListener('abort', done);
+                  resolve();
+                }
+                opts.stop?.addEventListener('abort', done);
+              });
             }
           }
         }),

@@ -303,12 +303,14 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   // The signing keys are generated once start-up is over (or the plane closes before that).
   let startupOver!: () => void;
   const after = new Promise<void>((resolve) => (startupOver = resolve));
+  const stopKeys = new AbortController();
   if (config.mode !== 'zone') {
     const { keys } = await commands.ensureDefaults({
       createDefaultMesh: !config.defaults.skipMeshCreation,
       defaultMeshSpec: defaultMesh,
       globalKeys: true,
       after,
+      stop: stopKeys.signal,
     });
     defaultsReady = keys.then(
       () => opts.logger?.debug('signing keys ready'),
@@ -415,6 +417,8 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   let xds: XdsServer | undefined;
   const closeAll = async (): Promise<void> => {
     startupOver();
+    // A key still waiting for the log to come back is given up (written at the next start).
+    stopKeys.abort();
     await xds?.close();
     await multizone?.close();
     await Promise.allSettled(listening.map((s) => s.close()));

@@ -4,6 +4,7 @@ import { Level } from 'level';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { openLevelStore, verifyLevelStore } from '../../src/events/level-tools.js';
+import { AppError } from '../../src/util/errors.js';
 import type { LogEntry } from '../../src/events/types.js';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { startControlPlane } from '../../src/runtime/control-plane.js';
@@ -184,6 +185,53 @@ describe('a full disk (issue 15)', () => {
     await db.close();
     expect(snapshotKeys).toEqual([]);
   });
+
+  it('writes the signing keys when catching up with the log fails for a moment (a key written first elsewhere)', async () => {
+    const dir = tempDir();
+    cleanups.push(dir.cleanup);
+    const { logger, lines } = capturingLogger();
+    let keyAsked!: () => void;
+    const asked = new Promise<void>((resolve) => (keyAsked = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const cp = await startControlPlane(levelEnv(dir.path), {
+      logger,
+      keygen: async () => {
+        keyAsked();
+        await released;
+        return 'key-material';
+      },
+    });
+    cleanups.push(() => cp.close());
+    await asked;
+    // Written meanwhile (by another instance of a shared log, or a user): the key's write is then
+    // refused, and a refusal is only given after catching up with the log, which fails once, as a
+    // read of PostgreSQL does while it restarts.
+    const written = await cp.app.inject({
+      method: 'PUT',
+      url: '/global-secrets/user-token-signing-key-1',
+      payload: { type: 'GlobalSecret', name: 'user-token-signing-key-1', data: 'd3JpdHRlbiBmaXJzdA==' },
+    });
+    expect(written.statusCode).toBe(201);
+    const catchUp = cp.log.catchUp.bind(cp.log);
+    let failures = 0;
+    cp.log.catchUp = async () => {
+      if (failures === 0) {
+        failures += 1;
+        throw new AppError('UNAVAILABLE', 'Event log unavailable', 'event log cannot read: read ECONNRESET');
+      }
+      return catchUp();
+    };
+    release();
+    await cp.defaultsReady;
+    expect(failures).toBe(1);
+    expect(lines.filter((line) => Number(line.level) >= 50)).toEqual([]);
+    // The key written first is kept; the others are written.
+    expect(cp.views.get('GlobalSecret', undefined, 'user-token-signing-key-1')?.resource).toMatchObject({
+      data: 'd3JpdHRlbiBmaXJzdA==',
+    });
+    expect(cp.views.get('Secret', 'default', 'dataplane-token-signing-key-default-1')).toBeDefined();
+  }, 30_000);
 
   it('writes the signing keys once the log writes again, when it could not at start-up', async () => {
     const dir = tempDir();
