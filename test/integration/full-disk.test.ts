@@ -31,6 +31,20 @@ function capturingLogger(): { logger: pino.Logger; lines: Record<string, unknown
   return { logger: pino({ level: 'info' }, stream), lines };
 }
 
+/** A key generator held until `release()`; `asked` resolves when the first key is asked for. */
+function heldKeygen(): { keygen: () => Promise<string>; asked: Promise<void>; release: () => void } {
+  let keyAsked!: () => void;
+  const asked = new Promise<void>((resolve) => (keyAsked = resolve));
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const keygen = async (): Promise<string> => {
+    keyAsked();
+    await released;
+    return 'key-material';
+  };
+  return { keygen, asked, release };
+}
+
 const levelEnv = (path: string, extra: Record<string, string> = {}) =>
   testConfig({
     MESH_STORE_TYPE: 'level',
@@ -190,18 +204,8 @@ describe('a full disk (issue 15)', () => {
     const dir = tempDir();
     cleanups.push(dir.cleanup);
     const { logger, lines } = capturingLogger();
-    let keyAsked!: () => void;
-    const asked = new Promise<void>((resolve) => (keyAsked = resolve));
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const cp = await startControlPlane(levelEnv(dir.path), {
-      logger,
-      keygen: async () => {
-        keyAsked();
-        await released;
-        return 'key-material';
-      },
-    });
+    const { keygen, asked, release } = heldKeygen();
+    const cp = await startControlPlane(levelEnv(dir.path), { logger, keygen });
     cleanups.push(() => cp.close());
     await asked;
     // Written meanwhile (by another instance of a shared log, or a user): the key's write is then
@@ -237,18 +241,11 @@ describe('a full disk (issue 15)', () => {
     const dir = tempDir();
     cleanups.push(dir.cleanup);
     let fault: Error | undefined;
-    let keyAsked!: () => void;
-    const asked = new Promise<void>((resolve) => (keyAsked = resolve));
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
+    const { keygen, asked, release } = heldKeygen();
     const cp = await startControlPlane(levelEnv(dir.path), {
       levelLog: { fault: () => fault, retry: { firstMs: 10, maxMs: 50 } },
       // The keys are made after start-up: the disk fills up while they are generated.
-      keygen: async () => {
-        keyAsked();
-        await released;
-        return 'key-material';
-      },
+      keygen,
     });
     cleanups.push(() => cp.close());
     await asked;
