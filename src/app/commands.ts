@@ -13,6 +13,7 @@ import type {
 } from './decide.js';
 import { decideDelete, decidePut } from './decide.js';
 import { AppError } from '../util/errors.js';
+import { sleep } from '../util/sleep.js';
 import { dataplaneSigningKeyName, GLOBAL_SIGNING_KEYS } from './default-policies.js';
 
 /** A PUT as the API (or zone sync) hands it to the write path. */
@@ -357,15 +358,7 @@ export function createCommands(deps: {
               // read fails too: a key another instance wrote first is only refused once this one
               // has caught up with the log.
               if (!(err instanceof AppError && err.code === 'UNAVAILABLE') || opts.stop?.aborted) throw err;
-              await new Promise<void>((resolve) => {
-                const timer = setTimeout(done, delayMs);
-                function done(): void {
-                  clearTimeout(timer);
-                  opts.stop?.removeEventListener('abort', done);
-                  resolve();
-                }
-                opts.stop?.addEventListener('abort', done);
-              });
+              await sleep(delayMs, opts.stop);
             }
           }
         }),

@@ -1,5 +1,7 @@
 import type { EventSourceMessage } from 'eventsource-parser';
 import { createParser } from 'eventsource-parser';
+
+import { sleep } from '../util/sleep.js';
 import type { ApiClient, ApiStream, Query } from './api-client.js';
 import { ApiError } from './api-client.js';
 import type { EventItem } from './wire-types.js';
@@ -23,17 +25,6 @@ interface StreamEnd {
   error?: { title: string; details: string };
   dropped?: string;
 }
-
-const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done);
-  });
 
 /** Resolves (with nothing) once `signal` is aborted. */
 const aborted = (signal: AbortSignal): Promise<undefined> =>
