@@ -162,6 +162,8 @@ export function createPgLog(options: PgLogOptions): EventLog {
   let listenerDown = false;
   /** Whether to LISTEN: while another instance runs (`othersRunning`), and until told otherwise. */
   let othersRun = true;
+  /** Whether the listener connection LISTENs (its last LISTEN or UNLISTEN). */
+  let listening = false;
   let pollTimer: NodeJS.Timeout | undefined;
   let opened = false;
   let closing: Promise<void> | undefined;
@@ -384,7 +386,8 @@ export function createPgLog(options: PgLogOptions): EventLog {
     let client: pg.Client;
     try {
       client = await connect('listener');
-      if (othersRun) await client.query(`LISTEN ${PG_LOG_CHANNEL}`);
+      listening = othersRun;
+      if (listening) await client.query(`LISTEN ${PG_LOG_CHANNEL}`);
     } catch (error) {
       if (!listenerDown) {
         listenerDown = true;
@@ -403,8 +406,8 @@ export function createPgLog(options: PgLogOptions): EventLog {
     }
     listenerDelayMs = 100;
     listener = client;
-    // Told there is nobody to listen for while it connected.
-    if (!othersRun) void client.query(`UNLISTEN ${PG_LOG_CHANNEL}`).catch(() => undefined);
+    // Told otherwise while it connected.
+    followOthers();
     if (listenerDown) {
       listenerDown = false;
       options.onListenState?.({ listening: true });
@@ -472,17 +475,23 @@ export function createPgLog(options: PgLogOptions): EventLog {
     }
   }
 
-  /** LISTEN while another instance runs, UNLISTEN while this one is alone (see EventLog.othersRunning). */
-  function othersRunning(running: boolean): void {
-    if (running === othersRun) return;
-    othersRun = running;
+  /** Brings the listener to `othersRun`: LISTEN while another instance runs, UNLISTEN while alone. */
+  function followOthers(): void {
     const client = listener;
-    if (client === undefined) return;
+    const running = othersRun;
+    if (client === undefined || running === listening) return;
+    listening = running;
     void client
       .query(running ? `LISTEN ${PG_LOG_CHANNEL}` : `UNLISTEN ${PG_LOG_CHANNEL}`)
       // What another instance appended before this one listened (its poll would find it later).
       .then(() => (running ? tail() : undefined))
       .catch(() => undefined);
+  }
+
+  /** See EventLog.othersRunning. */
+  function othersRunning(running: boolean): void {
+    othersRun = running;
+    followOthers();
   }
 
   return {
