@@ -55,14 +55,25 @@ export function stdoutDestination(fd = 1, periodicFlush = 100): StdoutDestinatio
   });
   return {
     write(line: string) {
-      (buffered ?? direct).write(line);
+      if (buffered) buffered.write(Buffer.from(line) as unknown as string);
+      else direct.write(line);
     },
     buffer() {
       // No buffered stream once the reader is gone: its exit flush would retry the write forever
       // (sonic-boom 4's flushSync sleeps and retries a failed write forever, whatever the error),
       // hanging the exit.
       if (gone) return;
-      buffered ??= pino.destination({ dest: fd, sync: false, minLength: 4096, periodicFlush });
+      // Buffer mode: in its default mode sonic-boom 4 measures its whole pending text at every line
+      // (flattening up to 16 KB of joined strings each time), ~3.6 µs a line against ~0.5 µs for
+      // the line's own bytes kept in a list and joined once per write (a microbenchmark of our
+      // write line to /dev/null); both retry EAGAIN and flush synchronously on exit alike.
+      buffered ??= pino.destination({
+        dest: fd,
+        sync: false,
+        minLength: 4096,
+        periodicFlush,
+        contentMode: 'buffer',
+      });
     },
     flush(cb) {
       if (buffered) buffered.flush(cb);

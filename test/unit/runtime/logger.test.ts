@@ -1,6 +1,8 @@
+import { spawnSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createLogger, stdoutDestination } from '../../../src/runtime/logger.js';
 
@@ -33,5 +35,33 @@ describe('log output (standard output of mesh-cp run)', () => {
     for (let i = 0; i < 100 && messages(file).length < 4; i++) await sleep(10);
     expect(messages(file)).toEqual(['starting', 'mesh-cp ready', 'resource created', 'big']);
     closeSync(fd);
+  });
+
+  it('keeps every buffered line, whatever its characters, through an exit right after it', () => {
+    // A process that logs buffered lines (accents, CJK, an emoji, a 6 KB line) and exits at once:
+    // the lines are written by the exit's synchronous flush, byte for byte.
+    const logger = pathToFileURL(join(import.meta.dirname, '../../../src/runtime/logger.ts')).href;
+    const script = `
+      import { createLogger, stdoutDestination } from ${JSON.stringify(logger)};
+      const out = stdoutDestination();
+      const log = createLogger('info', out);
+      log.info('mesh-cp ready');
+      out.buffer();
+      for (let i = 0; i < 50; i++) log.info({ i, zone: 'zoné-東京-🚀' }, 'resource updated');
+      log.info({ pad: 'é'.repeat(3000) }, 'big');
+      process.exit(0);`;
+    const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+    });
+    expect(run.status, run.stderr).toBe(0);
+    const lines = run.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map((l) => l.msg)).toEqual(['mesh-cp ready', ...Array(50).fill('resource updated'), 'big']);
+    expect(lines.slice(1, 51).map((l) => [l.i, l.zone])).toEqual(
+      Array.from({ length: 50 }, (_, i) => [i, 'zoné-東京-🚀']),
+    );
+    expect(lines[51].pad).toBe('é'.repeat(3000));
   });
 });
