@@ -1,5 +1,5 @@
 // Runs one autocannon load in its own process and prints the result as one JSON line.
-// argv[2]: a file holding JSON {url, connections, duration, method?, paths?: string[], bodies?: string[], vary?, etcdPut?, headers?}
+// argv[2]: a file holding JSON {url, connections, duration, warmup?, method?, paths?: string[], bodies?: string[], vary?, etcdPut?, headers?}
 // (a file, because thousands of request bodies do not fit in argv).
 import { Buffer } from 'node:buffer';
 import { readFileSync } from 'node:fs';
@@ -47,10 +47,13 @@ const requests = o.vary
       ...(o.bodies ? { body: o.bodies[i % o.bodies.length] } : {}),
       headers: o.headers ?? {},
     }));
+// o.warmup (seconds): the same load first, not counted (autocannon's warm-up: the same requests, so
+// a varying load goes on with the next values and the counted run changes every resource it writes).
 const result = await autocannon({
   url: o.url,
   connections: o.connections,
   duration: o.duration,
+  ...(o.warmup > 0 ? { warmup: { connections: o.connections, duration: o.warmup } } : {}),
   requests,
 });
 process.stdout.write(

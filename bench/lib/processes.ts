@@ -157,6 +157,8 @@ export async function load(opts: {
   url: string;
   connections: number;
   duration: number;
+  /** Seconds of the same load before the counted `duration`, not counted (a varying load goes on). */
+  warmup?: number;
   method?: string;
   paths?: string[];
   bodies?: string[];
