@@ -37,9 +37,11 @@ describe('log output (standard output of mesh-cp run)', () => {
     closeSync(fd);
   });
 
-  it('keeps every buffered line, whatever its characters, through an exit right after it', () => {
-    // A process that logs buffered lines (accents, CJK, an emoji, a 6 KB line) and exits at once:
-    // the lines are written by the exit's synchronous flush, byte for byte.
+  it('keeps every buffered line, whatever its characters, in order through the exit', () => {
+    // A process that logs buffered lines (accents, CJK, an emoji, a 6 KB line) and exits as
+    // `mesh-cp run` does, in the callback of the destination's flush: every line is written, in
+    // order, byte for byte. (A bare process.exit while a buffered write is in flight can reorder
+    // them: sonic-boom's exit flush does not wait for that write. mesh-cp's exits wait for it.)
     const logger = pathToFileURL(join(import.meta.dirname, '../../../src/runtime/logger.ts')).href;
     const script = `
       import { createLogger, stdoutDestination } from ${JSON.stringify(logger)};
@@ -49,7 +51,7 @@ describe('log output (standard output of mesh-cp run)', () => {
       out.buffer();
       for (let i = 0; i < 50; i++) log.info({ i, zone: 'zoné-東京-🚀' }, 'resource updated');
       log.info({ pad: 'é'.repeat(3000) }, 'big');
-      process.exit(0);`;
+      out.flush(() => process.exit(0));`;
     const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
       encoding: 'utf8',
     });
