@@ -12,6 +12,7 @@ import type {
   PutCommand,
 } from './decide.js';
 import { decideDelete, decidePut } from './decide.js';
+import { isoClock } from '../util/iso-clock.js';
 import { AppError } from '../util/errors.js';
 import { sleep } from '../util/sleep.js';
 import { dataplaneSigningKeyName, GLOBAL_SIGNING_KEYS } from './default-policies.js';
@@ -130,6 +131,7 @@ export function createCommands(deps: {
 }): Commands {
   const { registry, log, views } = deps;
   const keygen = deps.keygen ?? generateSigningKey;
+  const isoNow = isoClock(deps.now);
   /** Writes appended but not yet applied to the views: null marks a pending delete. */
   const overlay = new Map<string, { current: Current | null; revision: number }>();
   const meshKinds = registry.stored.filter((d) => d.scope === 'mesh').map((d) => d.kind);
@@ -259,7 +261,7 @@ export function createCommands(deps: {
       spec: req.spec,
       actor: req.actor,
       origin,
-      now: deps.now().toISOString(),
+      now: isoNow(),
       signingKey,
       ifMatch: req.ifMatch,
       ifNoneMatch: req.ifNoneMatch,

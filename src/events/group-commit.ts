@@ -1,5 +1,6 @@
 import { AppError } from '../util/errors.js';
 import { errorChain } from '../util/error-chain.js';
+import { isoClock } from '../util/iso-clock.js';
 import { GENESIS_HASH, sealEntry } from './hash.js';
 import { assertMetaKey } from './keys.js';
 import { AppendConflict, readKey } from './types.js';
@@ -136,7 +137,7 @@ function reseal(
 
 /** Creates the group-commit queue an adapter wraps around its storage. */
 export function createGroupCommit(deps: GroupCommitDeps): GroupCommit {
-  const now = deps.now ?? (() => new Date());
+  const isoNow = isoClock(deps.now);
   const onListenerError = deps.onListenerError ?? rethrowLater;
   const listeners = new Set<CommitListener>();
   const counters: EventLogStats = { batches: 0, entries: 0 };
@@ -293,13 +294,21 @@ export function createGroupCommit(deps: GroupCommitDeps): GroupCommit {
   /** The batch of `groups`, numbered after the durable head. */
   function batchOf(groups: QueuedGroup[]): CommitBatch {
     let end = { revision: durableHead, hash: durableHash };
-    for (const group of groups) end = reseal(group, end.revision, end.hash);
-    const entries = groups.flatMap((group) => group.entries);
+    // Loops, not flatMap and a spread into Object.assign: this runs for every batch.
+    const entries: LogEntry[] = [];
+    const json: string[] = [];
+    const meta: Record<string, string> = {};
+    for (const group of groups) {
+      end = reseal(group, end.revision, end.hash);
+      for (const entry of group.entries) entries.push(entry);
+      for (const text of group.json) json.push(text);
+      if (group.meta) Object.assign(meta, group.meta);
+    }
     const before = durableHead;
     return {
       entries,
-      json: groups.flatMap((group) => group.json),
-      meta: Object.assign({}, ...groups.map((group) => group.meta)) as Record<string, string>,
+      json,
+      meta,
       head: end.revision,
       before,
       rebase(others) {
@@ -378,7 +387,7 @@ export function createGroupCommit(deps: GroupCommitDeps): GroupCommit {
     append(inputs, meta, reads) {
       if (state !== 'open') throw refusal();
       if (meta) for (const key of Object.keys(meta)) assertMetaKey(key);
-      const time = now().toISOString();
+      const time = isoNow();
       const entries: LogEntry[] = [];
       const json: string[] = [];
       let revision = assignedHead;

@@ -47,29 +47,31 @@ export function sealEntry(
   entry.origin = input.origin;
   entry.prevHash = prevHash;
   entry.hash = '';
-  const withEmptyHash =
+  // The entry's JSON up to its `prevHash` (no closing brace): hashed with the brace, stored with the
+  // hash after it. Built from the pieces when the resource's JSON is given, so no copy of the whole
+  // text is made before hashing it.
+  const body =
     input.resourceJson !== undefined && input.resource !== undefined
-      ? entryJson(entry, input.resourceJson)
-      : JSON.stringify(entry);
-  entry.hash = hashJson(prevHash, `${withEmptyHash.slice(0, -EMPTY_HASH_TAIL.length)}}`);
-  // The stored JSON is the same text with the hash between the empty hash's quotes.
-  return { entry, json: `${withEmptyHash.slice(0, -2)}${entry.hash}"}` };
+      ? entryBody(entry, input.resourceJson)
+      : JSON.stringify(entry).slice(0, -EMPTY_HASH_TAIL.length);
+  entry.hash = hashJson(prevHash, `${body}}`);
+  return { entry, json: `${body},"hash":"${entry.hash}"}` };
 }
 
 /**
- * `JSON.stringify(entry)` of an entry with a resource and an empty hash, the resource's JSON
- * (`JSON.stringify(entry.resource)`) given: the same text (keys in the order sealEntry assigns
- * them, each value as JSON.stringify writes it), without serializing the resource again, ~1 µs of
- * every write (test/unit/events/seal-entry.test.ts compares the two).
+ * `JSON.stringify(entry)` of an entry with a resource and an empty hash, without its closing
+ * `,"hash":""}`, the resource's JSON (`JSON.stringify(entry.resource)`) given: the same text (keys
+ * in the order sealEntry assigns them, each value as JSON.stringify writes it), without serializing
+ * the resource again, ~1 µs of every write (test/unit/events/seal-entry.test.ts compares the two).
  */
-function entryJson(entry: LogEntry, resourceJson: string): string {
+function entryBody(entry: LogEntry, resourceJson: string): string {
   const str = JSON.stringify;
   const mesh = entry.mesh !== undefined ? `,"mesh":${str(entry.mesh)}` : '';
   const previous = entry.previous !== undefined ? `"previous":${str(entry.previous)},` : '';
   return (
     `{"revision":${str(entry.revision)},"time":${str(entry.time)},"kind":${str(entry.kind)}${mesh},` +
     `"name":${str(entry.name)},"operation":${str(entry.operation)},"resource":${resourceJson},${previous}` +
-    `"actor":${str(entry.actor)},"origin":${str(entry.origin)},"prevHash":${str(entry.prevHash)},"hash":""}`
+    `"actor":${str(entry.actor)},"origin":${str(entry.origin)},"prevHash":${str(entry.prevHash)}`
   );
 }
 
