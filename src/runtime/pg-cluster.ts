@@ -14,9 +14,26 @@ export interface ClusterTimers {
   tickMs: number;
   /** An instance not seen for this long is dead: the leader ends its subscriptions. */
   deadAfterMs: number;
+  /** How long the status of an instance that is gone is kept once nothing changed it. */
+  statusRetentionMs: number;
 }
 
-const DEFAULT_TIMERS: ClusterTimers = { tickMs: 1000, deadAfterMs: 10_000 };
+const DEFAULT_TIMERS: ClusterTimers = { tickMs: 1000, deadAfterMs: 10_000, statusRetentionMs: 86_400_000 };
+
+/**
+ * The status rows of instances that are gone (no heartbeat row: closed, or ended by the leader),
+ * unchanged for the retention ($1 s) and holding no open subscription, become removals (value
+ * NULL), which every instance applies at its next read as it applies any other row.
+ */
+const REMOVE_GONE_STATUS_SQL = `
+  UPDATE mesh_status s SET value = NULL, updated = clock_timestamp()
+  WHERE value IS NOT NULL AND updated < now() - make_interval(secs => $1)
+    AND NOT EXISTS (SELECT 1 FROM mesh_instances i WHERE i.id = s.instance)
+    AND NOT jsonb_path_exists(value::jsonb, '$.subscriptions[*] ? (!exists(@.disconnectTime))')`;
+
+/** Removals older than the retention ($1 s): every running instance has read them long since. */
+const DELETE_OLD_REMOVALS_SQL = `
+  DELETE FROM mesh_status WHERE value IS NULL AND updated < now() - make_interval(secs => $1)`;
 
 /** This instance's part in a cluster of instances on one PostgreSQL log (issue 19). */
 export interface PgCluster {
@@ -52,7 +69,8 @@ function ended(insight: Insight, now: string): Insight {
  * a dead leader's lock is taken over at the next tick of another instance). The leader runs the
  * work that must run once: ending the subscriptions of instances that stopped refreshing their row
  * (a SIGKILL, a lost machine), so their zones and proxies are shown offline, then forgetting them;
- * on a zone, the sync with Global (see `onLeadChange`).
+ * removing the status of instances gone for longer than `statusRetentionMs`; on a zone, the sync
+ * with Global (see `onLeadChange`).
  */
 export async function joinPgCluster(deps: {
   connection: ClientConfig;
@@ -167,6 +185,35 @@ export async function joinPgCluster(deps: {
     }
   };
 
+  let prunedAt = Number.NEGATIVE_INFINITY;
+  /**
+   * The leader's work, at most once a minute: each restart of an instance is a new instance id, and
+   * the rows of the ones gone would otherwise stay forever (read whole by every instance's start,
+   * and merged into every insight they touch). A subscription is history by then: it was ended when
+   * its instance went (`endDeadInstances`, or the instance's own close).
+   */
+  const pruneStatus = async (): Promise<void> => {
+    const at = Date.now();
+    if (at - prunedAt < Math.min(timers.statusRetentionMs, 60_000)) return;
+    prunedAt = at;
+    const retention = timers.statusRetentionMs / 1000;
+    try {
+      const removed = (await pool.query(REMOVE_GONE_STATUS_SQL, [retention])).rowCount ?? 0;
+      const deleted = (await pool.query(DELETE_OLD_REMOVALS_SQL, [retention])).rowCount ?? 0;
+      if (removed > 0 || deleted > 0)
+        logger?.info(
+          { removed, deleted, retentionHours: timers.statusRetentionMs / 3_600_000 },
+          'pruned the status of instances gone for longer than the retention',
+        );
+    } catch (err) {
+      // Its own failure, tried again at the next prune: the status ticks go on without it.
+      logger?.warn(
+        { reason: `PostgreSQL ${where}: ${errorChain(err)}` },
+        'pruning the status of instances gone failed',
+      );
+    }
+  };
+
   let othersRunning: boolean | undefined;
   /** Whether another instance's row was refreshed within `deadAfterMs` (told when it changes). */
   const seeOthers = async (): Promise<void> => {
@@ -191,7 +238,10 @@ export async function joinPgCluster(deps: {
       await publish(deps.status.takeChanged());
       await readOthers();
       await tryLead();
-      if (leading) await endDeadInstances();
+      if (leading) {
+        await endDeadInstances();
+        await pruneStatus();
+      }
       if (failing) logger?.info('the cluster tables in PostgreSQL answer again');
       failing = false;
     } catch (err) {

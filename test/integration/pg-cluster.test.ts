@@ -230,4 +230,68 @@ describe('several control planes on one PostgreSQL log (issue 19, in process)', 
     await until(() => b.status.dataplaneInsight('default', 'api-1') !== undefined);
     expect(b.status.dataplaneInsight('default', 'api-1')).toEqual(mine);
   });
+
+  it('has the leader remove the status of instances gone for longer than the retention, on every instance', async () => {
+    const db = await createTestDatabase();
+    databases.push(db);
+    const env = pgStoreEnv(db.name);
+    const cluster = { tickMs: 50, deadAfterMs: 1000, statusRetentionMs: 1500 };
+    const a = await startControlPlane(testConfig(env), { listen: false, cluster });
+    planes.push(a);
+    // A started alone: it took the leader lock at its first tick.
+    const aId = (JSON.parse((await get(a, '/')).body) as { instanceId: string }).instanceId;
+    const ended = (id: string) => ({
+      subscriptions: [
+        { id, connectTime: '2026-01-01T00:00:00.000Z', disconnectTime: '2026-01-01T01:00:00.000Z' },
+      ],
+    });
+    const open = { subscriptions: [{ id: 'o-1', connectTime: '2026-01-01T00:00:00.000Z' }] };
+    // Rows of instances that are gone (no heartbeat row): ended subscriptions, one still open (an
+    // instance cut off from PostgreSQL for a while, alive): only the ended ones may go.
+    await onDatabase(db.name, async (client) => {
+      await client.query(
+        `INSERT INTO mesh_status (kind, key, instance, value) VALUES
+         ('dataplane', 'default/old-1', 'gone-1', $1), ('zone', 'north', 'gone-1', $2),
+         ('dataplane', 'default/open-1', 'gone-2', $3)`,
+        [JSON.stringify(ended('g-1')), JSON.stringify(ended('g-2')), JSON.stringify(open)],
+      );
+    });
+    // A's own status with an ended subscription: a running instance's rows are never removed.
+    a.status.setDataplaneInsight('default', 'api-1', ended('a-1'));
+    // B starts while the rows are within the retention, and reads them all.
+    const b = await startControlPlane(testConfig(env), { listen: false, cluster });
+    planes.push(b);
+    expect(b.status.zoneInsight('north')?.subscriptions?.[0]?.id).toBe('g-2');
+    expect(b.status.dataplaneInsight('default', 'old-1')).toBeDefined();
+    await until(() => b.status.dataplaneInsight('default', 'api-1') !== undefined);
+
+    // Past the retention the leader turns them into removals, which both instances apply...
+    await until(
+      () =>
+        b.status.dataplaneInsight('default', 'old-1') === undefined &&
+        b.status.zoneInsight('north') === undefined,
+    );
+    const rows = () =>
+      onDatabase(
+        db.name,
+        async (client) =>
+          (await client.query('SELECT key, instance, value FROM mesh_status ORDER BY key')).rows as Array<{
+            key: string;
+            instance: string;
+            value: string | null;
+          }>,
+      );
+    // ...and deletes the removals once they are older than the retention too.
+    await until(async () => !(await rows()).some((row) => row.instance === 'gone-1'));
+    const left = await rows();
+    expect(left.map((row) => [row.key, row.instance, row.value !== null])).toEqual(
+      expect.arrayContaining([
+        ['default/api-1', aId, true],
+        ['default/open-1', 'gone-2', true],
+      ]),
+    );
+    expect(b.status.dataplaneInsight('default', 'open-1')).toEqual(open);
+    expect(b.status.dataplaneInsight('default', 'api-1')).toEqual(ended('a-1'));
+    expect(a.status.zoneInsight('north')).toBeUndefined();
+  });
 });
