@@ -16,15 +16,19 @@ import type { BenchDatabase } from './lib/postgres.js';
 import { createBenchDatabase, pgStoreEnv } from './lib/postgres.js';
 import type { LoadResult, Started } from './lib/processes.js';
 import { cpuMsOf, runToEnd, startMeshCp, startTsBaseline } from './lib/processes.js';
-import type { PutLoad } from './lib/put-load.js';
+import type { PutLoad, TurnLoad } from './lib/put-load.js';
 import type { FigureSpec, GroupOptions } from './lib/measure.js';
 import { groupSelection, measureFigure } from './lib/measure.js';
 import type { Figure } from './lib/report.js';
 import { median, percentile } from './lib/stats.js';
 
-/** The PUT load of put-durable (bench/lib/put-load.ts) and its total connections. */
+/** The durable PUT loads (bench/lib/put-load.ts) and their total connections. */
 export interface PgGroupOptions extends GroupOptions {
+  /** The load of pg-three-instances (several loads side by side). */
   putLoad: PutLoad;
+  /** The loads of put-durable-pg's servers, taken in turns; `turnsNote` says how, for its note. */
+  turnLoad: TurnLoad;
+  turnsNote: string;
   connections: number;
 }
 
@@ -84,6 +88,7 @@ export async function pgFigures(opts: PgGroupOptions): Promise<Figure[]> {
           figure: 'req/s, mesh-cp on PostgreSQL vs bare fastify + pg inserting the same batches',
           target: 0.7,
           higherIsBetter: true,
+          warmUp: false,
         },
         LOAD_RUNS,
         async () => {
@@ -93,12 +98,12 @@ export async function pgFigures(opts: PgGroupOptions): Promise<Figure[]> {
           try {
             servers.push(await onPg(pgDb), await startMeshCp(tempDir('level')));
             servers.push(await startTsBaseline('bench/baselines/pg-floor.ts', [floorDb.name]));
-            const [pg, level, floor] = servers;
-            const run = {
-              pg: await opts.putLoad(pg, DATAPLANES),
-              level: await opts.putLoad(level, DATAPLANES),
-              floor: await opts.putLoad(floor, '/dp/'),
-            };
+            const [pg, level, floor] = await opts.turnLoad([
+              { server: servers[0], prefix: DATAPLANES },
+              { server: servers[1], prefix: DATAPLANES },
+              { server: servers[2], prefix: '/dp/' },
+            ]);
+            const run = { pg, level, floor };
             assert2xx('put-durable-pg', run);
             runs.push(run);
             return { ours: run.pg.rps, baseline: run.floor.rps };
@@ -114,7 +119,7 @@ export async function pgFigures(opts: PgGroupOptions): Promise<Figure[]> {
       f.note =
         `mesh-cp on LevelDB under the same load in the same runs: ${m((r) => r.level.rps)} req/s; PostgreSQL ÷ LevelDB ${m((r) => r.pg.rps / r.level.rps, 2)}; ` +
         `latency p50/p99 ms PostgreSQL ${m((r) => r.pg.p50, 1)}/${m((r) => r.pg.p99, 1)}, LevelDB ${m((r) => r.level.p50, 1)}/${m((r) => r.level.p99, 1)}, floor ${m((r) => r.floor.p50, 1)}/${m((r) => r.floor.p99, 1)} ` +
-        `(medians; floor: bench/baselines/pg-floor.ts, one statement per group commit on one connection: the head row moved, the batch's sha256-chained rows inserted into mesh-cp's tables, a pg_notify)`;
+        `(medians; a run's p50 the median of its slices', its p99 the highest; floor: bench/baselines/pg-floor.ts, one statement per group commit on one connection: the head row moved, the batch's sha256-chained rows inserted into mesh-cp's tables, a pg_notify); ${opts.turnsNote}`;
     }
 
     if (want('pg-propagation')) await propagation();

@@ -13,8 +13,8 @@ import { xdsFigures } from './xds.js';
 import { zoneFigures } from './zones.js';
 import { startEtcd } from './lib/etcd.js';
 import type { LoadResult, Started } from './lib/processes.js';
-import type { PutLoad } from './lib/put-load.js';
-import { createPutLoad } from './lib/put-load.js';
+import type { TurnLoad } from './lib/put-load.js';
+import { createPutLoad, createTurnLoad } from './lib/put-load.js';
 import {
   load,
   ROOT,
@@ -42,14 +42,21 @@ const RUNS = QUICK ? 1 : 3;
 // minute, and a median of five 3 s runs is steadier than one of three 4 s runs in the same time.
 const LOAD_RUNS = QUICK ? 1 : 5;
 const DURATION = QUICK ? 1 : 3;
-// Each put-durable run starts a fresh server: 3 runs of 4 s counted, each after 2 s of the same load
-// not counted (PUT_WARMUP, from 2026-11-27: the first pass, which creates, and the first seconds of
-// the code, which a long-running server pays once and a tiny baseline hardly at all; before, those
-// were counted, and mesh-cp's rates were lower by up to ~10% against ~3% for the baselines).
+// Each durable PUT run starts fresh servers. The servers a figure compares take their loads in turns
+// (TURN_*, bench/lib/put-load.ts createTurnLoad, from 2026-11-27): each warmed with 5 s of the load,
+// not counted (the first pass, which creates, and mesh-cp's first seconds, before its JIT has made it
+// warm: it reaches its rate after ~4 s of load, a baseline within one), then two rounds of 2 s
+// slices in mirrored order, A B then B A (each slice after 1 s of its own load process, not
+// counted), so that 4 s are counted of each, as before, and the machine's drift meets both alike. Before: each server 4 s in a row after 2 s not counted
+// (PUT_WARMUP, still the load of pg-three-instances), and before that with nothing not counted.
 const PUT_DURATION = QUICK ? 1 : 4;
 const PUT_WARMUP = QUICK ? 0 : 2;
+const TURN_WARMUP = QUICK ? 1 : 5;
+const TURN_SLICE = QUICK ? 1 : PUT_DURATION / 2;
+const TURN_SLICE_WARMUP = QUICK ? 0 : 1;
+const TURN_ROUNDS = QUICK ? 1 : 2;
 // put-durable-etcd: five runs, as the read rates, since two servers on two cores swing further
-// between 4 s runs than one against a Map (0.4–1.6 per run in its first three-run medians).
+// between runs than one against a Map (0.4–1.6 per run in its first three-run medians).
 const ETCD_RUNS = QUICK ? 1 : 5;
 const CONNECTIONS = 50;
 const N = 100_000;
@@ -262,50 +269,62 @@ async function growthScenario(): Promise<void> {
   }
 }
 
-/** The durable PUT load of put-durable, put-durable-etcd and the PostgreSQL figures (bench/postgres.ts). */
+/** The durable PUT load of pg-three-instances (bench/postgres.ts). */
 const putLoad = createPutLoad({ connections: CONNECTIONS, duration: PUT_DURATION, warmup: PUT_WARMUP });
+/** The durable PUT loads of servers compared: put-durable, put-durable-etcd, put-durable-pg. */
+const turnLoad = createTurnLoad({
+  connections: CONNECTIONS,
+  warmup: TURN_WARMUP,
+  slice: TURN_SLICE,
+  sliceWarmup: TURN_SLICE_WARMUP,
+  rounds: TURN_ROUNDS,
+});
+/** How a compared durable PUT load is run, for the figures' notes. */
+const TURNS_NOTE = `${CONNECTIONS} connections, each server warmed with ${TURN_WARMUP} s of the load not counted, then ${TURN_ROUNDS * TURN_SLICE} s counted in ${TURN_SLICE} s slices taken in turns in mirrored order, each after ${TURN_SLICE_WARMUP} s of its own not counted`;
 
 async function putScenario(): Promise<void> {
   if (!want('put')) return;
-  if (selected('put-durable')) await putDurable(putLoad);
-  if (selected('put-durable-etcd')) await putDurableEtcd(putLoad);
+  if (selected('put-durable')) await putDurable(turnLoad);
+  if (selected('put-durable-etcd')) await putDurableEtcd(turnLoad);
 }
 
-async function putDurable(putLoad: PutLoad): Promise<void> {
+async function putDurable(turns: TurnLoad): Promise<void> {
   log('put-durable: durable PUT (create, then update) of data planes, 50 concurrent writers');
-  const base = await startTsBaseline('bench/baselines/map-server.ts', ['0']);
-  // The durable floor of the stack (bench/baselines/durable-floor.ts), measured in each run after
-  // the other two: shown beside the figure so a reader sees how much of the gap the log itself costs.
+  // The durable floor of the stack (bench/baselines/durable-floor.ts), loaded in turn with the other
+  // two: shown beside the figure so a reader sees how much of the gap the log itself costs.
   const floors: FloorRun[] = [];
-  try {
-    await figure({ name: 'put-durable', figure: 'req/s', target: 0.75, higherIsBetter: true }, async () => {
-      const ours = await startMeshCp(tempDir('put'));
-      const floorServer = await startTsBaseline('bench/baselines/durable-floor.ts', [tempDir('floor')]);
+  await figure(
+    { name: 'put-durable', figure: 'req/s', target: 0.75, higherIsBetter: true, warmUp: false },
+    async () => {
+      const servers = [
+        await startMeshCp(tempDir('put')),
+        await startTsBaseline('bench/baselines/map-server.ts', ['0']),
+        await startTsBaseline('bench/baselines/durable-floor.ts', [tempDir('floor')]),
+      ];
       try {
-        const o = await putLoad(ours, '/meshes/default/dataplanes/');
-        const bl = await putLoad(base, '/dp/');
-        const fl = await putLoad(floorServer, '/dp/');
+        const [o, bl, fl] = await turns([
+          { server: servers[0], prefix: '/meshes/default/dataplanes/' },
+          { server: servers[1], prefix: '/dp/' },
+          { server: servers[2], prefix: '/dp/' },
+        ]);
         if (o.non2xx > 0 || bl.non2xx > 0 || fl.non2xx > 0)
           throw new Error(`PUT answers not 2xx: ours ${o.non2xx}, baseline ${bl.non2xx}, floor ${fl.non2xx}`);
         floors.push({ floor: fl.rps, baseline: bl.rps });
         return { ours: o.rps, baseline: bl.rps };
       } finally {
-        await ours.stop();
-        await floorServer.stop();
+        for (const s of servers) await s.stop();
       }
-    });
-    const floor = floorMedians(floors, RUNS);
-    figures[figures.length - 1].note =
-      `the stack's durable floor (bare fastify + the same schema + a sha256-chained log in classic-level, one synced batch per group commit, no auth/hooks/projections; bench/baselines/durable-floor.ts): ${floor.rate.toFixed(0)} req/s, ${floor.ratio.toFixed(2)}× the baseline (median of the same runs)`;
-  } finally {
-    await base.stop();
-  }
+    },
+  );
+  const floor = floorMedians(floors, RUNS);
+  figures[figures.length - 1].note =
+    `the stack's durable floor (bare fastify + the same schema + a sha256-chained log in classic-level, one synced batch per group commit, no auth/hooks/projections; bench/baselines/durable-floor.ts): ${floor.rate.toFixed(0)} req/s, ${floor.ratio.toFixed(2)}× the baseline (median of the same runs); ${TURNS_NOTE}`;
 }
 
 // The peer of issue 19: etcd 3.4, the store behind Kubernetes, taking the same durable writes
 // through its HTTP/JSON gateway. Each run starts both fresh (mesh-cp's first pass creates, as in
-// put-durable; etcd keeps every revision), then loads mesh-cp, then etcd.
-async function putDurableEtcd(putLoad: PutLoad): Promise<void> {
+// put-durable; etcd keeps every revision), then loads them in turns.
+async function putDurableEtcd(turns: TurnLoad): Promise<void> {
   log('put-durable-etcd: the same durable PUTs on mesh-cp (LevelDB) and on etcd 3.4 (/v3/kv/put)');
   const runs: Array<{ ours: LoadResult; etcd: LoadResult }> = [];
   let version = '';
@@ -315,14 +334,17 @@ async function putDurableEtcd(putLoad: PutLoad): Promise<void> {
       figure: 'req/s, mesh-cp on LevelDB vs etcd 3.4 /v3/kv/put',
       target: 1,
       higherIsBetter: true,
+      warmUp: false,
     },
     async () => {
       const ours = await startMeshCp(tempDir('put-etcd'));
       const etcd = await startEtcd(tempDir('etcd'));
       version = etcd.version;
       try {
-        const o = await putLoad(ours, '/meshes/default/dataplanes/');
-        const e = await putLoad(etcd, '/mesh/default/dataplanes/', { etcdPut: true });
+        const [o, e] = await turns([
+          { server: ours, prefix: '/meshes/default/dataplanes/' },
+          { server: etcd, prefix: '/mesh/default/dataplanes/', etcdPut: true },
+        ]);
         if (o.non2xx > 0 || e.non2xx > 0)
           throw new Error(`PUT answers not 2xx: mesh-cp ${o.non2xx}, etcd ${e.non2xx}`);
         runs.push({ ours: o, etcd: e });
@@ -337,7 +359,7 @@ async function putDurableEtcd(putLoad: PutLoad): Promise<void> {
   const counted = runs.slice(-ETCD_RUNS);
   const ms = (pick: (r: (typeof runs)[number]) => number): string => median(counted.map(pick)).toFixed(1);
   figures[figures.length - 1].note =
-    `etcd ${version}, one member in a temp dir on free ports, default durability (its WAL is fsynced before a write is answered; 3.4 has no switch to turn that off), through its HTTP/JSON gateway POST /v3/kv/put with the same bodies base64 as values under /mesh/default/dataplanes/<name>, ${CONNECTIONS} connections, ${PUT_DURATION} s after ${PUT_WARMUP} s not counted; latency p50/p99 ms mesh-cp ${ms((r) => r.ours.p50)}/${ms((r) => r.ours.p99)}, etcd ${ms((r) => r.etcd.p50)}/${ms((r) => r.etcd.p99)} (medians of the same runs)`;
+    `etcd ${version}, one member in a temp dir on free ports, default durability (its WAL is fsynced before a write is answered; 3.4 has no switch to turn that off), through its HTTP/JSON gateway POST /v3/kv/put with the same bodies base64 as values under /mesh/default/dataplanes/<name>; ${TURNS_NOTE}; latency p50/p99 ms mesh-cp ${ms((r) => r.ours.p50)}/${ms((r) => r.ours.p99)}, etcd ${ms((r) => r.etcd.p50)}/${ms((r) => r.etcd.p99)} (medians of the same runs; each run's p50 the median of its slices', its p99 the highest)`;
 }
 
 async function insightLagScenario(): Promise<void> {
@@ -476,7 +498,17 @@ try {
   await readScenarios();
   await growthScenario();
   await putScenario();
-  figures.push(...(await pgFigures({ quick: QUICK, only: ONLY, log, putLoad, connections: CONNECTIONS })));
+  figures.push(
+    ...(await pgFigures({
+      quick: QUICK,
+      only: ONLY,
+      log,
+      putLoad,
+      turnLoad,
+      turnsNote: TURNS_NOTE,
+      connections: CONNECTIONS,
+    })),
+  );
   await insightLagScenario();
   await startupScenarios();
   figures.push(...(await inspectFigures({ quick: QUICK, only: ONLY, log })));

@@ -1,5 +1,5 @@
 // Runs one autocannon load in its own process and prints the result as one JSON line.
-// argv[2]: a file holding JSON {url, connections, duration, warmup?, method?, paths?: string[], bodies?: string[], vary?, etcdPut?, headers?}
+// argv[2]: a file holding JSON {url, connections, duration, warmup?, method?, paths?: string[], bodies?: string[], vary?, firstPass?, etcdPut?, headers?}
 // (a file, because thousands of request bodies do not fit in argv).
 import { Buffer } from 'node:buffer';
 import { readFileSync } from 'node:fs';
@@ -21,6 +21,9 @@ function varying() {
   const key = o.vary.slice(0, o.vary.indexOf(':') + 1);
   const etcdKeys = o.etcdPut ? o.paths.map((p) => Buffer.from(p).toString('base64')) : undefined;
   let seq = 0;
+  // o.firstPass: the pass the values start from (loads of one server in turn: each goes on from
+  // values the last did not write, so none of its PUTs repeats a stored body).
+  const firstPass = o.firstPass ?? 0;
   return [
     {
       method: o.method ?? 'PUT',
@@ -29,7 +32,7 @@ function varying() {
         const i = seq % o.paths.length;
         const pass = Math.floor(seq / o.paths.length);
         seq += 1;
-        const body = `${parts[i][0]}${key}${10000 + (pass % 50000)}${parts[i][1]}`;
+        const body = `${parts[i][0]}${key}${10000 + ((firstPass + pass) % 50000)}${parts[i][1]}`;
         if (etcdKeys) {
           const value = Buffer.from(body).toString('base64');
           return { ...req, path: '/v3/kv/put', body: `{"key":"${etcdKeys[i]}","value":"${value}"}` };

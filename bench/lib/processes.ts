@@ -164,6 +164,8 @@ export async function load(opts: {
   bodies?: string[];
   /** A text every body holds (`"port":8080`): each request sets it anew, so every PUT is a change. */
   vary?: string;
+  /** With `vary`: the pass over `paths` whose values the load starts from (default 0). */
+  firstPass?: number;
   /** With `vary`: `paths` are etcd keys, each request a `/v3/kv/put` of the body as their value. */
   etcdPut?: boolean;
   headers?: Record<string, string>;
