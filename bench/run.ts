@@ -47,8 +47,9 @@ const DURATION = QUICK ? 1 : 3;
 // not counted (the first pass, which creates, and mesh-cp's first seconds, before its JIT has made it
 // warm: it reaches its rate after ~4 s of load, a baseline within one), then two rounds of 2 s
 // slices in mirrored order, A B then B A (each slice after 1 s of its own load process, not
-// counted), so that 4 s are counted of each, as before, and the machine's drift meets both alike. Before: each server 4 s in a row after 2 s not counted
-// (PUT_WARMUP, still the load of pg-three-instances), and before that with nothing not counted.
+// counted), so that 4 s are counted of each, as before, and the machine's drift meets both alike.
+// Before: each server 4 s in a row after 2 s not counted (PUT_WARMUP, still the load of
+// pg-three-instances), and before that with nothing not counted.
 const PUT_DURATION = QUICK ? 1 : 4;
 const PUT_WARMUP = QUICK ? 0 : 2;
 const TURN_WARMUP = QUICK ? 1 : 5;
