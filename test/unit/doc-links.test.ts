@@ -11,6 +11,9 @@ const PAGES = [
     .map((f) => `docs/${f}`),
 ];
 
+/** Every markdown page a user of the repository may open, examples and bench notes included. */
+const ALL_PAGES = [...PAGES, 'bench/README.md', 'examples/greeter/README.md'];
+
 /** Markdown links `[text](target)` outside code spans and fenced blocks. */
 function linksOf(markdown: string): string[] {
   const prose = markdown.replace(/^```[\s\S]*?^```/gm, '').replace(/`[^`\n]*`/g, '');
@@ -52,5 +55,15 @@ describe('relative links of the README and docs/ (issue 18)', () => {
       }
     }
     expect(broken).toEqual([]);
+  });
+});
+
+describe('the repository stands alone', () => {
+  it.each(ALL_PAGES)('%s names no file outside the repository', (page) => {
+    const markdown = readFileSync(join(REPO_ROOT, page), 'utf8');
+    const outside = markdown
+      .split('\n')
+      .filter((line) => /\.\.\/shared\/|(^|[\s(`])shared\/(spec|design)\//.test(line));
+    expect(outside).toEqual([]);
   });
 });
