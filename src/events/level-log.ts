@@ -208,7 +208,8 @@ export function createLevelLog(options: LevelLogOptions): EventLog {
         const fsCode = (error as { code?: string }).code;
         throw logUnavailable(
           code === 'LEVEL_LOCKED'
-            ? `the data dir ${options.path} is in use by another mesh-cp process (LevelDB lock held)`
+            ? `the data dir ${options.path} is in use by another mesh-cp process (LevelDB lock held); ` +
+                'stop that process, or point store.level.path (MESH_STORE_LEVEL_PATH) at another directory'
             : fsCode === 'EEXIST' || fsCode === 'ENOTDIR'
               ? `cannot open the event log at ${options.path}: it (or a parent) is a file, not a directory`
               : `cannot open the event log at ${options.path}: ${errorChain(error)}`,

@@ -15,7 +15,7 @@ import { createInspectQueries } from '../app/inspect.js';
 import { gatewayMatcher } from '../policies/gateway-matcher.js';
 import { createMatchView } from '../policies/match-view.js';
 import { createPolicyNotes } from '../xds/dump.js';
-import { envNameOf, inertKeysSet } from '../config/config-keys.js';
+import { inertKeysSet } from '../config/config-keys.js';
 import { xdsSources } from './xds-sources.js';
 import { answerDumpRequest, localProxyDump, proxyDump } from './proxy-dump.js';
 import type { TokenService } from '../app/token-service.js';
@@ -39,7 +39,6 @@ import { registry } from '../resources/registry.js';
 import { createMergedStatus } from '../status/merged-status.js';
 import type { ClusterTimers } from './pg-cluster.js';
 import { createStatusStore } from '../status/status-store.js';
-import { AppError } from '../util/errors.js';
 import { parseDuration } from '../util/duration.js';
 import type { TlsMaterial } from './tls.js';
 import { loadTlsMaterial } from './tls.js';
@@ -50,6 +49,7 @@ import type { XdsServer } from './xds-server.js';
 import { exposeGlobalLink, withGlobalLink } from './global-link.js';
 import { localZoneOf } from '../config/local-zone.js';
 import { defaultMeshSpec } from './default-mesh.js';
+import { bound, listenerKeys, listenersOf, withEveryBusyPort } from './listeners.js';
 
 /** A running control plane: its API server, bound ports and a clean shutdown. */
 export interface ControlPlane {
@@ -157,51 +157,6 @@ async function openLog(config: Config, now: () => Date, opts: StartOptions): Pro
         : createLevelLog({ path: config.store.level.path, now, onWriteState, ...opts.levelLog });
   await log.open();
   return log;
-}
-
-/** A listener's config: the keys of its port and bind address, and their values. */
-interface ListenerKeys {
-  portKey: string;
-  port: number;
-  bindKey: string;
-  address: string;
-}
-
-/** The {@link ListenerKeys} of the listener whose keys are `<section>.<portName>` and `<section>.bindAddress`. */
-function listenerKeys(config: Config, section: string, portName: string): ListenerKeys {
-  const at = (key: string): unknown =>
-    key.split('.').reduce<unknown>((value, segment) => (value as Record<string, unknown>)[segment], config);
-  const portKey = `${section}.${portName}`;
-  const bindKey = `${section}.bindAddress`;
-  return { portKey, port: at(portKey) as number, bindKey, address: at(bindKey) as string };
-}
-
-/**
- * Runs one listener's start; a port in use (or not allowed), or a bind address that is not this
- * machine's, is said with the config key and env variable to change. grpc-js reports it only in
- * its message ("No address added … EADDRINUSE").
- */
-async function bound<T>(listener: ListenerKeys, start: () => Promise<T>): Promise<T> {
-  try {
-    return await start();
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    const code = ['EADDRINUSE', 'EACCES', 'EADDRNOTAVAIL'].find(
-      (c) => e.code === c || String(e.message).includes(c),
-    );
-    if (code === undefined) throw err;
-    const { portKey, port, bindKey, address } = listener;
-    const details =
-      code === 'EADDRNOTAVAIL'
-        ? `address ${address} (${bindKey}) is not an address of this machine; set ${bindKey} ` +
-          `(${envNameOf(bindKey.split('.'))}) to one of its addresses, or 0.0.0.0 for every one`
-        : `port ${port} (${portKey}) ` +
-          (code === 'EADDRINUSE' ? 'is in use by another process' : 'may not be used by this user') +
-          `; set ${portKey} (${envNameOf(portKey.split('.'))}) to a free port, or 0 for any`;
-    const error = new AppError('UNAVAILABLE', 'cannot listen', details);
-    error.cause = Object.assign(err as object, { code });
-    throw error;
-  }
 }
 
 /** Listens on `port` (0: any free one); rejects with the listen error (EADDRINUSE…). */
@@ -487,7 +442,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
       }
     } catch (err) {
       await closeAll();
-      throw err;
+      throw await withEveryBusyPort(err, listenersOf(config));
     }
   }
 

@@ -59,7 +59,9 @@ describe('npm start as a process: crash with SIGKILL loses no answered write', (
     const third = startNpm({ MESH_STORE_LEVEL_PATH: dir.path });
     const exit3 = await third.exited;
     expect(exit3.code).not.toBe(0);
-    expect(JSON.stringify(third.lines)).toContain('in use by another mesh-cp process');
+    expect(JSON.stringify(third.lines)).toContain(
+      'in use by another mesh-cp process (LevelDB lock held); stop that process, or point store.level.path (MESH_STORE_LEVEL_PATH) at another directory',
+    );
 
     const t0 = Date.now();
     process.kill(r2.pid, 'SIGTERM');

@@ -111,6 +111,34 @@ describe('a store that fails to open (issue 15)', () => {
     }
   }, 30_000);
 
+  it('several ports in use: one failed start names every busy port setting, not one per try', async () => {
+    const held = await Promise.all(
+      [0, 1, 2].map(async () => {
+        const server = createServer();
+        await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
+        return { server, port: (server.address() as AddressInfo).port };
+      }),
+    );
+    const [api, diagnostics, xds] = held.map((h) => h.port);
+    try {
+      const result = await meshCp(['run'], {
+        MESH_STORE_TYPE: 'memory',
+        MESH_API_SERVER_PORT: String(api),
+        MESH_API_SERVER_HTTPS_ENABLED: 'false',
+        MESH_DIAGNOSTICS_PORT: String(diagnostics),
+        MESH_XDS_SERVER_GRPC_PORT: String(xds),
+      });
+      expect(result.code).toBe(2);
+      expect(fatalOf(result.stdout)).toBe(
+        `ports in use by another process: ${api} (apiServer.port), ${diagnostics} (diagnostics.port), ` +
+          `${xds} (xdsServer.grpcPort); set each to a free port, or 0 for any (environment: ` +
+          'MESH_API_SERVER_PORT=<port> MESH_DIAGNOSTICS_PORT=<port> MESH_XDS_SERVER_GRPC_PORT=<port>)',
+      );
+    } finally {
+      for (const { server } of held) server.close();
+    }
+  }, 30_000);
+
   it('log.format: text writes the lines for people (pino-pretty), the same events', async () => {
     const result = await meshCp(['run'], {
       MESH_LOG_FORMAT: 'text',
