@@ -66,4 +66,9 @@ describe('the repository stands alone', () => {
       .filter((line) => /\.\.\/shared\/|(^|[\s(`])shared\/(spec|design)\//.test(line));
     expect(outside).toEqual([]);
   });
+
+  it.each(ALL_PAGES)('%s points to other pages by links, not by a section name in words', (page) => {
+    const markdown = readFileSync(join(REPO_ROOT, page), 'utf8');
+    expect(markdown.match(/README, "[^"]*/g) ?? []).toEqual([]);
+  });
 });
