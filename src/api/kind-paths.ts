@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ResourceDescriptor } from '../resources/descriptor.js';
 import type { Registry } from '../resources/registry.js';
+import { registry } from '../resources/registry.js';
+import { closest } from '../util/closest.js';
 import { AppError } from '../util/errors.js';
 import type { RouteInfo } from './resource-routes.js';
 
@@ -97,11 +99,53 @@ export function createKindPaths(registry: Registry): KindPaths {
 
 const misses = new WeakSet<AppError>();
 
-/** The 404 of a path no route serves, the same for the router's misses and unknown segments. */
+/**
+ * The 404 of a path no route serves, the same for the router's misses and unknown segments; a
+ * path one typo or a missing plural away from a collection says which one was meant.
+ */
 export function noSuchEndpoint(method: string, url: string): AppError {
-  const error = new AppError('NOT_FOUND', 'Not found', `no such endpoint: ${method} ${url.split('?')[0]}`);
+  const path = url.split('?')[0] ?? '';
+  const meant = meantPath(path);
+  const error = new AppError(
+    'NOT_FOUND',
+    'Not found',
+    `no such endpoint: ${method} ${path}` + (meant === undefined ? '' : `; did you mean ${meant}?`),
+  );
   misses.add(error);
   return error;
+}
+
+/** Top-level paths that are not the registry's (fixed routes). */
+const FIXED_ROOT_SEGMENTS = ['config', 'versions', 'policies', 'status', 'openapi.json', 'tokens', '_events'];
+
+let segmentNames: Record<PathScope, string[]> | undefined;
+
+/** The collection segments users type, per scope, from the registry (built at the first miss). */
+function knownSegments(): Record<PathScope, string[]> {
+  if (segmentNames) return segmentNames;
+  const names: Record<PathScope, Set<string>> = { mesh: new Set(), root: new Set(FIXED_ROOT_SEGMENTS) };
+  for (const { scope, seg } of kindSegments(registry)) names[scope].add(seg);
+  segmentNames = { mesh: [...names.mesh], root: [...names.root] };
+  return segmentNames;
+}
+
+/**
+ * `path` with its collection segment replaced by the one nearest to it (`/mesh` → `/meshes`,
+ * `/meshes/default/dataplane/web-1` → `/meshes/default/dataplanes/web-1`), when that segment is
+ * unknown and a known one is near; else undefined.
+ */
+function meantPath(path: string): string | undefined {
+  const parts = path.split('/');
+  // parts[0] is '' (the path starts with '/'); under /meshes/{mesh}/ the collection is parts[3].
+  const at = parts[1] === 'meshes' && parts.length >= 4 ? 3 : 1;
+  const scope: PathScope = at === 3 ? 'mesh' : 'root';
+  const seg = parts[at] ?? '';
+  const known = knownSegments()[scope];
+  if (seg === '' || known.includes(seg)) return undefined;
+  const near = known.find((k) => k === `${seg}s` || k === `${seg}es`) ?? closest(seg, known);
+  if (near === undefined) return undefined;
+  parts[at] = near;
+  return parts.join('/');
 }
 
 /** Whether an error is {@link noSuchEndpoint}'s (which becomes a 405 when other methods serve the path). */

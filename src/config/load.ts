@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import type * as Yaml from 'yaml';
 import { z } from 'zod';
 import { AppError, type ErrorCause } from '../util/errors.js';
+import { closest } from '../util/closest.js';
 import { CONFIG_KEYS, type LeafKind, unwrap } from './config-keys.js';
 import { configSchema, type Config } from './schema.js';
 
@@ -32,35 +33,9 @@ function sectionKeys(path: readonly PropertyKey[]): string[] {
   return current instanceof z.ZodObject ? Object.keys(current.shape) : [];
 }
 
-/** Edits (insert, delete, substitute, swap two neighbours) that turn `a` into `b`. */
-function editDistance(a: string, b: string): number {
-  const rows = Array.from({ length: a.length + 1 }, (_, i) =>
-    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
-  );
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      rows[i][j] = Math.min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        rows[i][j] = Math.min(rows[i][j], rows[i - 2][j - 2] + 1);
-      }
-    }
-  }
-  return rows[a.length][b.length];
-}
-
-/** `; did you mean X?` for a near candidate (a quarter of the name's length in edits, at most 2), else nothing. */
+/** `; did you mean X?` for a near candidate (see {@link closest}), else nothing. */
 function suggestion(name: string, candidates: Iterable<string>, prefix = ''): string {
-  const bare = name.slice(prefix.length).toLowerCase();
-  let best: string | undefined;
-  let bestDistance = Math.min(2, Math.floor(bare.length / 4)) + 1;
-  for (const candidate of candidates) {
-    const distance = editDistance(bare, candidate.slice(prefix.length).toLowerCase());
-    if (distance < bestDistance) {
-      best = candidate;
-      bestDistance = distance;
-    }
-  }
+  const best = closest(name, candidates, prefix);
   return best === undefined ? '' : `; did you mean ${best}?`;
 }
 

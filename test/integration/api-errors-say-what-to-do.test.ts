@@ -17,6 +17,27 @@ describe('API errors that say what to do', () => {
     await cp.close();
   });
 
+  it('a path one typo or plural away from a collection is a 404 that names the path meant', async () => {
+    const cases: Array<[string, string | undefined]> = [
+      ['/mesh', '/meshes'],
+      ['/meshes/default/dataplane', '/meshes/default/dataplanes'],
+      ['/meshes/default/dataplane/web-1', '/meshes/default/dataplanes/web-1'],
+      ['/meshes/default/trafic-permissions', '/meshes/default/traffic-permissions'],
+      ['/zone', '/zones'],
+      ['/confg', '/config'],
+      ['/no/such/path', undefined],
+      ['/meshes/default/nothing-like-it', undefined],
+    ];
+    for (const [url, meant] of cases) {
+      const res = await call('GET', `${url}?size=5`);
+      expect(res.statusCode, url).toBe(404);
+      expect(res.json(), url).toEqual({
+        title: 'Not found',
+        details: `no such endpoint: GET ${url}` + (meant === undefined ? '' : `; did you mean ${meant}?`),
+      });
+    }
+  });
+
   it('a method a path does not support is 405 with Allow and {title, details}; an unknown path stays 404', async () => {
     const cases: Array<[string, string, string]> = [
       ['POST', '/meshes/default', 'GET, HEAD, PUT, DELETE'],
