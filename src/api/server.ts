@@ -74,7 +74,7 @@ export interface ServerDeps {
   /** Token issue and verification (issue 4). */
   tokens: TokenService;
   /** Who is admin by address, and the role model (issue 4). */
-  auth: Omit<AuthDeps, 'tokens' | 'trustedLocal'>;
+  auth: Omit<AuthDeps, 'tokens' | 'origin'>;
   /** Header and time limits of the node server (issue 4: hardening); durations as in config. */
   limits: ServerLimits;
   /** Serve HTTPS with these (issue 4); absent: plain HTTP. */
@@ -233,9 +233,10 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
 
   // Our JSON parser says where a body is broken (fastify's only that it is).
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     try {
-      done(null, parseJsonBody(body as string));
+      // A POST without a body (a revert) says application/json all the same (browser-writes.ts).
+      done(null, body === '' && req.method === 'POST' ? undefined : parseJsonBody(body as string));
     } catch (err) {
       done(err as Error, undefined);
     }
@@ -267,7 +268,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   registerAuthHooks(app, deps.registry, {
     ...deps.auth,
     tokens: deps.tokens,
-    trustedLocal: (req) => origin.trustedLocal(req),
+    origin,
   });
 
   const send = (reply: FastifyReply, body: unknown) =>

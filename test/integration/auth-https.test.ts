@@ -8,66 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { startControlPlane } from '../../src/runtime/control-plane.js';
 import { testConfig, tempDir } from '../helpers/control-plane.js';
-
-interface TlsClient {
-  ca?: string;
-  key?: string;
-  cert?: string;
-  servername?: string;
-  rejectUnauthorized?: boolean;
-}
-
-/** One HTTPS request to 127.0.0.1 with real TLS; resolves with the status and body, rejects on a TLS error. */
-function httpsRequest(
-  port: number,
-  path: string,
-  tls: TlsClient,
-  method = 'GET',
-  body?: unknown,
-): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        method,
-        agent: false,
-        ...tls,
-        headers: payload ? { 'content-type': 'application/json' } : {},
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
-
-/** A test CA and a client certificate it signed, made with `selfsigned` (independent of the server's own certificate code). */
-async function clientPki(cn: string) {
-  const ca = await generate([{ name: 'commonName', value: `${cn}-ca` }], {
-    algorithm: 'sha256',
-    extensions: [
-      { name: 'basicConstraints', cA: true, critical: true },
-      { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
-    ],
-  });
-  const client = await generate([{ name: 'commonName', value: cn }], {
-    algorithm: 'sha256',
-    ca: { key: ca.private, cert: ca.cert },
-    extensions: [
-      { name: 'basicConstraints', cA: false },
-      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
-      { name: 'extKeyUsage', clientAuth: true },
-    ],
-  });
-  return { caCert: ca.cert, key: client.private, cert: client.cert };
-}
+import { clientPki, httpsRequest } from '../helpers/tls.js';
 
 const ports = {
   MESH_API_SERVER_PORT: '0',

@@ -94,8 +94,16 @@ describe('token endpoints (issue 4, spec 4.8)', () => {
       expect(array.statusCode).toBe(400);
       expect(array.json().causes).toEqual([{ field: '', message: 'body must be a JSON object' }]);
 
+      // No content type: what a browser form could send (browser-writes.test.ts); an empty JSON body.
       const none = await cp.app.inject({ method: 'POST', url: '/tokens/user' });
-      expect(none.statusCode).toBe(400);
+      expect(none.statusCode).toBe(415);
+      const empty = await cp.app.inject({
+        method: 'POST',
+        url: '/tokens/user',
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(empty.statusCode).toBe(400);
+      expect(empty.json().causes).toEqual([{ field: '', message: 'body must be a JSON object' }]);
 
       const badJson = await cp.app.inject({
         method: 'POST',
