@@ -213,6 +213,30 @@ describe('client certificates (apiServer.auth.clientCertsDir)', () => {
     }
   });
 
+  it('writes control characters of a common name as \\uXXXX in the actor', async () => {
+    // RFC 4514 hex form (the DER of a UTF8String) of "eve", BEL, LF, "admin", U+202E.
+    const eve = await clientPki('#0c0d657665070a61646d696ee280ae');
+    const other = tempDir();
+    writeFileSync(join(other.path, 'eve-ca.pem'), eve.caCert);
+    const plane = await startControlPlane(
+      testConfig({ ...ports, MESH_API_SERVER_AUTH_CLIENT_CERTS_DIR: other.path }),
+    );
+    try {
+      const tls = { rejectUnauthorized: false, key: eve.key, cert: eve.cert };
+      const put = await httpsRequest(plane.ports.https, '/meshes/by-eve', tls, 'PUT', {
+        type: 'Mesh',
+        name: 'by-eve',
+      });
+      expect(put.status, put.body).toBe(201);
+      const entries = [];
+      for await (const e of plane.log.history('Mesh', undefined, 'by-eve')) entries.push(e);
+      expect(entries[0].actor.name).toBe('eve\\u0007\\u000aadmin\\u202e');
+    } finally {
+      await plane.close();
+      other.cleanup();
+    }
+  });
+
   it('refuses to start when the directory holds no certificate', async () => {
     const empty = tempDir();
     try {
