@@ -147,6 +147,26 @@ describe('token endpoints (issue 4, spec 4.8)', () => {
     });
   });
 
+  it('refuses a validFor below one second on every token type: exp is in whole seconds, so it would be expired at once', async () => {
+    const bodies = {
+      user: { name: 'a' },
+      dataplane: { mesh: 'default' },
+      zone: { zone: 'z' },
+      'zone-ingress': { zone: 'z' },
+    };
+    for (const [type, body] of Object.entries(bodies)) {
+      for (const validFor of ['500ms', '999ms', '0.5s']) {
+        const res = await post(`/tokens/${type}`, { ...body, validFor });
+        expect(res.statusCode, `${type} ${validFor}: ${res.body}`).toBe(400);
+        expect(res.json().causes).toEqual([
+          { field: 'validFor', message: 'must be at least 1s (a token expires on a whole second)' },
+        ]);
+      }
+      const second = await post(`/tokens/${type}`, { ...body, validFor: '1s' });
+      expect(second.statusCode, second.body).toBe(200);
+    }
+  });
+
   describe('POST /tokens/dataplane', () => {
     it('signs with the mesh key and binds name, mesh, tags and type; no validFor means no expiry', async () => {
       const res = await post('/tokens/dataplane', {
