@@ -138,6 +138,31 @@ interface ListenerSettings {
   onClientError: ReturnType<typeof createClientErrorHandler>;
 }
 
+function listenerSettingsOf(limits: ServerLimits): ListenerSettings {
+  return {
+    node: nodeOptionsOf(limits),
+    idleMs: parseDuration(limits.idleTimeout),
+    onClientError: createClientErrorHandler(limits),
+  };
+}
+
+/**
+ * The fastify options that hold a listener to the API's limits (header size, the header, request and
+ * idle deadlines, JSON answers to connection errors): the API's and the diagnostics port's.
+ */
+export function limitedServerOptions(limits: ServerLimits) {
+  return fastifyOptionsOf(listenerSettingsOf(limits));
+}
+
+function fastifyOptionsOf(listener: ListenerSettings) {
+  return {
+    http: listener.node,
+    requestTimeout: listener.node.requestTimeout,
+    connectionTimeout: listener.idleMs,
+    clientErrorHandler: listener.onClientError,
+  };
+}
+
 const fastifyRequire = createRequire(createRequire(import.meta.url).resolve('fastify'));
 
 /**
@@ -164,11 +189,7 @@ export const lazySchemaCompilers = {
  */
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   // One set of node settings for both listeners (HTTPS gets them in attachHttps).
-  const listener: ListenerSettings = {
-    node: nodeOptionsOf(deps.limits),
-    idleMs: parseDuration(deps.limits.idleTimeout),
-    onClientError: createClientErrorHandler(deps.limits),
-  };
+  const listener = listenerSettingsOf(deps.limits);
   // A path that exists with other methods is a 405 with `Allow`, not "no such endpoint" (issue 18).
   const handleError = (err: Error, req: FastifyRequest, reply: FastifyReply): void => {
     const refused = err instanceof AppError && err.code === 'METHOD_NOT_ALLOWED';
@@ -182,10 +203,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   };
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
-    http: listener.node,
-    requestTimeout: listener.node.requestTimeout,
-    connectionTimeout: listener.idleMs,
-    clientErrorHandler: listener.onClientError,
+    ...fastifyOptionsOf(listener),
     bodyLimit: deps.bodyLimit,
     schemaController: lazySchemaCompilers,
     // Writes are logged by their handlers with kind, name and revision; reads are not logged.
@@ -344,6 +362,9 @@ function attachHttps(app: FastifyInstance, https: HttpsOptions, listener: Listen
       // Client certificates are optional: a verified one makes the caller admin (see identity.ts).
       ...(https.ca ? { ca: https.ca, requestCert: true, rejectUnauthorized: false } : {}),
       ...listener.node,
+      // The handshake comes before any header: a client that never finishes it is cut off as one
+      // whose headers are late (node's default waits 120 s).
+      ...(listener.node.headersTimeout > 0 ? { handshakeTimeout: listener.node.headersTimeout } : {}),
     },
     (req, res) => app.routing(req, res),
   );

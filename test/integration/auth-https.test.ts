@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
 import { Agent, request } from 'node:https';
+import { connect as netConnect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
@@ -123,6 +124,40 @@ describe('HTTPS settings', () => {
       // The same route table: request ids, CORS and auth behave as on HTTP.
       const res = await httpsRequest(cp.ports.https, '/meshes/default', { rejectUnauthorized: false });
       expect(res.status).toBe(200);
+    } finally {
+      await cp.close();
+    }
+  });
+
+  it('closes a connection whose TLS handshake does not finish within the header timeout', async () => {
+    const cp = await startControlPlane(
+      testConfig({
+        ...ports,
+        MESH_API_SERVER_TIMEOUTS_HEADERS: '300ms',
+        MESH_API_SERVER_TIMEOUTS_REQUEST: '600ms',
+        MESH_API_SERVER_TIMEOUTS_IDLE: '1h',
+      }),
+    );
+    // Opens TCP, sends nothing or the first bytes of a ClientHello, and waits (at most 5 s) to be let go.
+    const cutOff = (hello: Buffer): Promise<boolean> =>
+      new Promise((resolve) => {
+        const socket = netConnect({ host: '127.0.0.1', port: cp.ports.https }, () => socket.write(hello));
+        const timer = setTimeout(() => {
+          socket.destroy();
+          resolve(false);
+        }, 5000);
+        socket.on('error', () => undefined);
+        socket.on('close', () => {
+          clearTimeout(timer);
+          resolve(true);
+        });
+      });
+    try {
+      const [silent, half] = await Promise.all([
+        cutOff(Buffer.alloc(0)),
+        cutOff(Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01])),
+      ]);
+      expect({ silent, half }).toEqual({ silent: true, half: true });
     } finally {
       await cp.close();
     }
