@@ -25,12 +25,6 @@ export interface RequestOrigin {
    * client certificate) counts.
    */
   originAllowed(req: FastifyRequest): boolean;
-  /**
-   * True when a loopback caller may be trusted as admin: the `Host` names this control plane and the
-   * request carries no `Origin`, its own (same-origin) or one that CORS allows. A page of another
-   * site, or one served under a rebound DNS name, fails this.
-   */
-  trustedLocal(req: FastifyRequest): boolean;
   /** `scheme://host[:port]` for absolute links (`next`), never from a `Host` header that is not allowed. */
   baseUrl(req: FastifyRequest): string;
 }
@@ -128,7 +122,6 @@ export function createRequestOrigin(settings: RequestOriginSettings): RequestOri
     corsAllows,
     hostAllowed,
     originAllowed,
-    trustedLocal: (req) => hostAllowed(req) && originAllowed(req),
     baseUrl(req) {
       if (external !== undefined) return external;
       // hostAllowed holds only for a Host that is strictly `host[:port]`: safe in a URL as it is.
