@@ -46,7 +46,8 @@ export function collectAllowedMethods(app: FastifyInstance, maxParamLength: numb
   });
   let router: FindMyWay.Instance<FindMyWay.HTTPVersion.V1> | undefined;
   const build = () => {
-    const r = FindMyWay({ maxParamLength });
+    // As the API's router does: `/meshes/` is `/meshes` (GET), not `/meshes/:name` with an empty name.
+    const r = FindMyWay({ maxParamLength, ignoreTrailingSlash: true });
     for (const { method, url, kindOf } of routes) {
       r.on(method as FindMyWay.HTTPMethod, url, () => undefined, { kindOf });
     }

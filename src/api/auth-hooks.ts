@@ -7,20 +7,24 @@ import type { Identity } from './identity.js';
 import { createAuthenticator } from './identity.js';
 import type { KindParams } from './kind-paths.js';
 import { noSuchEndpoint } from './kind-paths.js';
+import type { RequestOrigin } from './request-origin.js';
+import { checkHostHeader } from './request-origin.js';
 import type { RouteInfo } from './resource-routes.js';
+import { refuseForgeablePost } from './browser-writes.js';
 
 /** What the auth hooks need: the token verifier, the loopback rule and the role model. */
 export interface AuthDeps {
   tokens: Pick<TokenService, 'verifyUser'>;
   localhostIsAdmin: boolean;
-  /** Whether a loopback caller may be trusted as admin (its `Host` and `Origin`, decisions §7). */
-  trustedLocal: (req: FastifyRequest) => boolean;
+  /** Whether the `Host` names us and the `Origin` is allowed (decisions §7). */
+  origin: Pick<RequestOrigin, 'hostAllowed' | 'originAllowed'>;
   authz: AuthzSettings;
 }
 
 /**
  * Registers authentication and authorization as one `onRequest` hook (issue 4), so a refused request
- * is answered before its body is read. Routes declare `config: {kind?, action, adminOnly?}`; a route
+ * is answered before its body is read. A `Host` that is not `host[:port]` is 400 first; a POST that a
+ * web page could forge is 415 (browser-writes.ts). Routes declare `config: {kind?, action, adminOnly?}`; a route
  * that declares nothing is admin only. Unknown paths (404) and CORS preflights are not authorized;
  * a parametric resource route whose `kindOf` names no kind is answered 404 here.
  */
@@ -28,7 +32,8 @@ export function registerAuthHooks(app: FastifyInstance, registry: Registry, deps
   const authenticate = createAuthenticator({
     verifyUser: (token) => deps.tokens.verifyUser(token),
     localhostIsAdmin: deps.localhostIsAdmin,
-    trustedLocal: deps.trustedLocal,
+    hostAllowed: (req) => deps.origin.hostAllowed(req),
+    originAllowed: (req) => deps.origin.originAllowed(req),
   });
   const authorizer = createAuthorizer(registry, deps.authz);
   app.decorateRequest('identity', null as unknown as Identity);
@@ -43,6 +48,7 @@ export function registerAuthHooks(app: FastifyInstance, registry: Registry, deps
       if (!desc) throw noSuchEndpoint(req.method, req.url);
       kind = desc.kind;
     }
+    refuseForgeablePost(req);
     authorizer.check(identity, {
       method: req.method,
       path: req.url.split('?')[0],
@@ -66,6 +72,7 @@ export function registerAuthHooks(app: FastifyInstance, registry: Registry, deps
     };
     let identity: Identity | Promise<Identity>;
     try {
+      checkHostHeader(req);
       identity = authenticate(req);
     } catch (err) {
       done(err as Error);

@@ -47,6 +47,12 @@ export function meshOfRequest(
 
 const ADMIN: Grant = { role: 'admin' };
 
+/** Why a credential the browser sent did not count, and what to do (decisions §7). */
+function uncountedWhy({ credential, origin }: NonNullable<Identity['uncounted']>): string {
+  const shown = origin.length > 200 ? `${origin.slice(0, 200)}…` : origin;
+  return `its ${credential} does not count with Origin ${JSON.stringify(shown)}, which apiServer.corsAllowedDomains does not allow: call without an Origin header, with a user token, or list the origin`;
+}
+
 /** Creates the authorizer: `check` throws 403 when no grant of the identity allows the target. */
 export function createAuthorizer(registry: Registry, settings: AuthzSettings) {
   const anonymousGrant: Grant = { role: settings.anonymousWrite ? 'writer' : settings.anonymous };
@@ -87,7 +93,7 @@ export function createAuthorizer(registry: Registry, settings: AuthzSettings) {
   const describe = (identity: Identity, target: AccessTarget): string => {
     const who =
       identity.via === 'anonymous'
-        ? 'anonymous caller (no credentials)'
+        ? `anonymous caller (${identity.uncounted ? uncountedWhy(identity.uncounted) : 'no credentials'})`
         : `user "${identity.name}" (${identity.groups.length > 0 ? `groups: ${identity.groups.join(', ')}` : 'no groups'})`;
     const what =
       target.kind === undefined

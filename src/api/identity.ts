@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { TLSSocket } from 'node:tls';
 import type { TokenUser } from '../app/token-service.js';
 import { AppError } from '../util/errors.js';
+import { printable } from '../util/printable.js';
 
 /** Who a caller is, and how we know it (issue 4: token, client certificate, loopback, or nobody). */
 export interface Identity {
@@ -12,6 +13,11 @@ export interface Identity {
   tokenId?: string;
   /** When the user token expires, when there is one that does. */
   expiresAt?: Date;
+  /**
+   * An anonymous caller's loopback address or client certificate that did not count because of a
+   * foreign `Origin` (decisions §7): named in a refusal so that the caller knows why.
+   */
+  uncounted?: { credential: 'loopback address' | 'client certificate'; origin: string };
 }
 
 declare module 'fastify' {
@@ -48,22 +54,36 @@ export function bearerToken(req: FastifyRequest): string | undefined {
 export interface AuthenticatorDeps {
   verifyUser(token: string): Promise<TokenUser>;
   localhostIsAdmin: boolean;
-  /** False for a loopback request from a web page or under a `Host` that does not name us (decisions §7). */
-  trustedLocal(req: FastifyRequest): boolean;
+  /** False for a request under a `Host` that does not name us (DNS rebinding, decisions §7). */
+  hostAllowed(req: FastifyRequest): boolean;
+  /** False for a request from a web page of another site: a foreign `Origin` (decisions §7). */
+  originAllowed(req: FastifyRequest): boolean;
 }
 
-/** The subject common name of a verified client certificate, or undefined when none was verified. */
+/**
+ * The subject common name of a verified client certificate, or undefined when none was verified.
+ * Control characters are written as `\uXXXX` (as in every message and log line): the name becomes
+ * the actor of writes, shown by audit and logs, and the CA, not this API, chose it.
+ */
 function verifiedClientCertificate(req: FastifyRequest): string | undefined {
   const socket = req.raw.socket as Partial<TLSSocket>;
   if (socket.encrypted !== true || socket.authorized !== true || !socket.getPeerCertificate) return undefined;
   const cn = socket.getPeerCertificate().subject?.CN;
-  return typeof cn === 'string' && cn !== '' ? cn : 'client-certificate';
+  return typeof cn === 'string' && cn !== '' ? printable(cn) : 'client-certificate';
 }
+
+/** The anonymous caller whose loopback address or certificate did not count because of its `Origin`. */
+const uncounted = (credential: 'loopback address' | 'client certificate', req: FastifyRequest): Identity => ({
+  ...ANONYMOUS,
+  uncounted: { credential, origin: String(req.headers.origin) },
+});
 
 /**
  * Creates the authenticator (issue 4, decisions §7). A bearer user token decides, even from loopback;
- * then a client certificate verified against `clientCertsDir`; then loopback, when the request names
- * this control plane in `Host` and no foreign `Origin` (issue 15); else anonymous.
+ * then a client certificate verified against `clientCertsDir`, with no foreign `Origin`; then
+ * loopback, when the request names this control plane in `Host` and no foreign `Origin` (issue 15);
+ * else anonymous. A browser sends the certificate and the loopback address by itself, for any page:
+ * neither counts for a page of another site.
  */
 export function createAuthenticator(
   deps: AuthenticatorDeps,
@@ -90,8 +110,12 @@ export function createAuthenticator(
       }));
     }
     const cn = verifiedClientCertificate(req);
-    if (cn !== undefined) return { name: cn, groups: [...ADMIN_GROUPS], via: 'client-certificate' };
-    if (deps.localhostIsAdmin && isLoopback(req.ip) && deps.trustedLocal(req)) {
+    if (cn !== undefined) {
+      if (!deps.originAllowed(req)) return uncounted('client certificate', req);
+      return { name: cn, groups: [...ADMIN_GROUPS], via: 'client-certificate' };
+    }
+    if (deps.localhostIsAdmin && isLoopback(req.ip) && deps.hostAllowed(req)) {
+      if (!deps.originAllowed(req)) return uncounted('loopback address', req);
       return { name: 'admin', groups: [...ADMIN_GROUPS], via: 'loopback' };
     }
     return ANONYMOUS;

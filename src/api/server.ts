@@ -74,7 +74,7 @@ export interface ServerDeps {
   /** Token issue and verification (issue 4). */
   tokens: TokenService;
   /** Who is admin by address, and the role model (issue 4). */
-  auth: Omit<AuthDeps, 'tokens' | 'trustedLocal'>;
+  auth: Omit<AuthDeps, 'tokens' | 'origin'>;
   /** Header and time limits of the node server (issue 4: hardening); durations as in config. */
   limits: ServerLimits;
   /** Serve HTTPS with these (issue 4); absent: plain HTTP. */
@@ -138,6 +138,31 @@ interface ListenerSettings {
   onClientError: ReturnType<typeof createClientErrorHandler>;
 }
 
+function listenerSettingsOf(limits: ServerLimits): ListenerSettings {
+  return {
+    node: nodeOptionsOf(limits),
+    idleMs: parseDuration(limits.idleTimeout),
+    onClientError: createClientErrorHandler(limits),
+  };
+}
+
+/**
+ * The fastify options that hold a listener to the API's limits (header size, the header, request and
+ * idle deadlines, JSON answers to connection errors): the API's and the diagnostics port's.
+ */
+export function limitedServerOptions(limits: ServerLimits) {
+  return fastifyOptionsOf(listenerSettingsOf(limits));
+}
+
+function fastifyOptionsOf(listener: ListenerSettings) {
+  return {
+    http: listener.node,
+    requestTimeout: listener.node.requestTimeout,
+    connectionTimeout: listener.idleMs,
+    clientErrorHandler: listener.onClientError,
+  };
+}
+
 const fastifyRequire = createRequire(createRequire(import.meta.url).resolve('fastify'));
 
 /**
@@ -164,11 +189,7 @@ export const lazySchemaCompilers = {
  */
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   // One set of node settings for both listeners (HTTPS gets them in attachHttps).
-  const listener: ListenerSettings = {
-    node: nodeOptionsOf(deps.limits),
-    idleMs: parseDuration(deps.limits.idleTimeout),
-    onClientError: createClientErrorHandler(deps.limits),
-  };
+  const listener = listenerSettingsOf(deps.limits);
   // A path that exists with other methods is a 405 with `Allow`, not "no such endpoint" (issue 18).
   const handleError = (err: Error, req: FastifyRequest, reply: FastifyReply): void => {
     const refused = err instanceof AppError && err.code === 'METHOD_NOT_ALLOWED';
@@ -182,10 +203,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   };
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
-    http: listener.node,
-    requestTimeout: listener.node.requestTimeout,
-    connectionTimeout: listener.idleMs,
-    clientErrorHandler: listener.onClientError,
+    ...fastifyOptionsOf(listener),
     bodyLimit: deps.bodyLimit,
     schemaController: lazySchemaCompilers,
     // Writes are logged by their handlers with kind, name and revision; reads are not logged.
@@ -233,9 +251,10 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
 
   // Our JSON parser says where a body is broken (fastify's only that it is).
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     try {
-      done(null, parseJsonBody(body as string));
+      // A POST without a body (a revert) says application/json all the same (browser-writes.ts).
+      done(null, body === '' && req.method === 'POST' ? undefined : parseJsonBody(body as string));
     } catch (err) {
       done(err as Error, undefined);
     }
@@ -267,7 +286,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   registerAuthHooks(app, deps.registry, {
     ...deps.auth,
     tokens: deps.tokens,
-    trustedLocal: (req) => origin.trustedLocal(req),
+    origin,
   });
 
   const send = (reply: FastifyReply, body: unknown) =>
@@ -343,6 +362,9 @@ function attachHttps(app: FastifyInstance, https: HttpsOptions, listener: Listen
       // Client certificates are optional: a verified one makes the caller admin (see identity.ts).
       ...(https.ca ? { ca: https.ca, requestCert: true, rejectUnauthorized: false } : {}),
       ...listener.node,
+      // The handshake comes before any header: a client that never finishes it is cut off as one
+      // whose headers are late (node's default waits 120 s).
+      ...(listener.node.headersTimeout > 0 ? { handshakeTimeout: listener.node.headersTimeout } : {}),
     },
     (req, res) => app.routing(req, res),
   );

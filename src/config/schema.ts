@@ -260,7 +260,9 @@ const baseSchema = z.strictObject({
     bodyLimit: integer(1048576, 1).describe('largest request body in bytes (413 above)'),
     maxHeaderSize: integer(16384, 1).describe('largest request header block in bytes (431 above)'),
     timeouts: section({
-      headers: duration('10s').describe('time a client has to send the request headers'),
+      headers: duration('10s').describe(
+        'time a client has to send the request headers, and to finish a TLS handshake on the HTTPS port; these timeouts hold on the diagnostics port too',
+      ),
       request: duration('30s').describe('time a client has to send a whole request (0s: no limit)'),
       idle: duration('2m').describe('how long an idle keep-alive connection stays open'),
     }),

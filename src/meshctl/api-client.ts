@@ -126,6 +126,10 @@ export function createApiClient(target: ApiTarget): ApiClient {
       payload = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
       headers['content-type'] ??= 'application/json';
       headers['content-length'] = String(Buffer.byteLength(payload));
+    } else if (method === 'POST') {
+      // The server refuses a POST without a JSON (or YAML) type, even with no body (a revert): a
+      // browser can send one from any web page without asking.
+      headers['content-type'] ??= 'application/json';
     }
     const https = url.protocol === 'https:';
     if (!https && url.protocol !== 'http:') {

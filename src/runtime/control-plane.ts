@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import Fastify from 'fastify';
 import type { Logger } from 'pino';
 import type { ServerDeps } from '../api/server.js';
-import { buildServer, httpsServerOf, lazySchemaCompilers } from '../api/server.js';
+import { buildServer, httpsServerOf, lazySchemaCompilers, limitedServerOptions } from '../api/server.js';
 import { useBoundXdsPort, xdsBootstrapSettings } from '../api/xds-routes.js';
 import type { Commands } from '../app/commands.js';
 import { createCommands } from '../app/commands.js';
@@ -358,7 +358,12 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   const app = await buildServer(tls ? { ...serverDeps, https: tls } : serverDeps);
   const httpsServer = httpsServerOf(app);
 
-  const diagnostics = Fastify({ logger: false, schemaController: lazySchemaCompilers });
+  // The API's header, request and idle deadlines hold on the diagnostics port too.
+  const diagnostics = Fastify({
+    logger: false,
+    schemaController: lazySchemaCompilers,
+    ...limitedServerOptions(serverDeps.limits),
+  });
   // Liveness only: a log that cannot write retries by itself, and a restart would not free the disk.
   diagnostics.get('/healthy', async () => ({ status: 'ok' }));
   diagnostics.get('/ready', async (_request, reply) => {

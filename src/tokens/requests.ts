@@ -10,9 +10,17 @@ import type { TokenType } from './token-types.js';
 export const MAX_VALID_FOR = '87600h';
 const MAX_VALID_FOR_MS = parseDuration(MAX_VALID_FOR);
 
-// NaN (not a duration) is the regex's to report: one cause per violation.
+/** The shortest `validFor`: a token's `exp` is in whole seconds, so below one it is expired when issued. */
+export const MIN_VALID_FOR = '1s';
+const MIN_VALID_FOR_MS = parseDuration(MIN_VALID_FOR);
+
+// NaN (not a duration) is the regex's to report: one cause per violation. Below a second is refused
+// rather than rounded up: the caller asked for something else than it would get (500ms for 500m?).
 const positiveDuration = duration
   .refine((v) => !(parseDuration(v) <= 0), { message: 'must be longer than 0' })
+  .refine((v) => !(parseDuration(v) > 0 && parseDuration(v) < MIN_VALID_FOR_MS), {
+    message: `must be at least ${MIN_VALID_FOR} (a token expires on a whole second)`,
+  })
   .refine((v) => !(parseDuration(v) > MAX_VALID_FOR_MS), {
     message: `must be at most ${MAX_VALID_FOR} (10 years)`,
   });

@@ -44,6 +44,14 @@ describe('API errors that say what to do', () => {
       ['PATCH', '/meshes', 'GET, HEAD'],
       ['DELETE', '/config', 'GET, HEAD'],
       ['POST', '/meshes/default/traffic-permissions/allow-all-default', 'GET, HEAD, PUT, DELETE'],
+      // A trailing slash names the same resource or collection (the router ignores it).
+      ['POST', '/meshes/', 'GET, HEAD'],
+      ['PUT', '/meshes/', 'GET, HEAD'],
+      ['DELETE', '/zones/', 'GET, HEAD'],
+      ['POST', '/meshes/default/traffic-permissions/', 'GET, HEAD'],
+      ['DELETE', '/meshes/default/traffic-permissions/', 'GET, HEAD'],
+      ['POST', '/meshes/default/', 'GET, HEAD, PUT, DELETE'],
+      ['POST', '/meshes/default/traffic-permissions/allow-all-default/', 'GET, HEAD, PUT, DELETE'],
     ];
     for (const [method, url, allow] of cases) {
       const res = await call(method, url);

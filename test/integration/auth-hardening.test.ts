@@ -89,6 +89,19 @@ describe('cut-offs before a request reaches a handler (issue 4: hardening)', () 
     expect(mesh.statusCode).toBe(404);
   });
 
+  it('cuts off the diagnostics port the same way: headers late are 408', async () => {
+    const raw = await rawExchange(cp.ports.diagnostics, [
+      'GET /ready HTTP/1.1\r\nHost: localhost\r\n',
+      3000,
+      'Connection: close\r\n\r\n',
+    ]);
+    expect(parseAnswer(raw).status).toBe(408);
+    const inTime = await rawExchange(cp.ports.diagnostics, [
+      'GET /healthy HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n',
+    ]);
+    expect(inTime.startsWith('HTTP/1.1 200')).toBe(true);
+  });
+
   it('still answers a request that arrives in time', async () => {
     const raw = await rawExchange(cp.ports.api, [
       'GET /versions HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n',

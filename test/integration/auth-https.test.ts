@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
 import { Agent, request } from 'node:https';
+import { connect as netConnect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
@@ -8,66 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { startControlPlane } from '../../src/runtime/control-plane.js';
 import { testConfig, tempDir } from '../helpers/control-plane.js';
-
-interface TlsClient {
-  ca?: string;
-  key?: string;
-  cert?: string;
-  servername?: string;
-  rejectUnauthorized?: boolean;
-}
-
-/** One HTTPS request to 127.0.0.1 with real TLS; resolves with the status and body, rejects on a TLS error. */
-function httpsRequest(
-  port: number,
-  path: string,
-  tls: TlsClient,
-  method = 'GET',
-  body?: unknown,
-): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        method,
-        agent: false,
-        ...tls,
-        headers: payload ? { 'content-type': 'application/json' } : {},
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
-
-/** A test CA and a client certificate it signed, made with `selfsigned` (independent of the server's own certificate code). */
-async function clientPki(cn: string) {
-  const ca = await generate([{ name: 'commonName', value: `${cn}-ca` }], {
-    algorithm: 'sha256',
-    extensions: [
-      { name: 'basicConstraints', cA: true, critical: true },
-      { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
-    ],
-  });
-  const client = await generate([{ name: 'commonName', value: cn }], {
-    algorithm: 'sha256',
-    ca: { key: ca.private, cert: ca.cert },
-    extensions: [
-      { name: 'basicConstraints', cA: false },
-      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
-      { name: 'extKeyUsage', clientAuth: true },
-    ],
-  });
-  return { caCert: ca.cert, key: client.private, cert: client.cert };
-}
+import { clientPki, httpsRequest } from '../helpers/tls.js';
 
 const ports = {
   MESH_API_SERVER_PORT: '0',
@@ -187,6 +129,40 @@ describe('HTTPS settings', () => {
     }
   });
 
+  it('closes a connection whose TLS handshake does not finish within the header timeout', async () => {
+    const cp = await startControlPlane(
+      testConfig({
+        ...ports,
+        MESH_API_SERVER_TIMEOUTS_HEADERS: '300ms',
+        MESH_API_SERVER_TIMEOUTS_REQUEST: '600ms',
+        MESH_API_SERVER_TIMEOUTS_IDLE: '1h',
+      }),
+    );
+    // Opens TCP, sends nothing or the first bytes of a ClientHello, and waits (at most 5 s) to be let go.
+    const cutOff = (hello: Buffer): Promise<boolean> =>
+      new Promise((resolve) => {
+        const socket = netConnect({ host: '127.0.0.1', port: cp.ports.https }, () => socket.write(hello));
+        const timer = setTimeout(() => {
+          socket.destroy();
+          resolve(false);
+        }, 5000);
+        socket.on('error', () => undefined);
+        socket.on('close', () => {
+          clearTimeout(timer);
+          resolve(true);
+        });
+      });
+    try {
+      const [silent, half] = await Promise.all([
+        cutOff(Buffer.alloc(0)),
+        cutOff(Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01])),
+      ]);
+      expect({ silent, half }).toEqual({ silent: true, half: true });
+    } finally {
+      await cp.close();
+    }
+  });
+
   it('close() closes the HTTPS listener, a kept-alive connection included', async () => {
     const cp = await startControlPlane(testConfig(ports));
     const agent = new Agent({ keepAlive: true, rejectUnauthorized: false });
@@ -269,6 +245,30 @@ describe('client certificates (apiServer.auth.clientCertsDir)', () => {
       const res = await httpsRequest(cp.ports.https, '/global-secrets', { ca: serverCert, ...tls });
       expect(res.status).toBe(403);
       expect(JSON.parse(res.body).details).toBe('anonymous caller (no credentials) may not GET GlobalSecret');
+    }
+  });
+
+  it('writes control characters of a common name as \\uXXXX in the actor', async () => {
+    // RFC 4514 hex form (the DER of a UTF8String) of "eve", BEL, LF, "admin", U+202E.
+    const eve = await clientPki('#0c0d657665070a61646d696ee280ae');
+    const other = tempDir();
+    writeFileSync(join(other.path, 'eve-ca.pem'), eve.caCert);
+    const plane = await startControlPlane(
+      testConfig({ ...ports, MESH_API_SERVER_AUTH_CLIENT_CERTS_DIR: other.path }),
+    );
+    try {
+      const tls = { rejectUnauthorized: false, key: eve.key, cert: eve.cert };
+      const put = await httpsRequest(plane.ports.https, '/meshes/by-eve', tls, 'PUT', {
+        type: 'Mesh',
+        name: 'by-eve',
+      });
+      expect(put.status, put.body).toBe(201);
+      const entries = [];
+      for await (const e of plane.log.history('Mesh', undefined, 'by-eve')) entries.push(e);
+      expect(entries[0].actor.name).toBe('eve\\u0007\\u000aadmin\\u202e');
+    } finally {
+      await plane.close();
+      other.cleanup();
     }
   });
 

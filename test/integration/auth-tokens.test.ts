@@ -94,8 +94,16 @@ describe('token endpoints (issue 4, spec 4.8)', () => {
       expect(array.statusCode).toBe(400);
       expect(array.json().causes).toEqual([{ field: '', message: 'body must be a JSON object' }]);
 
+      // No content type: what a browser form could send (browser-writes.test.ts); an empty JSON body.
       const none = await cp.app.inject({ method: 'POST', url: '/tokens/user' });
-      expect(none.statusCode).toBe(400);
+      expect(none.statusCode).toBe(415);
+      const empty = await cp.app.inject({
+        method: 'POST',
+        url: '/tokens/user',
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(empty.statusCode).toBe(400);
+      expect(empty.json().causes).toEqual([{ field: '', message: 'body must be a JSON object' }]);
 
       const badJson = await cp.app.inject({
         method: 'POST',
@@ -137,6 +145,26 @@ describe('token endpoints (issue 4, spec 4.8)', () => {
       const allowed = await post('/tokens/user', { name: 'me', validFor: '1h' }, bearer(admin));
       expect(allowed.statusCode).toBe(200);
     });
+  });
+
+  it('refuses a validFor below one second on every token type: exp is in whole seconds, so it would be expired at once', async () => {
+    const bodies = {
+      user: { name: 'a' },
+      dataplane: { mesh: 'default' },
+      zone: { zone: 'z' },
+      'zone-ingress': { zone: 'z' },
+    };
+    for (const [type, body] of Object.entries(bodies)) {
+      for (const validFor of ['500ms', '999ms', '0.5s']) {
+        const res = await post(`/tokens/${type}`, { ...body, validFor });
+        expect(res.statusCode, `${type} ${validFor}: ${res.body}`).toBe(400);
+        expect(res.json().causes).toEqual([
+          { field: 'validFor', message: 'must be at least 1s (a token expires on a whole second)' },
+        ]);
+      }
+      const second = await post(`/tokens/${type}`, { ...body, validFor: '1s' });
+      expect(second.statusCode, second.body).toBe(200);
+    }
   });
 
   describe('POST /tokens/dataplane', () => {

@@ -209,6 +209,34 @@ describe('issue 15.1 and 15.7: on a real port', () => {
     expect((await raw(port, 'GET', SIGNING_KEY, { host: `127.0.0.1:${port}` })).status).toBe(200);
   });
 
+  it('a Host that is not strictly host[:port] is 400: never admin, never in a next link', async () => {
+    const port = cp.ports.api;
+    const path = '/meshes/default/traffic-permissions?size=1';
+    for (const host of [
+      'localhost:1@evil.example',
+      '127.0.0.1@evil.example',
+      'localhost:80/evil.example',
+      'localhost:abc',
+      'localhost:99999',
+      'localhost:1:2',
+      '[::1',
+      '[::1]x',
+      '[evil.example]',
+      'local host',
+    ]) {
+      const list = await raw(port, 'GET', path, { host });
+      expect(list.status, `${host}: ${list.body}`).toBe(400);
+      expect(JSON.parse(list.body)).toEqual({
+        title: 'Bad request',
+        details: `the Host header ${JSON.stringify(host)} is not host[:port]: send a host name, an IPv4 address or an [IPv6] address, with an optional numeric port`,
+      });
+      expect((await raw(port, 'GET', SIGNING_KEY, { host })).status, host).toBe(400);
+    }
+    for (const host of [`localhost:${port}`, `[::1]:${port}`, 'cp_1.internal.', '10.0.0.1']) {
+      expect((await raw(port, 'GET', path, { host })).status, host).toBe(200);
+    }
+  });
+
   it('next links never carry a Host that does not name the control plane', async () => {
     const port = cp.ports.api;
     const path = '/meshes/default/traffic-permissions?size=1';

@@ -50,7 +50,8 @@ describe('history, point-in-time reads, audit log and revert (issue 6, decisions
       method,
       url,
       payload: opts.body as Record<string, unknown> | undefined,
-      headers: opts.headers,
+      // A POST says its content type even with no body (a browser form cannot).
+      headers: method === 'POST' ? { 'content-type': 'application/json', ...opts.headers } : opts.headers,
       ...(opts.remote ? { remoteAddress: REMOTE } : {}),
     });
   const etag = (res: { headers: Record<string, unknown> }): number =>

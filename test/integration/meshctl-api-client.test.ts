@@ -27,6 +27,16 @@ describe('meshctl ApiClient against a listening control plane', () => {
     expect(get.headers['x-mesh-revision']).toMatch(/^\d+$/);
   });
 
+  it('says application/json on a POST without a body, which the server refuses without it', async () => {
+    const api = createApiClient({ address, context: 't' });
+    const put = await api.request('PUT', '/meshes/m-revert', { body: { type: 'Mesh', name: 'm-revert' } });
+    const revision = Number(put.headers['x-mesh-revision']);
+    const res = await api.request('POST', '/meshes/m-revert/_revert', {
+      query: { toRevision: revision - 1, dryRun: true },
+    });
+    expect(res.status).toBe(200);
+  });
+
   it('throws the server’s title, details and causes as an ApiError', async () => {
     const api = createApiClient({ address, context: 't' });
     const err = await api
