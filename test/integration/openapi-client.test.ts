@@ -2,11 +2,14 @@ import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { startTestPlane, tempDir } from '../helpers/control-plane.js';
 import { goldenPuts } from '../helpers/golden.js';
+import { eventually, startGlobal, startZone, zoneToken } from '../helpers/multizone.js';
 import { REPO_ROOT } from '../helpers/process.js';
 
 const run = promisify(execFile);
@@ -15,7 +18,10 @@ type Operation = {
   responses: Record<string, { content?: Record<string, unknown> }>;
   requestBody?: { content: Record<string, unknown> };
 };
-type Doc = { paths: Record<string, Partial<Record<'get' | 'put' | 'post' | 'delete', Operation>>> };
+type Doc = {
+  paths: Record<string, Partial<Record<'get' | 'put' | 'post' | 'delete', Operation>>>;
+  components: Record<string, unknown>;
+};
 
 /** A real request and its answer, to be written as a constant typed by the generated client. */
 interface Sample {
@@ -37,6 +43,53 @@ const typeOf = (s: Sample): string => {
     : `${op}['responses'][${s.status}]['content'][${JSON.stringify(s.contentType)}]`;
 };
 
+/**
+ * GETs every documented GET path on `plane`, lists first (their items' names join `names`), then
+ * each item path on every name known; every 200 answer becomes a sample. Returns the paths that
+ * never answered 200.
+ */
+async function getEvery(
+  plane: ControlPlane,
+  doc: Doc,
+  names: Set<string>,
+  samples: Sample[],
+): Promise<string[]> {
+  const gets = Object.entries(doc.paths)
+    .filter(([, item]) => item.get)
+    .map(([path]) => path);
+  const neverOk: string[] = [];
+  for (const path of [
+    ...gets.filter((p) => !p.includes('{name}')),
+    ...gets.filter((p) => p.includes('{name}')),
+  ]) {
+    const urls = path.includes('{name}')
+      ? [...names].map((n) => path.replace('{mesh}', 'default').replace('{name}', n))
+      : [path.replace('{mesh}', 'default')];
+    let ok = 0;
+    for (const url of urls) {
+      const answer = await plane.app.inject({ method: 'GET', url });
+      if (answer.statusCode !== 200) continue;
+      ok += 1;
+      const json = answer.headers['content-type']?.toString().startsWith('application/json');
+      const value: unknown = json ? answer.json() : answer.body;
+      const items = (value as { items?: Array<{ name?: unknown }> }).items;
+      if (Array.isArray(items))
+        for (const i of items) if (typeof i?.name === 'string' && i.name !== '') names.add(i.name);
+      samples.push({
+        path,
+        method: 'get',
+        url,
+        part: 'response',
+        status: 200,
+        contentType: json ? 'application/json' : 'text/plain',
+        value,
+      });
+    }
+    if (ok === 0) neverOk.push(`GET ${path}`);
+  }
+  return neverOk;
+}
+
 /** The TypeScript compiler's diagnostics of `file`, one line each: `line:col message`. */
 function typeCheck(file: string): string[] {
   const program = ts.createProgram([file], {
@@ -56,27 +109,36 @@ function typeCheck(file: string): string[] {
 
 /**
  * A client generated from `GET /openapi.json` by `openapi-typescript` (as docs/api.md says to) is
- * usable: the real answers of every documented GET, of every kind and endpoint family, and the real
- * bodies of every PUT and token request, compile against its types with no error.
+ * usable: the real answers of every documented GET, of every kind and endpoint family (on a
+ * standalone control plane, and on a Global with a zone connected), and the real bodies of every
+ * PUT and token request, compile against its types with no error, and validate against their schemas.
  */
 describe('a client generated from /openapi.json', () => {
   let cp: ControlPlane;
+  let global: ControlPlane;
+  let zone: ControlPlane | undefined;
   let dir: ReturnType<typeof tempDir>;
+  let globalDir: ReturnType<typeof tempDir>;
   let doc: Doc;
 
   beforeAll(async () => {
     cp = await startTestPlane();
     dir = tempDir('mesh-cp-openapi-client-');
+    globalDir = tempDir('mesh-cp-openapi-global-');
+    global = await startGlobal(globalDir.path);
   });
   afterAll(async () => {
+    await zone?.close();
+    await global?.close();
     await cp?.close();
     dir?.cleanup();
+    globalDir?.cleanup();
   });
 
   const call = (method: string, url: string, payload?: unknown) =>
     cp.app.inject({ method: method as 'GET', url, payload: payload as string });
 
-  it('type-checks real answers of every endpoint family with openapi-typescript types', async () => {
+  it('compiles real answers of every endpoint family against its types, each valid for its schema', async () => {
     const res = await call('GET', '/openapi.json');
     expect(res.statusCode).toBe(200);
     const docFile = join(dir.path, 'openapi.json');
@@ -188,43 +250,33 @@ describe('a client generated from /openapi.json', () => {
       });
     }
 
-    // Every documented GET: lists first (their items' names join those written), then each item path
-    // on every name known (sidecars and a gateway proxy, every policy...). Each answers 200 at least once.
+    // Every documented GET: each answers 200 at least once.
     const candidates = new Set<string>(['default']);
     for (const p of puts) candidates.add(p.url.split('?')[0].split('/').at(-1) as string);
-    const gets = Object.entries(doc.paths)
-      .filter(([, item]) => item.get)
-      .map(([path]) => path);
-    const neverOk: string[] = [];
-    for (const path of [
-      ...gets.filter((p) => !p.includes('{name}')),
-      ...gets.filter((p) => p.includes('{name}')),
-    ]) {
-      const urls = path.includes('{name}')
-        ? [...candidates].map((n) => path.replace('{mesh}', 'default').replace('{name}', n))
-        : [path.replace('{mesh}', 'default')];
-      let ok = 0;
-      for (const url of urls) {
-        const answer = await call('GET', url);
-        if (answer.statusCode !== 200) continue;
-        ok += 1;
-        const json = answer.headers['content-type']?.toString().startsWith('application/json');
-        const value: unknown = json ? answer.json() : answer.body;
-        const items = (value as { items?: Array<{ name?: unknown }> }).items;
-        if (Array.isArray(items))
-          for (const i of items) if (typeof i?.name === 'string' && i.name !== '') candidates.add(i.name);
-        samples.push({
-          path,
-          method: 'get',
-          url,
-          part: 'response',
-          status: 200,
-          contentType: json ? 'application/json' : 'text/plain',
-          value,
-        });
-      }
-      if (ok === 0) neverOk.push(`GET ${path}`);
-    }
+    const neverOk = await getEvery(cp, doc, candidates, samples);
+
+    // And as a Global with a zone connected: its zone statuses, a zone's proxy synced, and its
+    // views answered by the zone over the sync session.
+    const token = await zoneToken(global, 'zone-1');
+    zone = await startZone(global, globalDir.path, 'zone-1', token);
+    const zoneProxy = proxy('zone-web-1', [{ port: 8080, tags: { 'mesh.io/service': 'zone-web' } }]);
+    expect(
+      (await zone.app.inject({ method: 'PUT', url: zoneProxy.url, payload: zoneProxy.body })).statusCode,
+    ).toBe(201);
+    await eventually(
+      async () => {
+        const zones = (await global.app.inject({ method: 'GET', url: '/status/zones' })).json() as Array<{
+          active: boolean;
+        }>;
+        const proxies = (
+          await global.app.inject({ method: 'GET', url: '/meshes/default/dataplanes' })
+        ).json() as { total: number };
+        return zones[0]?.active && proxies.total > 0;
+      },
+      15_000,
+      'zone-1 connected and its proxy synced',
+    );
+    await getEvery(global, doc, new Set(['default', 'zone-1']), samples);
     expect.soft(neverOk, 'documented GETs that never answer 200').toEqual([]);
 
     // The families the issue names are all among them.
@@ -235,6 +287,7 @@ describe('a client generated from /openapi.json', () => {
       /^\/versions$/,
       /^\/policies$/,
       /^\/status\/zones$/,
+      /^\/zones\+insights\/\{name\}$/,
       /^\/tokens\//,
       /^\/_events$/,
       /\/_history$/,
@@ -261,6 +314,27 @@ describe('a client generated from /openapi.json', () => {
     expect(text(/\/xds$/)).toContain('"@type":"type.googleapis.com/envoy.config.cluster.v3.Cluster"');
     expect(text(/\/xds$/)).toContain('"@type":"type.googleapis.com/envoy.config.listener.v3.Listener"');
     expect(text(/^\/_events$/)).toContain('"operation":"delete"');
+    expect(text(/^\/status\/zones$/)).toContain('"active":true');
+    expect(text(/\/dataplanes\/\{name\}\/xds$/)).toContain('"id":"default.zone-web-1"');
+
+    // Every JSON sample also validates against its schema as JSON Schema (formats, enums, bounds).
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    ajv.addSchema({ $id: 'openapi', components: doc.components });
+    const invalid: string[] = [];
+    const validators = new Map<string, ValidateFunction>();
+    for (const s of samples) {
+      if (s.contentType !== 'application/json') continue;
+      const op = doc.paths[s.path][s.method] as Operation;
+      const content = s.part === 'request' ? op.requestBody?.content : op.responses[String(s.status)].content;
+      const schema = (content?.['application/json'] as { schema: unknown }).schema;
+      const key = JSON.stringify(schema).replaceAll('"#/components/', '"openapi#/components/');
+      const validate = validators.get(key) ?? ajv.compile(JSON.parse(key));
+      validators.set(key, validate);
+      if (!validate(s.value))
+        invalid.push(`${s.method} ${s.url} (${s.part}): ${JSON.stringify(validate.errors?.slice(0, 3))}`);
+    }
+    expect(invalid.slice(0, 10), `${invalid.length} invalid`).toEqual([]);
 
     // The generated client, as docs/api.md makes it.
     const typesFile = join(dir.path, 'mesh-cp.ts');
