@@ -252,7 +252,7 @@ function addFixedPaths(add: ReturnType<typeof createPaths>['add']): void {
   read('/openapi.json', 'getOpenApi', cp, 'This document', {
     description: 'OpenAPI 3.1',
     headers: revisionHeader,
-    content: { 'application/json': { schema: { type: 'object', additionalProperties: true } } },
+    content: jsonOrYaml({ type: 'object', additionalProperties: true }),
   });
   add('/_events', 'get', {
     operationId: 'listEvents',
@@ -408,6 +408,6 @@ export function buildOpenApiDocument(registry: Registry, version: string): Json 
 /** The description of a kind's tag: what it is and where it lives. */
 function tagDescription(d: ResourceDescriptor): string {
   const what = d.catalogue?.displayName ?? d.kind;
-  const where = d.scope === 'mesh' ? 'in a mesh' : 'global';
+  const where = d.scope === 'mesh' ? 'in a mesh' : 'of no mesh';
   return `${what}: ${d.derived ? 'computed, read only' : d.isPolicy ? 'a policy' : 'a resource'}, ${where} (\`${d.path}\`)`;
 }
