@@ -7,10 +7,12 @@ import addFormats from 'ajv-formats';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
-import { startTestPlane, tempDir } from '../helpers/control-plane.js';
+import { startListeningPlane, tempDir } from '../helpers/control-plane.js';
 import { goldenPuts } from '../helpers/golden.js';
 import { eventually, startGlobal, startZone, zoneToken } from '../helpers/multizone.js';
 import { REPO_ROOT } from '../helpers/process.js';
+import { rawAdsClient, rawNode, type RawAdsClient } from '../helpers/xds.js';
+import { CLUSTER, LISTENER } from '../../src/xds/type-urls.js';
 
 const run = promisify(execFile);
 
@@ -117,17 +119,19 @@ describe('a client generated from /openapi.json', () => {
   let cp: ControlPlane;
   let global: ControlPlane;
   let zone: ControlPlane | undefined;
+  let ads: RawAdsClient | undefined;
   let dir: ReturnType<typeof tempDir>;
   let globalDir: ReturnType<typeof tempDir>;
   let doc: Doc;
 
   beforeAll(async () => {
-    cp = await startTestPlane();
+    cp = await startListeningPlane();
     dir = tempDir('mesh-cp-openapi-client-');
     globalDir = tempDir('mesh-cp-openapi-global-');
     global = await startGlobal(globalDir.path);
   });
   afterAll(async () => {
+    ads?.close();
     await zone?.close();
     await global?.close();
     await cp?.close();
@@ -250,6 +254,42 @@ describe('a client generated from /openapi.json', () => {
       });
     }
 
+    // client-1 connected over xDS: its listener ACKed, its cluster NACKed. Its dump then says when
+    // each was sent (`last_updated`) and what the client refused (`error_state`).
+    const issued = await call('POST', '/tokens/dataplane', { mesh: 'default', name: 'client-1' });
+    type Dump = { configs: Array<{ dynamic_active_clusters?: Array<{ cluster: { name: string } }> }> };
+    const before = (await call('GET', '/meshes/default/dataplanes/client-1/xds')).json() as Dump;
+    const clusters = (before.configs[3].dynamic_active_clusters ?? []).map((c) => c.cluster.name);
+    expect(clusters.length).toBeGreaterThan(0);
+    ads = rawAdsClient(cp.ports.xds);
+    ads.send({
+      type_url: LISTENER,
+      resource_names: ['greeter'],
+      node: rawNode('default.client-1', { 'dataplane.token': issued.body }),
+    });
+    const lds = await ads.next();
+    ads.send({
+      type_url: LISTENER,
+      resource_names: ['greeter'],
+      response_nonce: lds.nonce,
+      version_info: lds.version_info,
+    });
+    ads.send({ type_url: CLUSTER, resource_names: clusters });
+    const cds = await ads.next();
+    ads.send({
+      type_url: CLUSTER,
+      resource_names: clusters,
+      response_nonce: cds.nonce,
+      version_info: '',
+      error_detail: { code: 3, message: 'cluster greeter: unsupported lb_policy' },
+    });
+    await eventually(
+      async () =>
+        (await call('GET', '/meshes/default/dataplanes/client-1/xds')).body.includes('"error_state"'),
+      5000,
+      'the NACK in the dump',
+    );
+
     // Every documented GET: each answers 200 at least once.
     const candidates = new Set<string>(['default']);
     for (const p of puts) candidates.add(p.url.split('?')[0].split('/').at(-1) as string);
@@ -260,9 +300,15 @@ describe('a client generated from /openapi.json', () => {
     const token = await zoneToken(global, 'zone-1');
     zone = await startZone(global, globalDir.path, 'zone-1', token);
     const zoneProxy = proxy('zone-web-1', [{ port: 8080, tags: { 'mesh.io/service': 'zone-web' } }]);
-    expect(
-      (await zone.app.inject({ method: 'PUT', url: zoneProxy.url, payload: zoneProxy.body })).statusCode,
-    ).toBe(201);
+    // The zone takes the proxy once mesh `default` has come from Global.
+    const zonePlane = zone;
+    await eventually(
+      async () =>
+        (await zonePlane.app.inject({ method: 'PUT', url: zoneProxy.url, payload: zoneProxy.body }))
+          .statusCode === 201,
+      15_000,
+      'zone-web-1 written in the zone',
+    );
     await eventually(
       async () => {
         const zones = (await global.app.inject({ method: 'GET', url: '/status/zones' })).json() as Array<{
@@ -313,6 +359,8 @@ describe('a client generated from /openapi.json', () => {
     }
     expect(text(/\/xds$/)).toContain('"@type":"type.googleapis.com/envoy.config.cluster.v3.Cluster"');
     expect(text(/\/xds$/)).toContain('"@type":"type.googleapis.com/envoy.config.listener.v3.Listener"');
+    expect(text(/\/xds$/)).toContain('"last_updated"');
+    expect(text(/\/xds$/)).toContain('"failed_configuration"');
     expect(text(/^\/_events$/)).toContain('"operation":"delete"');
     expect(text(/^\/status\/zones$/)).toContain('"active":true');
     expect(text(/\/dataplanes\/\{name\}\/xds$/)).toContain('"id":"default.zone-web-1"');
