@@ -3,9 +3,6 @@ import { configSchema } from '../config/schema.js';
 import type { ResourceDescriptor } from '../resources/descriptor.js';
 import { resourceName } from '../resources/fragments.js';
 import type { Registry } from '../resources/registry.js';
-import { TOKEN_REQUESTS } from '../tokens/requests.js';
-import { TOKEN_TYPES } from '../tokens/token-types.js';
-import { STATUS_OF } from './errors.js';
 import { GATEWAY_VALUES, STATUS_VALUES } from './list-query.js';
 
 /** A JSON Schema (2020-12, the dialect of OpenAPI 3.1) or any other part of the document. */
@@ -14,13 +11,36 @@ export type Json = Record<string, unknown>;
 /** A `$ref` to a component of the document. */
 export const ref = (section: string, name: string): Json => ({ $ref: `#/components/${section}/${name}` });
 
-/** The JSON Schema of a zod schema as a request carries it (defaults make fields optional), or as parsed (`output`). */
+/** The metadata keys zod copies into a JSON Schema that are keywords of JSON Schema or OpenAPI. */
+const STANDARD_META = new Set([
+  'id',
+  'title',
+  'description',
+  'examples',
+  'deprecated',
+  'readOnly',
+  'writeOnly',
+]);
+
+/**
+ * The JSON Schema of a zod schema as a request carries it (defaults make fields optional), or as
+ * parsed (`output`). Metadata of our own (`.meta({ inert: true })`) is not a keyword of either
+ * dialect: it goes out as an `x-` extension (`x-inert`), which validators and linters accept.
+ */
 export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output' = 'input'): Json {
   const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
     target: 'draft-2020-12',
     io,
     // Refinements (IP addresses, cross-field rules) have no JSON Schema: the server checks them.
     unrepresentable: 'any',
+    override: ({ zodSchema, jsonSchema }) => {
+      const js = jsonSchema as Json;
+      for (const key of Object.keys(z.globalRegistry.get(zodSchema) ?? {})) {
+        if (STANDARD_META.has(key) || !(key in js)) continue;
+        js[`x-${key}`] = js[key];
+        delete js[key];
+      }
+    },
   });
   return rest;
 }
@@ -105,7 +125,8 @@ function resourceSchema(d: ResourceDescriptor): Json {
   };
 }
 
-const page = (items: Json, what: string): Json => ({
+/** A page of a list: `{total, items, next}`. */
+export const page = (items: Json, what: string): Json => ({
   type: 'object',
   description: `A page of ${what}`,
   properties: {
@@ -120,6 +141,8 @@ const page = (items: Json, what: string): Json => ({
   required: ['total', 'items', 'next'],
 });
 
+const strings = { type: 'string' };
+
 const change = {
   revision: { type: 'integer', minimum: 1, description: 'The log revision of the change' },
   time: { type: 'string', format: 'date-time' },
@@ -132,23 +155,65 @@ const change = {
       address: { type: 'string' },
     },
   },
-  resource: {
-    type: 'object',
-    description: 'The state after the change; for a delete, the state before it',
-  },
 };
 
-const strings = { type: 'string' };
+/** One change of a stored kind: its resource typed by the kind's schema (`_history` items). */
+const changeOf = (d: ResourceDescriptor): Json => ({
+  type: 'object',
+  description: `A change of a ${d.kind}; \`resource\` is the state after it, for a delete the state before it`,
+  properties: { ...change, resource: ref('schemas', schemaName(d)) },
+  required: ['revision', 'time', 'operation', 'actor', 'resource'],
+});
 
-/** The schemas, responses, parameters, headers and security scheme the paths refer to. */
-export function buildComponents(registry: Registry): Json {
+/** One audit log entry of a stored kind: a change that names its kind, mesh and name (`/_events` items). */
+const eventOf = (d: ResourceDescriptor): Json => ({
+  type: 'object',
+  description: `A change of a ${d.kind} in the audit log; \`resource\` is the state after it, for a delete the state before it`,
+  properties: {
+    ...change,
+    kind: { type: 'string', const: d.kind },
+    ...(d.scope === 'mesh' ? { mesh: strings } : {}),
+    name: strings,
+    resource: ref('schemas', schemaName(d)),
+  },
+  required: [
+    'revision',
+    'time',
+    'operation',
+    'actor',
+    'kind',
+    ...(d.scope === 'mesh' ? ['mesh'] : []),
+    'name',
+    'resource',
+  ],
+});
+
+/** The name of a stored kind's change schema in `components.schemas` (`_history` items). */
+export const changeSchemaName = (d: ResourceDescriptor): string => `${schemaName(d)}Change`;
+
+/** What the `default` (any other) error answer of an operation stands for. */
+const OTHER_ERRORS =
+  '408 (request too slow), 414 (a path segment too long), 431 (headers too large), 500 (a bug: see `x-request-id`), 503 (the event log or a zone unavailable), and the statuses an operation lists';
+
+/**
+ * The schemas, responses, parameters, headers and security scheme the paths refer to; `statuses`:
+ * the error statuses operations name (each one a response), besides `Error`, the `default` of all.
+ */
+export function buildComponents(registry: Registry, statuses: ReadonlySet<number>): Json {
   const schemas: Json = {};
   for (const d of registry.all) {
     schemas[schemaName(d)] = resourceSchema(d);
     if (!d.singleton)
       schemas[`${schemaName(d)}List`] = page(ref('schemas', schemaName(d)), `${d.kind} items`);
   }
-  for (const type of TOKEN_TYPES) schemas[`${pascal(type)}TokenRequest`] = jsonSchemaOf(TOKEN_REQUESTS[type]);
+  for (const d of registry.stored) {
+    schemas[changeSchemaName(d)] = changeOf(d);
+    schemas[`${changeSchemaName(d)}List`] = page(
+      ref('schemas', changeSchemaName(d)),
+      `changes of one ${d.kind}, oldest first`,
+    );
+    schemas[`${schemaName(d)}Event`] = eventOf(d);
+  }
   Object.assign(schemas, {
     Error: {
       type: 'object',
@@ -176,22 +241,16 @@ export function buildComponents(registry: Registry): Json {
       required: ['title', 'details'],
     },
     Empty: { type: 'object', maxProperties: 0, description: 'The answer of a DELETE: `{}`' },
-    Change: {
-      type: 'object',
-      properties: change,
-      required: ['revision', 'time', 'operation', 'actor', 'resource'],
-    },
     Event: {
-      type: 'object',
-      properties: {
-        ...change,
-        kind: { type: 'string', enum: registry.stored.map((d) => d.kind) },
-        mesh: strings,
-        name: strings,
+      description: 'An audit log entry: a change of one resource, of the kind `kind` names',
+      oneOf: registry.stored.map((d) => ref('schemas', `${schemaName(d)}Event`)),
+      discriminator: {
+        propertyName: 'kind',
+        mapping: Object.fromEntries(
+          registry.stored.map((d) => [d.kind, `#/components/schemas/${schemaName(d)}Event`]),
+        ),
       },
-      required: ['revision', 'time', 'operation', 'actor', 'resource', 'kind', 'name'],
     },
-    ChangeList: page(ref('schemas', 'Change'), 'changes of one resource, oldest first'),
     EventList: page(ref('schemas', 'Event'), 'audit log entries, oldest first'),
     Info: {
       type: 'object',
@@ -247,15 +306,9 @@ export function buildComponents(registry: Registry): Json {
       properties: { name: strings, url: strings, active: { type: 'boolean' } },
       required: ['name', 'url', 'active'],
     },
-    InspectPage: page({ type: 'object' }, 'proxies (spec §2.20)'),
-    InspectView: { type: 'object', description: 'An inspect answer (spec §2.20), `{total, items, ...}`' },
-    ConfigDump: {
-      type: 'object',
-      description: 'An `envoy.admin.v3.ConfigDump`-shaped view: `{configs: [...]}`',
-    },
   });
   const responses: Json = {};
-  for (const status of new Set(Object.values(STATUS_OF))) {
+  for (const status of statuses) {
     const [key, description] = REASONS[status];
     responses[key] = {
       description,
@@ -263,6 +316,10 @@ export function buildComponents(registry: Registry): Json {
       content: jsonOrYaml(ref('schemas', 'Error')),
     };
   }
+  responses.Error = {
+    description: `Any other error, in the same shape: ${OTHER_ERRORS}`,
+    content: jsonOrYaml(ref('schemas', 'Error')),
+  };
   return {
     schemas,
     responses,

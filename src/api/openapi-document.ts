@@ -1,15 +1,19 @@
 import type { ResourceDescriptor } from '../resources/descriptor.js';
 import type { Registry } from '../resources/registry.js';
+import { TOKEN_REQUESTS } from '../tokens/requests.js';
 import { TOKEN_TYPES } from '../tokens/token-types.js';
 import type { Json } from './openapi-components.js';
 import {
   buildComponents,
+  changeSchemaName,
   errorResponseName,
   jsonOrYaml,
+  jsonSchemaOf,
   pascal,
   ref,
   schemaName,
 } from './openapi-components.js';
+import { inspectSchemas } from './openapi-inspect.js';
 import type { PathScope } from './kind-paths.js';
 import { kindSegments } from './kind-paths.js';
 import { STATUS_FILTER_KINDS, TAG_FILTER_KINDS } from './list-query.js';
@@ -17,10 +21,23 @@ import { STATUS_FILTER_KINDS, TAG_FILTER_KINDS } from './list-query.js';
 type Method = 'get' | 'put' | 'post' | 'delete';
 
 const param = (n: string): Json => ref('parameters', n);
-const errors = (...statuses: number[]): Json =>
-  Object.fromEntries(statuses.map((s) => [String(s), ref('responses', errorResponseName(s))]));
+/** The error answers of an operation: the statuses it names, and `default` for any other. */
+const errors = (...statuses: number[]): Json => ({
+  ...Object.fromEntries(statuses.map((s) => [String(s), ref('responses', errorResponseName(s))])),
+  default: ref('responses', 'Error'),
+});
+
+/** The error statuses the operations name (4xx and 5xx keys): each needs its response component. */
+function errorStatuses(paths: Record<string, Partial<Record<Method, Json>>>): Set<number> {
+  const out = new Set<number>();
+  for (const item of Object.values(paths))
+    for (const op of Object.values(item))
+      for (const key of Object.keys(op.responses as Json)) if (Number(key) >= 400) out.add(Number(key));
+  return out;
+}
 const READ_ERRORS = [400, 401, 403, 404];
-const WRITE_ERRORS = [400, 401, 403, 404, 405, 412, 413, 415];
+// 409: other instances kept changing the resource; 503: the event log cannot take the write.
+const WRITE_ERRORS = [400, 401, 403, 404, 405, 409, 412, 413, 415, 503];
 const revisionHeader = { 'x-mesh-revision': ref('headers', 'Revision') };
 const etagHeaders = { ...revisionHeader, ETag: ref('headers', 'ETag') };
 /** The headers of a write's answer: a dry run writes nothing and has no ETag. */
@@ -146,7 +163,10 @@ function addResourcePaths(registry: Registry, add: ReturnType<typeof createPaths
         tags: [...tags, 'History'],
         summary: `The changes of one ${label(d)}, oldest first (deleted ones too)${aliasNote}`,
         parameters: [param('size'), param('offset')],
-        responses: { 200: ok('A page of changes', ref('schemas', 'ChangeList')), ...errors(...READ_ERRORS) },
+        responses: {
+          200: ok('A page of changes', ref('schemas', `${changeSchemaName(d)}List`)),
+          ...errors(...READ_ERRORS),
+        },
       });
       add(`${item}/_revert`, 'post', {
         operationId: `revert${d.kind}${alias}`,
@@ -165,14 +185,15 @@ function addResourcePaths(registry: Registry, add: ReturnType<typeof createPaths
         },
       });
       // The proxies a policy affects (spec 4.9); a mesh gateway has a route of its own (below).
-      if (scope === 'mesh' && d.kind !== 'MeshGateway') {
+      // Other kinds (Dataplane, Secret, ExternalService) are 404 there: not documented.
+      if (scope === 'mesh' && d.isPolicy && d.kind !== 'MeshGateway') {
         add(`${item}/dataplanes`, 'get', {
           operationId: `inspect${d.kind}Dataplanes${alias}`,
           tags: [...tags, 'Inspect'],
           summary: `The proxies this ${label(d)} applies to (spec 4.9)`,
           parameters: [param('size'), param('offset')],
           responses: {
-            200: ok('A page of proxies', ref('schemas', 'InspectPage')),
+            200: ok('A page of proxies', ref('schemas', 'AffectedDataplaneList')),
             ...errors(...READ_ERRORS),
           },
         });
@@ -230,7 +251,8 @@ function addFixedPaths(add: ReturnType<typeof createPaths>['add']): void {
   );
   read('/openapi.json', 'getOpenApi', cp, 'This document', {
     description: 'OpenAPI 3.1',
-    content: jsonOrYaml({ type: 'object' }),
+    headers: revisionHeader,
+    content: jsonOrYaml({ type: 'object', additionalProperties: true }),
   });
   add('/_events', 'get', {
     operationId: 'listEvents',
@@ -266,28 +288,28 @@ function addFixedPaths(add: ReturnType<typeof createPaths>['add']): void {
     'inspectDataplanePolicies',
     'Inspect',
     'The policies that apply to a proxy (spec 4.9)',
-    ok('Matched policies', ref('schemas', 'InspectView')),
+    ok('Matched policies', ref('schemas', 'DataplanePolicies')),
   );
   read(
     `${proxy}/rules`,
     'inspectDataplaneRules',
     'Inspect',
     'The targetRef rules of a proxy (spec 4.9)',
-    ok('Rules', ref('schemas', 'InspectView')),
+    ok('Rules', ref('schemas', 'Rules')),
   );
   read(
     `${proxy}/bootstrap`,
     'getDataplaneBootstrap',
     'Proxies',
     'A proxyless gRPC bootstrap file for a proxy (no token)',
-    ok('Bootstrap', { type: 'object' }),
+    ok('Bootstrap', ref('schemas', 'DataplaneBootstrap')),
   );
   read(
     '/meshes/{mesh}/meshgateways/{name}/dataplanes',
     'inspectMeshGatewayDataplanes',
     'Inspect',
     'The built-in gateway proxies a mesh gateway configures (spec 4.9)',
-    ok('A page of proxies', ref('schemas', 'InspectPage')),
+    ok('A page of proxies', ref('schemas', 'GatewayDataplaneList')),
     [param('size'), param('offset')],
   );
   for (const [base, kind] of [
@@ -321,10 +343,9 @@ function addFixedPaths(add: ReturnType<typeof createPaths>['add']): void {
     const operation = {
       tags: ['Tokens'],
       summary: `Issue a ${type} token (admin only)`,
-      requestBody: {
-        required: true,
-        content: jsonOrYaml(ref('schemas', `${pascal(type)}TokenRequest`)),
-      },
+      // Inline, not a component: generators (openapi-typescript) make a field with a default
+      // required in a component schema, but optional in a request body's own.
+      requestBody: { required: true, content: jsonOrYaml(jsonSchemaOf(TOKEN_REQUESTS[type])) },
       responses: {
         200: { description: 'The token (a JWT)', content: { 'text/plain': { schema: { type: 'string' } } } },
         ...errors(400, 401, 403, 415),
@@ -347,24 +368,46 @@ export function buildOpenApiDocument(registry: Registry, version: string): Json 
   const { paths, add } = createPaths();
   addFixedPaths(add);
   addResourcePaths(registry, add);
+  const components = buildComponents(registry, errorStatuses(paths));
+  Object.assign(components.schemas as Json, inspectSchemas(registry));
   return {
     openapi: '3.1.0',
     info: {
       title: 'mesh-cp HTTP API',
       version,
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       description:
         'The HTTP API of mesh-cp (docs/api.md). Every GET also answers HEAD (headers only), except `/_events`. Every JSON answer is YAML when `Accept` prefers `application/yaml`. Errors are `{title, details, causes?}`.',
     },
+    // The listeners' defaults (apiServer.port, apiServer.https.port); paths have no prefix.
+    servers: [
+      {
+        url: '{scheme}://{host}:{port}',
+        description: 'A mesh-cp control plane (HTTP on 5681, HTTPS on 5682 by default)',
+        variables: {
+          scheme: { enum: ['http', 'https'], default: 'http' },
+          host: { default: 'localhost', description: 'Its host name or address' },
+          port: { default: '5681', description: '`apiServer.port` (HTTP) or `apiServer.https.port` (HTTPS)' },
+        },
+      },
+    ],
     security: [{ bearerAuth: [] }, {}],
     tags: [
-      ...registry.all.map((d) => ({ name: d.kind })),
-      { name: 'Control plane' },
+      ...registry.all.map((d) => ({ name: d.kind, description: tagDescription(d) })),
+      { name: 'Control plane', description: 'Who this control plane is, its configuration and catalogue' },
       { name: 'History', description: 'History, point-in-time reads, revert and the audit log' },
       { name: 'Inspect', description: 'What applies to a proxy, and which proxies a policy affects' },
       { name: 'Proxies', description: 'What a proxy is served' },
       { name: 'Tokens', description: 'Tokens for users, data planes and zones' },
     ],
     paths,
-    components: buildComponents(registry),
+    components,
   };
+}
+
+/** The description of a kind's tag: what it is and where it lives. */
+function tagDescription(d: ResourceDescriptor): string {
+  const what = d.catalogue?.displayName ?? d.kind;
+  const where = d.scope === 'mesh' ? 'in a mesh' : 'of no mesh';
+  return `${what}: ${d.derived ? 'computed, read only' : d.isPolicy ? 'a policy' : 'a resource'}, ${where} (\`${d.path}\`)`;
 }

@@ -37,17 +37,26 @@ export function golden(name: string, actual: unknown): unknown {
   return JSON.parse(readFileSync(file, 'utf8'));
 }
 
-/** A valid PUT body of every writable kind, by collection segment: the golden files' PUT requests. */
-export function samplesBySegment(): Map<string, Record<string, unknown>> {
-  const out = new Map<string, Record<string, unknown>>();
+/** Every PUT of the golden files answered 200 or 201 (dry runs too), in file order. */
+export function goldenPuts(): Array<{ url: string; body: Record<string, unknown> }> {
+  const out: Array<{ url: string; body: Record<string, unknown> }> = [];
   for (const file of readdirSync(GOLDEN_DIR)) {
     const g = JSON.parse(readFileSync(join(GOLDEN_DIR, file), 'utf8')) as {
       request?: { method: string; url: string; body?: Record<string, unknown> };
       status?: number;
     };
     if (g.request?.method !== 'PUT' || (g.status !== 201 && g.status !== 200) || !g.request.body) continue;
-    const parts = g.request.url.split('?')[0].split('/');
-    out.set(parts[parts.length - 2], g.request.body);
+    out.push({ url: g.request.url, body: g.request.body });
+  }
+  return out;
+}
+
+/** A valid PUT body of every writable kind, by collection segment: the golden files' PUT requests. */
+export function samplesBySegment(): Map<string, Record<string, unknown>> {
+  const out = new Map<string, Record<string, unknown>>();
+  for (const { url, body } of goldenPuts()) {
+    const parts = url.split('?')[0].split('/');
+    out.set(parts[parts.length - 2], body);
   }
   return out;
 }

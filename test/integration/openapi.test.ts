@@ -1,12 +1,17 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registeredRoutes } from '../../src/api/allowed-methods.js';
 import { registry } from '../../src/resources/registry.js';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
-import { startTestPlane } from '../helpers/control-plane.js';
+import { startTestPlane, tempDir } from '../helpers/control-plane.js';
 import { samplesBySegment } from '../helpers/golden.js';
+import { REPO_ROOT } from '../helpers/process.js';
 
 type Json = Record<string, unknown>;
 type Operation = { requestBody?: { content: Record<string, { schema: Json }> }; responses: Json };
@@ -27,12 +32,17 @@ describe('GET /openapi.json', () => {
   const call = (method: string, url: string, payload?: unknown, headers: Record<string, string> = {}) =>
     cp.app.inject({ method: method as 'GET', url, payload: payload as string, headers });
 
-  /** Whether a request reached a route that serves it: not "no such endpoint", not a 405. */
+  /**
+   * Whether a request reached a route that serves it: not "no such endpoint", not a 405, and not
+   * the proxies of a kind that is no policy (`…/dataplanes/{name}/dataplanes`: always 404).
+   */
   const served = async (method: string, url: string): Promise<boolean> => {
     const body = method === 'PUT' || method === 'POST' ? {} : undefined;
     const res = await call(method, url, body);
     if (res.statusCode === 405) return false;
-    return !(res.statusCode === 404 && String(res.json().details).startsWith('no such endpoint'));
+    if (res.statusCode !== 404) return true;
+    const details = String(res.json().details);
+    return !details.startsWith('no such endpoint') && !details.includes('is not inspectable');
   };
 
   /** The validator of a schema of the document (its `$ref`s point into the document's components). */
@@ -77,6 +87,42 @@ describe('GET /openapi.json', () => {
     // Same auth as other reads: an anonymous caller (not loopback) reads it too.
     const remote = await cp.app.inject({ method: 'GET', url: '/openapi.json', remoteAddress: '192.0.2.7' });
     expect(remote.statusCode).toBe(200);
+  });
+
+  it('is clean for `redocly lint` (the recommended rules), run as a process with no network', async () => {
+    const dir = tempDir('mesh-cp-redocly-');
+    try {
+      const file = join(dir.path, 'openapi.json');
+      writeFileSync(file, JSON.stringify(doc));
+      // From the repository: its redocly.yaml, if any, is the configuration. Telemetry and the
+      // update notice off: the lint needs (and makes) no network request.
+      const { stdout } = await promisify(execFile)(
+        join(REPO_ROOT, 'node_modules', '.bin', 'redocly'),
+        ['lint', file, '--format=json'],
+        {
+          cwd: REPO_ROOT,
+          env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+        },
+      ).catch((err: { stdout?: string }) => ({ stdout: err.stdout ?? String(err) }));
+      const report = JSON.parse(stdout) as {
+        totals: { errors: number; warnings: number };
+        problems: Array<{ ruleId: string; message: string; location: Array<{ pointer: string }> }>;
+      };
+      const problems = report.problems.map((p) => `${p.ruleId} ${p.location[0]?.pointer}: ${p.message}`);
+      expect(problems.slice(0, 20), `${problems.length} problems`).toEqual([]);
+      expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
+    } finally {
+      dir.cleanup();
+    }
+  }, 60_000);
+
+  it('names its servers, and keywords of its own only as `x-` extensions (`x-inert`)', () => {
+    const servers = (doc as unknown as { servers: Array<{ url: string; variables: Json }> }).servers;
+    expect(servers[0].url).toBe('{scheme}://{host}:{port}');
+    expect(servers[0].variables).toMatchObject({ port: { default: '5681' } });
+    const text = JSON.stringify(doc);
+    expect(text).toContain('"x-inert":true');
+    expect(text).not.toContain('"inert":');
   });
 
   it('documents every route the server registers, and no route it does not serve', async () => {

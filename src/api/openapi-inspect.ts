@@ -1,0 +1,300 @@
+import type { Registry } from '../resources/registry.js';
+import type { Json } from './openapi-components.js';
+import { page, ref, schemaName } from './openapi-components.js';
+
+const strings = { type: 'string' };
+const integer = { type: 'integer', minimum: 0 };
+const array = (items: Json): Json => ({ type: 'array', items });
+const object = (properties: Json, required: string[] = Object.keys(properties), extra: Json = {}): Json => ({
+  type: 'object',
+  properties,
+  required,
+  additionalProperties: false,
+  ...extra,
+});
+const schema = (n: string): Json => ref('schemas', n);
+
+/** The `@type` of each section of a ConfigDump, as config-dump.ts writes them. */
+const ADMIN = 'type.googleapis.com/envoy.admin.v3.';
+
+/** A ConfigDump entry of one resource: its version, the resource, when sent and its last NACK. */
+const dumpEntry = (field: string, extra: Json = {}): Json =>
+  object(
+    {
+      ...extra,
+      version_info: { type: 'string', description: 'The log revision it was served at (`""`: never sent)' },
+      [field]: schema('XdsResource'),
+      last_updated: { type: 'string', format: 'date-time', description: 'When it was last sent' },
+      error_state: schema('XdsErrorState'),
+    },
+    [...Object.keys(extra), 'version_info', field],
+  );
+
+/** The five sections of a ConfigDump, by `@type` (config-dump.ts). */
+function configDumpSections(): Record<string, Json> {
+  const typed = (section: string, properties: Json, required: string[]): Json =>
+    object({ '@type': { type: 'string', const: `${ADMIN}${section}` }, ...properties }, [
+      '@type',
+      ...required,
+    ]);
+  return {
+    BootstrapConfigDump: typed(
+      'BootstrapConfigDump',
+      {
+        bootstrap: object({
+          node: object({
+            id: strings,
+            cluster: strings,
+            metadata: { type: 'object', additionalProperties: strings },
+          }),
+        }),
+      },
+      ['bootstrap'],
+    ),
+    ListenersConfigDump: typed(
+      'ListenersConfigDump',
+      {
+        version_info: strings,
+        dynamic_listeners: array(
+          object(
+            {
+              name: strings,
+              active_state: object(
+                {
+                  version_info: strings,
+                  listener: schema('XdsResource'),
+                  last_updated: { type: 'string', format: 'date-time' },
+                },
+                ['version_info', 'listener'],
+              ),
+              error_state: schema('XdsErrorState'),
+            },
+            ['name', 'active_state'],
+          ),
+        ),
+      },
+      ['version_info', 'dynamic_listeners'],
+    ),
+    RoutesConfigDump: typed('RoutesConfigDump', { dynamic_route_configs: array(dumpEntry('route_config')) }, [
+      'dynamic_route_configs',
+    ]),
+    ClustersConfigDump: typed(
+      'ClustersConfigDump',
+      { version_info: strings, dynamic_active_clusters: array(dumpEntry('cluster')) },
+      ['version_info', 'dynamic_active_clusters'],
+    ),
+    EndpointsConfigDump: typed(
+      'EndpointsConfigDump',
+      { dynamic_endpoint_configs: array(dumpEntry('endpoint_config')) },
+      ['dynamic_endpoint_configs'],
+    ),
+  };
+}
+
+/**
+ * The schemas of the inspect answers (spec 2.20; built by app/inspect.ts and policies/) and of a
+ * proxy's `/xds` dump and bootstrap (xds/config-dump.ts, api/xds-routes.ts). A policy in an answer
+ * is the stored resource, typed by its kind's schema.
+ */
+export function inspectSchemas(registry: Registry): Json {
+  const policies = registry.all.filter((d) => d.isPolicy);
+  const byKind = (item: (kind: string) => Json): Json =>
+    Object.fromEntries(policies.map((d) => [d.kind, item(schemaName(d))]));
+  const sections = configDumpSections();
+  const attachmentType = { type: 'string', enum: ['dataplane', 'inbound', 'outbound', 'service'] };
+  const gatewayKind = { type: 'string', const: 'MeshGatewayDataplane' };
+  const sidecarKind = { type: 'string', const: 'SidecarDataplane' };
+  return {
+    ...sections,
+    ResourceKey: object({ mesh: strings, name: strings }),
+    Tags: { type: 'object', description: 'Tags: key to value', additionalProperties: strings },
+    XdsNotes: {
+      type: 'object',
+      description:
+        'What a proxyless gRPC client cannot apply: by dialled service (or proxy kind), one sentence per setting',
+      additionalProperties: array(strings),
+    },
+    MatchedPolicies: object(
+      byKind((n) => array(schema(n))),
+      [],
+      { description: 'The policies that apply here, by kind' },
+    ),
+    GatewayPolicies: object(
+      byKind((n) => schema(n)),
+      [],
+      { description: 'The one best policy of each kind, by kind' },
+    ),
+    SidecarDataplanePolicies: object(
+      {
+        total: integer,
+        kind: sidecarKind,
+        items: array(
+          object({
+            type: attachmentType,
+            name: { type: 'string', description: 'The inbound, outbound or service; `""` for `dataplane`' },
+            service: strings,
+            matchedPolicies: schema('MatchedPolicies'),
+          }),
+        ),
+        notes: schema('XdsNotes'),
+      },
+      ['total', 'kind', 'items'],
+      { description: 'The policies that apply to a sidecar proxy, by attachment' },
+    ),
+    MeshGatewayDataplanePolicies: object(
+      {
+        kind: gatewayKind,
+        gateway: {
+          ...schema('ResourceKey'),
+          description: 'The MeshGateway; empty names when none selects the proxy',
+        },
+        listeners: array(
+          object({
+            port: integer,
+            protocol: strings,
+            hosts: array(
+              object({
+                hostName: strings,
+                routes: array(
+                  object({
+                    route: strings,
+                    destinations: array(
+                      object({ tags: schema('Tags'), policies: schema('GatewayPolicies') }),
+                    ),
+                  }),
+                ),
+              }),
+            ),
+          }),
+        ),
+        policies: {
+          ...schema('GatewayPolicies'),
+          description: 'TrafficLog and TrafficTrace of the whole gateway',
+        },
+        notes: schema('XdsNotes'),
+      },
+      ['kind', 'gateway', 'listeners'],
+      { description: 'The policies that apply to a built-in gateway proxy, by listener, host and route' },
+    ),
+    DataplanePolicies: {
+      description: 'The policies that apply to a proxy: a sidecar or a built-in gateway (spec 2.20)',
+      oneOf: [schema('SidecarDataplanePolicies'), schema('MeshGatewayDataplanePolicies')],
+      discriminator: {
+        propertyName: 'kind',
+        mapping: {
+          SidecarDataplane: '#/components/schemas/SidecarDataplanePolicies',
+          MeshGatewayDataplane: '#/components/schemas/MeshGatewayDataplanePolicies',
+        },
+      },
+    },
+    Rule: object({
+      type: { type: 'string', enum: ['clientSubset', 'destinationSubset', 'singleItem'] },
+      name: { type: 'string', description: 'The listener (`from`), outbound (`to`) or `dataplane`' },
+      service: strings,
+      policyType: strings,
+      subset: { ...schema('Tags'), description: 'The tags the rule applies to; `!value` negates' },
+      conf: { description: "The merged `default` of the policy's entries (the policy kind's conf)" },
+      origins: array(object({ mesh: strings, name: strings })),
+    }),
+    Rules: object({ total: integer, items: array(schema('Rule')) }, ['total', 'items'], {
+      description: 'The targetRef rules of a proxy (spec 2.20)',
+    }),
+    AffectedSidecar: object({
+      kind: sidecarKind,
+      dataplane: schema('ResourceKey'),
+      attachments: array(object({ type: attachmentType, name: strings, service: strings })),
+    }),
+    AffectedGateway: object({
+      kind: gatewayKind,
+      dataplane: schema('ResourceKey'),
+      gateway: schema('ResourceKey'),
+      listeners: array(
+        object({
+          port: integer,
+          protocol: strings,
+          hosts: array(
+            object({
+              hostName: strings,
+              routes: array(object({ route: strings, destinations: array(schema('Tags')) })),
+            }),
+          ),
+        }),
+      ),
+    }),
+    AffectedDataplane: {
+      description: 'A proxy a policy affects, and where',
+      oneOf: [schema('AffectedSidecar'), schema('AffectedGateway')],
+      discriminator: {
+        propertyName: 'kind',
+        mapping: {
+          SidecarDataplane: '#/components/schemas/AffectedSidecar',
+          MeshGatewayDataplane: '#/components/schemas/AffectedGateway',
+        },
+      },
+    },
+    AffectedDataplaneList: page(schema('AffectedDataplane'), 'proxies a policy affects (spec 2.20)'),
+    GatewayDataplaneList: page(
+      object({ dataplane: schema('ResourceKey') }),
+      'built-in gateway proxies a mesh gateway configures (spec 2.20)',
+    ),
+    XdsResource: {
+      type: 'object',
+      description:
+        'An xDS resource in proto3 JSON (Listener, RouteConfiguration, Cluster, ClusterLoadAssignment)',
+      properties: { '@type': strings },
+      required: ['@type'],
+      additionalProperties: true,
+    },
+    XdsErrorState: object(
+      {
+        failed_configuration: {
+          ...schema('XdsResource'),
+          description: 'Present when the rejected one is the last sent',
+        },
+        last_update_attempt: { type: 'string', format: 'date-time' },
+        details: { type: 'string', description: "The client's error text" },
+        version_info: strings,
+      },
+      ['last_update_attempt', 'details', 'version_info'],
+      { description: 'The last NACK of this type' },
+    ),
+    ConfigDump: object(
+      {
+        configs: array({
+          oneOf: Object.keys(sections).map(schema),
+          discriminator: {
+            propertyName: '@type',
+            mapping: Object.fromEntries(
+              Object.keys(sections).map((n) => [`${ADMIN}${n}`, `#/components/schemas/${n}`]),
+            ),
+          },
+        }),
+        notes: schema('XdsNotes'),
+      },
+      ['configs'],
+      { description: 'What a proxy is served, shaped as `envoy.admin.v3.ConfigDump` (notes are ours)' },
+    ),
+    DataplaneBootstrap: object(
+      {
+        xds_servers: array(
+          object({
+            server_uri: { type: 'string', description: '`host:port` of the xDS server' },
+            channel_creds: array(object({ type: strings })),
+            server_features: array(strings),
+          }),
+        ),
+        node: object({
+          id: { type: 'string', description: '`<mesh>.<name>`' },
+          locality: object({ zone: strings }, []),
+          metadata: { type: 'object', additionalProperties: strings },
+        }),
+        server_listener_resource_name_template: strings,
+      },
+      undefined,
+      {
+        description:
+          'A `GRPC_XDS_BOOTSTRAP` file for `@grpc/grpc-js-xds` (no token: add `dataplane.token` to `node.metadata`)',
+      },
+    ),
+  };
+}
