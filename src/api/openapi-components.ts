@@ -240,7 +240,7 @@ export function buildComponents(registry: Registry, statuses: ReadonlySet<number
       },
       required: ['title', 'details'],
     },
-    Empty: { type: 'object', maxProperties: 0, description: 'The answer of a DELETE: `{}`' },
+    Empty: { type: 'object', maxProperties: 0, description: 'An empty object, `{}`: the answer of a DELETE' },
     Event: {
       description: 'An audit log entry: a change of one resource, of the kind `kind` names',
       oneOf: registry.stored.map((d) => ref('schemas', `${schemaName(d)}Event`)),

@@ -172,8 +172,12 @@ function addResourcePaths(registry: Registry, add: ReturnType<typeof createPaths
         operationId: `revert${d.kind}${alias}`,
         tags: [...tags, 'History'],
         summary: `Write back the state a ${label(d)} had at a revision${aliasNote}`,
-        description: 'A write like a PUT (or a DELETE when the resource did not exist at `toRevision`).',
+        description:
+          'A write like a PUT (or a DELETE when the resource did not exist at `toRevision`). Send ' +
+          '`Content-Type: application/json` (or a YAML type) with an empty body: a POST without it is ' +
+          '415, so that a web page cannot make a browser send one.',
         parameters: [param('toRevision'), param('dryRun'), param('ifMatch')],
+        requestBody: { required: false, content: jsonOrYaml(ref('schemas', 'Empty')) },
         responses: {
           200: ok(
             'Reverted: the stored resource, or `{}` when deleted',
