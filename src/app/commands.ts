@@ -358,8 +358,11 @@ export function createCommands(deps: {
               // A log that cannot write or read now (PostgreSQL restarting, a full disk) recovers by
               // itself: the key is tried again rather than stay missing until the next start. A
               // read fails too: a key another instance wrote first is only refused once this one
-              // has caught up with the log.
-              if (!(err instanceof AppError && err.code === 'UNAVAILABLE') || opts.stop?.aborted) throw err;
+              // has caught up with the log. A key whose write had an unknown outcome is tried again
+              // too: If-None-Match keeps the one that landed.
+              const retry =
+                err instanceof AppError && (err.code === 'UNAVAILABLE' || err.code === 'OUTCOME_UNKNOWN');
+              if (!retry || opts.stop?.aborted) throw err;
               await sleep(delayMs, opts.stop);
             }
           }
