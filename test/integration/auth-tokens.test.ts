@@ -1,3 +1,5 @@
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
@@ -417,8 +419,11 @@ describe('signing keys at a restart', () => {
 
   it('keeps a retired key 1 retired: a default key is made only when no key of its type exists', async () => {
     const dir = tempDir('signing-keys-');
+    const data = join(dir.path, 'data');
     try {
-      const first = await start(dir.path);
+      const first = await start(data);
+      // The data dir holds the keys: it is made readable by its owner only.
+      expect(statSync(data).mode & 0o777).toBe(0o700);
       // Every type's key 1 is rotated out: key 2 added, key 1 deleted (docs/security.md), except
       // the zone-ingress keys, which are all deleted.
       for (const [type, url] of Object.entries(keyUrls)) {
@@ -439,7 +444,7 @@ describe('signing keys at a restart', () => {
       }
       await first.close();
 
-      const second = await start(dir.path);
+      const second = await start(data);
       try {
         for (const [type, url] of Object.entries(keyUrls)) {
           const one = await second.app.inject({ url: `${url}-1` });
