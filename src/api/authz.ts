@@ -53,6 +53,13 @@ function uncountedWhy({ credential, origin }: NonNullable<Identity['uncounted']>
   return `its ${credential} does not count with Origin ${JSON.stringify(shown)}, which apiServer.corsAllowedDomains does not allow: call without an Origin header, with a user token, or list the origin`;
 }
 
+/** Who a caller is, as 403 answers name it. */
+export function describeCaller(identity: Identity): string {
+  return identity.via === 'anonymous'
+    ? `anonymous caller (${identity.uncounted ? uncountedWhy(identity.uncounted) : 'no credentials'})`
+    : `user "${identity.name}" (${identity.groups.length > 0 ? `groups: ${identity.groups.join(', ')}` : 'no groups'})`;
+}
+
 /** Creates the authorizer: `check` throws 403 when no grant of the identity allows the target. */
 export function createAuthorizer(registry: Registry, settings: AuthzSettings) {
   const anonymousGrant: Grant = { role: settings.anonymousWrite ? 'writer' : settings.anonymous };
@@ -91,10 +98,7 @@ export function createAuthorizer(registry: Registry, settings: AuthzSettings) {
   };
 
   const describe = (identity: Identity, target: AccessTarget): string => {
-    const who =
-      identity.via === 'anonymous'
-        ? `anonymous caller (${identity.uncounted ? uncountedWhy(identity.uncounted) : 'no credentials'})`
-        : `user "${identity.name}" (${identity.groups.length > 0 ? `groups: ${identity.groups.join(', ')}` : 'no groups'})`;
+    const who = describeCaller(identity);
     const what =
       target.kind === undefined
         ? `${target.method} ${target.path}`

@@ -19,6 +19,8 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   HEADERS_TOO_LARGE: 431,
   UNSUPPORTED_MEDIA_TYPE: 415,
   UNAVAILABLE: 503,
+  // Kubernetes answers a write it may still have made 504 (reason Timeout); a 503 says "not done".
+  OUTCOME_UNKNOWN: 504,
   INTERNAL: 500,
 };
 

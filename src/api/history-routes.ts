@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { EventFilter, History } from '../app/history.js';
+import type { EventFilter, History, SecretData } from '../app/history.js';
 import type { TokenService } from '../app/token-service.js';
-import { matchesFilter } from '../app/history.js';
+import { matchesFilter, redactsKind } from '../app/history.js';
 import type { WriteSettings } from '../app/write-policy.js';
 import { assertWritable } from '../app/write-policy.js';
 import type { LogEntry } from '../events/types.js';
@@ -11,7 +11,7 @@ import type { ErrorCause } from '../util/errors.js';
 import { AppError } from '../util/errors.js';
 import { actorOf } from './actor.js';
 import type { AuthzSettings } from './authz.js';
-import { createAuthorizer } from './authz.js';
+import { createAuthorizer, describeCaller, meshOfRequest } from './authz.js';
 import type { Identity } from './identity.js';
 import { bearerToken } from './identity.js';
 import { nextUrl, parsePage, parseRevision, rawQuery } from './list-query.js';
@@ -51,29 +51,71 @@ const header = (req: FastifyRequest, name: string): string | undefined => {
 const invalid = (causes: ErrorCause[]): AppError =>
   new AppError('INVALID_QUERY', 'Invalid query parameters', 'bad audit log parameters', causes);
 
+/** `?includeSecretData=`: true shows secret entries with their data, else (default) with its digest. */
+function secretDataOf(q: URLSearchParams, causes: ErrorCause[]): SecretData {
+  const raw = q.get('includeSecretData');
+  if (raw === null || raw === '' || raw === 'false') return 'digest';
+  if (raw !== 'true') causes.push({ field: 'includeSecretData', message: 'must be true or false' });
+  return raw === 'true' ? 'include' : 'digest';
+}
+
 /**
  * Registers `<resource URL>/_history`, `<resource URL>/_revert` for every stored kind and `/_events`
  * (list and `text/event-stream` watch), decisions §8. History reads need the right to read the
  * kind, revert the right to write it (so secrets stay admin only); `/_events` is open to readers
  * but shows each caller only entries of resources it may read: without the right to read secrets,
- * Secret and GlobalSecret entries are left out entirely, in lists and streams alike.
+ * Secret and GlobalSecret entries are left out entirely, in lists and streams alike. Secret entries
+ * show the digest of their data, not the data (the log keeps every version, private keys
+ * included), unless the caller asks with `?includeSecretData=true` and may read those secrets.
  */
 export function registerHistoryRoutes(app: FastifyInstance, deps: HistoryRouteDeps): void {
   const { registry, history, writeSettings } = deps;
   const authorizer = createAuthorizer(registry, deps.authz);
-  const hub = createWatchHub({ history, options: deps.watch, logger: deps.logger });
+  const hub = createWatchHub({
+    history,
+    options: deps.watch,
+    redacts: (kind, secretData) => redactsKind(registry, kind, secretData),
+    logger: deps.logger,
+  });
+
+  /**
+   * Refuses `?includeSecretData=true` (403) unless the caller may read every secret the answer may
+   * hold: those of `mesh`, or with no mesh, those of every mesh and the global ones.
+   */
+  const assertMayIncludeSecretData = (req: FastifyRequest, mesh: string | undefined): void => {
+    const target = {
+      method: 'GET',
+      path: req.url.split('?')[0],
+      action: 'read' as const,
+      kind: mesh === undefined ? 'GlobalSecret' : 'Secret',
+      mesh,
+      adminOnly: false,
+    };
+    if (authorizer.allows(req.identity, target)) return;
+    throw new AppError(
+      'FORBIDDEN',
+      'Forbidden',
+      `${describeCaller(req.identity)} may not read secret data: includeSecretData=true needs the ` +
+        'right to read secrets (the admin role); without it each secret shows the sha256 of its data',
+    );
+  };
   app.addHook('preClose', async () => hub.closeAll());
 
   const resourceHistory: KindHandler = async (desc, req, reply) => {
     const q = rawQuery(req);
     const causes: ErrorCause[] = [];
     const { size, offset } = parsePage(q, causes);
+    const secretData = secretDataOf(q, causes);
     if (causes.length > 0) throw invalid(causes);
+    if (secretData === 'include') assertMayIncludeSecretData(req, meshOfRequest(desc.kind, req.params));
     const head = history.head();
-    const page = await history.resourceHistory(desc, req.params.mesh, req.params.name as string, {
-      offset,
-      size,
-    });
+    const page = await history.resourceHistory(
+      desc,
+      req.params.mesh,
+      req.params.name as string,
+      { offset, size },
+      secretData,
+    );
     const next = nextUrl(req, q, offset, size, page.total);
     return json(reply, head, pageBody(page.total, page.items, next));
   };
@@ -199,6 +241,7 @@ export function registerHistoryRoutes(app: FastifyInstance, deps: HistoryRouteDe
       }
     }
     const page = parsePage(q, stream ? [] : causes);
+    const secretData = secretDataOf(q, causes);
     if (causes.length > 0) throw invalid(causes);
     if (filter.kind !== undefined) {
       // Asking for a kind's entries takes the right to read that kind (secrets: admin).
@@ -211,12 +254,16 @@ export function registerHistoryRoutes(app: FastifyInstance, deps: HistoryRouteDe
         adminOnly: false,
       });
     }
+    if (secretData === 'include') {
+      assertMayIncludeSecretData(req, filter.kind === 'Mesh' ? (filter.name ?? filter.mesh) : filter.mesh);
+    }
     const visible = visibility(req.identity);
     if (stream) {
       const from = lastEventId !== undefined ? lastEventId + 1 : (fromRevision ?? head + 1);
       hub.serve(req, reply, {
         from,
         match: (e) => matchesFilter(e, filter) && (!visible || visible(e)),
+        secretData,
         credential: credentialOf(req),
       });
       return reply;
@@ -228,6 +275,7 @@ export function registerHistoryRoutes(app: FastifyInstance, deps: HistoryRouteDe
       size: page.size,
       visible,
       visibilityKey: visible ? JSON.stringify(authorizer.grantsOf(req.identity)) : 'all',
+      secretData,
     });
     const next = nextUrl(req, q, page.offset, page.size, result.total);
     return json(reply, head, pageBody(result.total, result.items, next));

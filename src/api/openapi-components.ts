@@ -65,6 +65,7 @@ const REASONS: Record<number, [name: string, description: string]> = {
   431: ['HeadersTooLarge', 'The headers are larger than `apiServer.maxHeaderSize`'],
   500: ['InternalError', 'A bug: logged with the request id of the `x-request-id` header'],
   503: ['Unavailable', 'The control plane cannot answer now (for example, a zone not connected)'],
+  504: ['OutcomeUnknown', 'The reply to the commit was lost: the write may be stored or not; read it'],
 };
 
 // RFC 6750 and RFC 9110 15.5.6: what a 401 and a 405 say besides the body.

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
-import type { History } from '../app/history.js';
+import type { History, SecretData } from '../app/history.js';
 import { eventItem } from '../app/history.js';
 import type { LogEntry } from '../events/types.js';
 
@@ -38,6 +38,8 @@ interface Watcher {
   /** The next revision this watcher has not been sent (or skipped by its filter). */
   next: number;
   match: (e: LogEntry) => boolean;
+  /** How its secret entries show their data. */
+  secretData: SecretData;
   /** False while it reads its backlog from the log; then entries come from the bus. */
   live: boolean;
   closed: boolean;
@@ -54,9 +56,9 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 /** Entries read from the log per step of a backlog. */
 const BACKLOG_CHUNK = 200;
 
-/** The SSE text of one entry: `id`, `event` (the operation) and `data` (the audit-log item). */
-export function sseEvent(e: LogEntry): string {
-  return `id: ${e.revision}\nevent: ${e.operation}\ndata: ${JSON.stringify(eventItem(e))}\n\n`;
+/** The SSE text of one entry: `id`, `event` (the operation) and `data` (the audit-log item, redacted when `redact`). */
+export function sseEvent(e: LogEntry, redact: boolean): string {
+  return `id: ${e.revision}\nevent: ${e.operation}\ndata: ${JSON.stringify(eventItem(e, redact))}\n\n`;
 }
 
 const errorEvent = (title: string, details: string): string =>
@@ -70,9 +72,13 @@ const errorEvent = (title: string, details: string): string =>
 export function createWatchHub(deps: {
   history: Pick<History, 'head' | 'read' | 'subscribe'>;
   options: WatchOptions;
+  /** Whether entries of a kind are redacted for a watcher that shows secret data as `secretData`. */
+  redacts: (kind: string, secretData: SecretData) => boolean;
   logger?: FastifyBaseLogger;
 }) {
   const { history, options } = deps;
+  /** The SSE text of an entry for a watcher. */
+  const textFor = (w: Watcher, e: LogEntry): string => sseEvent(e, deps.redacts(e.kind, w.secretData));
   const stallMs = options.stallMs ?? Math.max(1000, 4 * options.heartbeatMs);
   const graceMs = options.graceMs ?? 5000;
   const watchers = new Set<Watcher>();
@@ -128,7 +134,8 @@ export function createWatchHub(deps: {
     queue = [];
     for (const entries of batches) {
       for (const e of entries) {
-        let text: string | undefined;
+        // The entry's text as each kind of watcher sees it, made once per entry.
+        const texts = new Map<SecretData, string>();
         for (const w of watchers) {
           if (!w.live || w.closed || e.revision < w.next) continue;
           if (mayRevoke(w, e)) {
@@ -139,7 +146,8 @@ export function createWatchHub(deps: {
           }
           w.next = e.revision + 1;
           if (!w.match(e)) continue;
-          text ??= sseEvent(e);
+          let text = texts.get(w.secretData);
+          if (text === undefined) texts.set(w.secretData, (text = textFor(w, e)));
           push(w, text);
         }
       }
@@ -199,7 +207,7 @@ export function createWatchHub(deps: {
         if (mayRevoke(w, e) && !(await stillHolds(w))) return;
         w.next = e.revision + 1;
         if (!w.match(e)) continue;
-        if (!w.res.write(sseEvent(e)) && !(await drained(w))) {
+        if (!w.res.write(textFor(w, e)) && !(await drained(w))) {
           if (!w.closed) {
             cut(w, 'Slow client', `the client read nothing for ${stallMs} ms while catching up`);
           }
@@ -255,11 +263,19 @@ export function createWatchHub(deps: {
   };
 
   return {
-    /** Streams entries from `from` on (backlog, then live) that pass `match`, while `credential` holds. */
+    /**
+     * Streams entries from `from` on (backlog, then live) that pass `match`, while `credential`
+     * holds; secret entries show their data as `secretData` says.
+     */
     serve(
       req: FastifyRequest,
       reply: FastifyReply,
-      watch: { from: number; match: (e: LogEntry) => boolean; credential?: StreamCredential },
+      watch: {
+        from: number;
+        match: (e: LogEntry) => boolean;
+        secretData: SecretData;
+        credential?: StreamCredential;
+      },
     ) {
       reply.hijack();
       const res = reply.raw;
@@ -277,6 +293,7 @@ export function createWatchHub(deps: {
         res,
         next: watch.from,
         match: watch.match,
+        secretData: watch.secretData,
         live: false,
         closed: false,
         requestId: req.id,

@@ -15,7 +15,9 @@ import { decideDelete, decidePut } from './decide.js';
 import { isoClock } from '../util/iso-clock.js';
 import { AppError } from '../util/errors.js';
 import { sleep } from '../util/sleep.js';
-import { dataplaneSigningKeyName, GLOBAL_SIGNING_KEYS } from './default-policies.js';
+import { keyPlace, signingKeyName, signingKeySerial } from '../tokens/token-types.js';
+import type { TokenType } from '../tokens/token-types.js';
+import { GLOBAL_SIGNING_KEY_TYPES } from './default-policies.js';
 
 /** A PUT as the API (or zone sync) hands it to the write path. */
 export interface PutRequest extends Preconditions {
@@ -181,6 +183,21 @@ export function createCommands(deps: {
     zoneConnected: (name) => deps.zoneConnected?.(name) ?? false,
   };
 
+  /**
+   * Whether a signing key of `type` is stored (in `mesh`, for data plane keys). Key 1 is made only
+   * when none is: a key 1 retired by a rotation (key 2 added, key 1 deleted) stays retired.
+   */
+  const hasSigningKey = (type: TokenType, mesh?: string): boolean => {
+    const { kind } = keyPlace(type, mesh);
+    let found = false;
+    views.each(kind, mesh, (item) => {
+      if (!found && signingKeySerial(type, item.name, mesh) !== undefined) {
+        found = state.get(kind, mesh, item.name) !== undefined;
+      }
+    });
+    return found;
+  };
+
   /** Appends, records the overlay, waits for durability, then clears what the views now hold. */
   const recordReads = <T>(decide: () => T): { result: T; reads: ReadSet } => {
     const recorded: ReadSet = { keys: new Set(), meshes: new Set(), all: false };
@@ -250,7 +267,8 @@ export function createCommands(deps: {
       !req.dryRun &&
       !req.deferSigningKey
     ) {
-      if (!state.get('Secret', req.name, dataplaneSigningKeyName(req.name))) signingKey = await keygen();
+      // Secrets may be written before their mesh (decisions §3): a key written so is kept alone.
+      if (!hasSigningKey('dataplane', req.name)) signingKey = await keygen();
     }
     // Fields listed, not `{ ...req, origin, … }`: on Node 20 a spread followed by more properties
     // costs ~1.3 µs per added property (V8 11.3), ~5 µs here, on every PUT.
@@ -335,20 +353,21 @@ export function createCommands(deps: {
           deferSigningKey: true,
         });
       }
-      const wanted: Array<{ kind: string; mesh?: string; name: string }> = [];
-      if (opts.globalKeys) {
-        for (const name of GLOBAL_SIGNING_KEYS) wanted.push({ kind: 'GlobalSecret', name });
-      }
-      if (state.get('Mesh', undefined, 'default')) {
-        wanted.push({ kind: 'Secret', mesh: 'default', name: dataplaneSigningKeyName('default') });
-      }
-      const missing = wanted.filter((k) => !state.get(k.kind, k.mesh, k.name));
+      const wanted: Array<{ type: TokenType; mesh?: string }> = [];
+      if (opts.globalKeys) for (const type of GLOBAL_SIGNING_KEY_TYPES) wanted.push({ type });
+      if (state.get('Mesh', undefined, 'default')) wanted.push({ type: 'dataplane', mesh: 'default' });
+      // Key 1 of a type only when the type has no key at all (a rotated-out key 1 stays deleted).
+      const missing = wanted
+        .filter((k) => !hasSigningKey(k.type, k.mesh))
+        .map((k) => ({ ...k, kind: keyPlace(k.type, k.mesh).kind, name: signingKeyName(k.type, 1, k.mesh) }));
       const after = opts.after ?? Promise.resolve();
       const keys = Promise.all(
-        missing.map(async (k) => {
+        missing.map(async ({ type, ...k }) => {
           await after;
           const data = await keygen();
           for (let delayMs = 500; ; delayMs = Math.min(delayMs * 2, 5000)) {
+            // A key of the type written meanwhile (by a user, another instance) is kept alone.
+            if (hasSigningKey(type, k.mesh)) return;
             try {
               // If-None-Match: a key written meanwhile (by a user, another instance) is kept.
               await put({ ...k, spec: { data }, actor: SYSTEM_ACTOR, ifNoneMatch: '*' });
@@ -358,8 +377,11 @@ export function createCommands(deps: {
               // A log that cannot write or read now (PostgreSQL restarting, a full disk) recovers by
               // itself: the key is tried again rather than stay missing until the next start. A
               // read fails too: a key another instance wrote first is only refused once this one
-              // has caught up with the log.
-              if (!(err instanceof AppError && err.code === 'UNAVAILABLE') || opts.stop?.aborted) throw err;
+              // has caught up with the log. A key whose write had an unknown outcome is tried again
+              // too: If-None-Match keeps the one that landed.
+              const retry =
+                err instanceof AppError && (err.code === 'UNAVAILABLE' || err.code === 'OUTCOME_UNKNOWN');
+              if (!retry || opts.stop?.aborted) throw err;
               await sleep(delayMs, opts.stop);
             }
           }

@@ -76,9 +76,8 @@ export function dataplaneSigningKeyName(mesh: string): string {
 export const LONGEST_DEFAULT_NAME =
   253 + Math.max(dataplaneSigningKeyName('').length, ...defaultPolicies('').map((p) => p.name.length));
 
-/** Global signing keys created at start on standalone and global (decisions §3, issue 4). */
-export const GLOBAL_SIGNING_KEYS = [
-  'user-token-signing-key-1',
-  'zone-token-signing-key-1',
-  'zone-ingress-token-signing-key-1',
-];
+/**
+ * The token types whose global signing key `<type>-token-signing-key-1` is created at start on
+ * standalone and global when the type has no key (decisions §3, issue 4).
+ */
+export const GLOBAL_SIGNING_KEY_TYPES = ['user', 'zone', 'zone-ingress'] as const;

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 import type { Actor, EventLog, LogEntry, Operation, WireResource } from '../events/types.js';
 import type { PointInTime } from '../projections/point-in-time.js';
 import type { ResourceDescriptor } from '../resources/descriptor.js';
@@ -7,6 +9,13 @@ import { AppError } from '../util/errors.js';
 import type { Commands, DeleteResult, PutResult } from './commands.js';
 import type { Queries, ReadItem } from './queries.js';
 import { createQueries } from './queries.js';
+
+/**
+ * What answers built from the log show of a secret's `data` (base64): by default its digest
+ * `{"sha256": "<hex of the decoded bytes>"}`, which tells versions apart without showing them; the
+ * data itself only when an admin asks (`?includeSecretData=true`). The log keeps the data.
+ */
+export type SecretData = 'digest' | 'include';
 
 /** One change of a resource (decisions §8): `resource` is the state after it, or before a delete. */
 export interface HistoryItem {
@@ -47,6 +56,8 @@ export interface EventsRequest {
   visible?: (entry: LogEntry) => boolean;
   /** Names the `visible` rule, so that scans are shared only between callers who see the same. */
   visibilityKey?: string;
+  /** How secret entries show their data. */
+  secretData: SecretData;
 }
 
 /** What a revert did: a PUT of the state at R, or a DELETE when the resource did not exist at R. */
@@ -62,6 +73,7 @@ export interface History {
     mesh: string | undefined,
     name: string,
     page: { offset: number; size: number },
+    secretData: SecretData,
   ): Promise<{ total: number; items: HistoryItem[] }>;
   /** One resource as of `revision`: from the history index for stored kinds, from a replay for derived ones. */
   resourceAt(
@@ -90,19 +102,33 @@ export interface History {
   }): Promise<RevertResult>;
 }
 
-/** The history item of an entry. */
-export function historyItem(e: LogEntry): HistoryItem {
+/** A secret resource with its `data` replaced by the digest of the bytes it encodes. */
+export function redactSecretData(resource: WireResource): WireResource {
+  const { data } = resource;
+  if (typeof data !== 'string') return resource;
+  const sha256 = createHash('sha256').update(Buffer.from(data, 'base64')).digest('hex');
+  return { ...resource, data: { sha256 } };
+}
+
+/** The resource an item shows: the state after the change (before, for a delete), redacted when `redact`. */
+function shownResource(e: LogEntry, redact: boolean): WireResource {
+  const resource = (e.resource ?? e.previous) as WireResource;
+  return redact ? redactSecretData(resource) : resource;
+}
+
+/** The history item of an entry; `redact`: the entry is of a secret kind whose data is not to be shown. */
+export function historyItem(e: LogEntry, redact: boolean): HistoryItem {
   return {
     revision: e.revision,
     time: e.time,
     operation: e.operation,
     actor: e.actor,
-    resource: (e.resource ?? e.previous) as WireResource,
+    resource: shownResource(e, redact),
   };
 }
 
-/** The audit-log item of an entry. */
-export function eventItem(e: LogEntry): EventItem {
+/** The audit-log item of an entry; `redact`: the entry is of a secret kind whose data is not to be shown. */
+export function eventItem(e: LogEntry, redact: boolean): EventItem {
   return {
     revision: e.revision,
     time: e.time,
@@ -111,8 +137,13 @@ export function eventItem(e: LogEntry): EventItem {
     name: e.name,
     operation: e.operation,
     actor: e.actor,
-    resource: (e.resource ?? e.previous) as WireResource,
+    resource: shownResource(e, redact),
   };
+}
+
+/** Whether items of `kind` are to be redacted under `secretData` (secret kinds, unless data was asked for). */
+export function redactsKind(registry: Registry, kind: string, secretData: SecretData): boolean {
+  return secretData === 'digest' && registry.find(kind)?.secret === true;
 }
 
 /** True when an entry passes the filters; a Mesh counts as in itself for `mesh`. */
@@ -205,6 +236,7 @@ export function createHistory(deps: {
 
   const events = async (req: EventsRequest): Promise<{ total: number; items: EventItem[] }> => {
     const { filter, fromRevision, offset, size } = req;
+    const item = (e: LogEntry): EventItem => eventItem(e, redactsKind(deps.registry, e.kind, req.secretData));
     const keep = (e: LogEntry): boolean =>
       e.revision >= fromRevision && matchesFilter(e, filter) && (!req.visible || req.visible(e));
     const desc = filter.kind === undefined ? undefined : deps.registry.find(filter.kind);
@@ -213,7 +245,7 @@ export function createHistory(deps: {
       const all = (
         await collect(log.history(desc.kind, desc.scope === 'mesh' ? filter.mesh : undefined, filter.name))
       ).filter(keep);
-      return { total: all.length, items: all.slice(offset, offset + size).map(eventItem) };
+      return { total: all.length, items: all.slice(offset, offset + size).map(item) };
     }
     const head = log.head();
     if (!req.visible && Object.values(filter).every((v) => v === undefined)) {
@@ -221,7 +253,7 @@ export function createHistory(deps: {
       const total = Math.max(0, head - fromRevision + 1);
       const first = fromRevision + offset;
       const last = Math.min(head, first + size - 1);
-      const items = last < first ? [] : (await collect(log.read(first, last))).map(eventItem);
+      const items = last < first ? [] : (await collect(log.read(first, last))).map(item);
       return { total, items };
     }
     const revisions = await scan(req);
@@ -229,7 +261,7 @@ export function createHistory(deps: {
     const items: EventItem[] = [];
     for (const r of page) {
       const e = await entryAt(r);
-      if (e) items.push(eventItem(e));
+      if (e) items.push(item(e));
     }
     return { total: revisions.length, items };
   };
@@ -237,10 +269,14 @@ export function createHistory(deps: {
   return {
     head: () => log.head(),
 
-    async resourceHistory(desc, mesh, name, page) {
+    async resourceHistory(desc, mesh, name, page, secretData) {
       const all = await collect(log.history(desc.kind, desc.scope === 'mesh' ? mesh : undefined, name));
       if (all.length === 0) throw notFound(desc, mesh, name);
-      return { total: all.length, items: all.slice(page.offset, page.offset + page.size).map(historyItem) };
+      const redact = redactsKind(deps.registry, desc.kind, secretData);
+      return {
+        total: all.length,
+        items: all.slice(page.offset, page.offset + page.size).map((e) => historyItem(e, redact)),
+      };
     },
 
     async resourceAt(desc, mesh, name, revision) {

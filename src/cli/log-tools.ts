@@ -139,7 +139,8 @@ async function exportLog(opts: DataOptions & { out?: string }): Promise<void> {
   const file = opts.out === '-' ? undefined : opts.out;
   const store = await open(opts, true);
   const partial = file ? `${file}.partial` : undefined;
-  const out: Writable = partial ? createWriteStream(partial) : process.stdout;
+  // Owner only: an export holds every secret's data, signing keys included (docs/security.md).
+  const out: Writable = partial ? createWriteStream(partial, { mode: 0o600 }) : process.stdout;
   try {
     const result = await store.exportLog((line) => writeTo(out, `${line}\n`));
     if (partial)

@@ -99,6 +99,36 @@ export function logUnavailable(details: string, cause?: unknown): AppError {
   return error;
 }
 
+/**
+ * What an adapter's `write` rejects with when the batch's commit was sent and its reply was lost
+ * (the connection dropped, the reply timed out): the store may hold the batch or not. Its appenders
+ * are told so ({@link outcomeUnknown}); a refusal known to have written nothing is any other error.
+ */
+export class CommitOutcomeUnknown extends Error {
+  constructor(cause: unknown) {
+    super(`the reply to a commit was lost: ${errorChain(cause)}`, { cause });
+    this.name = 'CommitOutcomeUnknown';
+  }
+}
+
+/**
+ * The `OUTCOME_UNKNOWN` error of the appenders of a batch whose commit reply was lost: unlike a
+ * refusal (`UNAVAILABLE`: nothing written), the write may be stored, and only a read can tell.
+ */
+export function outcomeUnknown(cause: unknown): AppError {
+  const error = new AppError(
+    'OUTCOME_UNKNOWN',
+    'Write outcome unknown',
+    `the event log sent this write to its store, but the reply was lost (${errorChain(cause)}): ` +
+      'the write may have been stored or not. Once the control plane takes writes again (/ready ' +
+      'answers 200), read the resource (GET it: its ETag is the revision of its last change) to ' +
+      'learn whether it was; write it again only then, with If-Match on that revision (If-None-Match: * ' +
+      'when it is absent), so that the retry cannot overwrite a change made meanwhile',
+  );
+  error.cause = cause;
+  return error;
+}
+
 function rethrowLater(error: unknown): void {
   setImmediate(() => {
     throw error;
@@ -205,12 +235,16 @@ export function createGroupCommit(deps: GroupCommitDeps): GroupCommit {
   function fail(error: unknown, groups: QueuedGroup[]): void {
     const reason = refuseWith(error);
     // The failed batch and every group queued behind it (chained on its hashes) are refused, and
-    // the chain resumes from the durable head: nothing answered 503 is ever acknowledged.
-    const rejected = [...groups, ...queue];
+    // the chain resumes from the durable head: nothing answered 503 is ever acknowledged. A batch
+    // whose commit reply was lost may be stored: its appenders are told the outcome is unknown (the
+    // store's adapter reads it back as it recovers); the groups queued behind it were never sent.
+    const queued = queue;
     queue = [];
     assignedHead = durableHead;
     assignedHash = durableHash;
-    for (const group of rejected) group.reject(failure);
+    const batchError = error instanceof CommitOutcomeUnknown ? outcomeUnknown(error.cause) : failure;
+    for (const group of groups) group.reject(batchError);
+    for (const group of queued) group.reject(failure);
     if (state !== 'open') return;
     state = 'failed';
     failedAt = Date.now();

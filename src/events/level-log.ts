@@ -187,7 +187,8 @@ export function createLevelLog(options: LevelLogOptions): EventLog {
       let store: Db | undefined;
       try {
         // Before the Level is made: it opens itself at once, with a recursive mkdir of its own.
-        await makeDir(options.path).catch((error: NodeJS.ErrnoException) => {
+        // Owner only: the log holds every secret's data, signing keys included.
+        await makeDir(options.path, 0o700).catch((error: NodeJS.ErrnoException) => {
           const why = ['ENOTDIR', 'EEXIST'].includes(error.code ?? '')
             ? 'it (or a parent) is a file, not a directory'
             : error.message;

@@ -65,7 +65,8 @@ export async function openLevelStore(path: string, opts: { existing: boolean }):
   if (!opts.existing) {
     // Before the Level is made: it opens itself at once, with a recursive mkdir that never returns
     // for some paths (see makeDir).
-    await makeDir(path).catch((error: Error) => {
+    // Owner only, as the server makes it: the log holds every secret's data.
+    await makeDir(path, 0o700).catch((error: Error) => {
       throw new AppError('UNAVAILABLE', 'Data dir unavailable', `cannot create ${path}: ${error.message}`);
     });
   }

@@ -3,7 +3,7 @@ import type { ClientConfig, QueryResultRow } from 'pg';
 
 import { AppError } from '../util/errors.js';
 import { errorChain } from '../util/error-chain.js';
-import { createGroupCommit, logUnavailable } from './group-commit.js';
+import { CommitOutcomeUnknown, createGroupCommit, logUnavailable } from './group-commit.js';
 import type { CommitBatch, GroupCommitDeps } from './group-commit.js';
 import { assertMetaKey, revisionRange } from './keys.js';
 import { describePgDatabase } from './pg-connection.js';
@@ -36,7 +36,8 @@ export interface PgLogOptions {
   retry?: GroupCommitDeps['retry'];
   /**
    * Test hook: while it returns an error, each batch fails with it after its transaction committed
-   * (a reply lost with the connection) and each reconnect fails with it before connecting.
+   * (a reply lost with the connection: outcome unknown) and each reconnect fails with it before
+   * connecting.
    */
   fault?: () => Error | undefined;
 }
@@ -73,6 +74,16 @@ const APPEND_SQL = `
     ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value
   )
   SELECT revision, pg_notify('${PG_LOG_CHANNEL}', revision::text) FROM head`;
+
+/**
+ * Whether PostgreSQL answered a failed statement with an ERROR: the statement's transaction was
+ * rolled back and the session lives on, so nothing of it was stored. Anything else may follow a
+ * commit: a FATAL or PANIC ends the session (a shutdown, a terminated backend) at a point the
+ * client cannot see, and an error of the connection brings no answer at all.
+ */
+function refusedByServer(error: unknown): boolean {
+  return error instanceof pg.DatabaseError && error.severity === 'ERROR';
+}
 
 /** What one append statement writes: the entries after revision `before`, up to `head`. */
 export interface PgAppend {
@@ -289,23 +300,43 @@ export function createPgLog(options: PgLogOptions): EventLog {
     return out;
   }
 
+  /**
+   * Writes a batch. A failure is a refusal (nothing stored) unless the statement that commits was
+   * sent and no answer of PostgreSQL's came back (the connection dropped, the reply timed out):
+   * then the batch may be stored, and the appenders are told the outcome is unknown.
+   */
   async function write(batch: CommitBatch): Promise<void> {
     await serially(async () => {
       const client = currentWriter();
+      let committing = false;
       try {
-        if (!(await appendAt(client, batch))) await appendAfterOthers(client, batch);
+        // node-postgres would refuse the statement unsent (the session ended while idle).
+        if (writerLost !== undefined) throw writerLost;
+        committing = true;
+        if (!(await appendAt(client, batch))) {
+          committing = false;
+          await appendAfterOthers(client, batch, () => {
+            committing = true;
+          });
+        }
       } catch (error) {
         if (error instanceof AppError) throw error;
         // node-postgres says only "not queryable" for a session that ended while idle: the reason
         // PostgreSQL gave then (a restart, a terminated backend) is the one worth telling.
-        throw new Error(`PostgreSQL ${where}`, { cause: writerLost ?? error });
+        const failure = new Error(`PostgreSQL ${where}`, { cause: writerLost ?? error });
+        throw committing && !refusedByServer(error) ? new CommitOutcomeUnknown(failure) : failure;
       }
-      injectedFault();
+      const fault = options.fault?.();
+      if (fault) throw new CommitOutcomeUnknown(fault);
     });
   }
 
   /** The slow path: another instance appended since this one's head (see the doc comment above). */
-  async function appendAfterOthers(client: pg.Client, batch: CommitBatch): Promise<void> {
+  async function appendAfterOthers(
+    client: pg.Client,
+    batch: CommitBatch,
+    onCommit: () => void,
+  ): Promise<void> {
     await client.query('BEGIN');
     try {
       // A statement of its own: taking the row lock waits for the holder's commit, and only a
@@ -322,6 +353,7 @@ export function createPgLog(options: PgLogOptions): EventLog {
           `in PostgreSQL ${where} the head moved past revision ${rebased.before} while this instance held its lock`,
         );
       }
+      onCommit();
       await client.query('COMMIT');
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
@@ -336,8 +368,9 @@ export function createPgLog(options: PgLogOptions): EventLog {
 
   /**
    * Reconnects the writer after a failed write. A batch whose commit reply was lost stays in the
-   * log (its callers were answered 503: the outcome was unknown to them); this instance reads it
-   * back like another instance's entries.
+   * log (its appenders were told the outcome is unknown); this instance reads it back like another
+   * instance's entries, before it takes writes again: from then on a read of the resource says
+   * whether the write landed.
    */
   async function recover(): Promise<void> {
     injectedFault();
@@ -345,7 +378,7 @@ export function createPgLog(options: PgLogOptions): EventLog {
     writer = undefined;
     await old?.end().catch(() => undefined);
     writer = await connectWriter();
-    void tail().catch(() => undefined);
+    await tail();
   }
 
   const core = createGroupCommit({

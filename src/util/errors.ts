@@ -24,6 +24,8 @@ export type ErrorCode =
   | 'HEADERS_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'UNAVAILABLE'
+  /** A write whose commit was sent but whose reply was lost: it may or may not be stored. */
+  | 'OUTCOME_UNKNOWN'
   | 'INTERNAL';
 
 /** The one error class the program throws on purpose: a code, a title, details and causes. */

@@ -22,6 +22,8 @@ export const GRPC_STATUS_OF: Record<ErrorCode, grpc.status> = {
   HEADERS_TOO_LARGE: grpc.status.RESOURCE_EXHAUSTED,
   UNSUPPORTED_MEDIA_TYPE: grpc.status.INVALID_ARGUMENT,
   UNAVAILABLE: grpc.status.UNAVAILABLE,
+  // gRPC's own code for "a change that may have been made even though the call failed".
+  OUTCOME_UNKNOWN: grpc.status.DEADLINE_EXCEEDED,
   INTERNAL: grpc.status.INTERNAL,
 };
 

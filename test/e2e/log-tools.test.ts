@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Level } from 'level';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -141,6 +141,8 @@ describe('mesh-cp log verify | replay | export | import as processes (issue 6)',
     const exp = await meshCp(['log', 'export', '--data', data, '--out', file]);
     expect(exp.code).toBe(0);
     expect(exp.stderr).toContain(`exported ${head} entries`);
+    // It holds every secret's data (signing keys included): readable by its owner only.
+    expect(statSync(file).mode & 0o777).toBe(0o600);
     // `--out -` is standard output (as `import -` reads standard input), not a file named "-".
     const toStdout = await meshCp(['log', 'export', '--data', data, '--out', '-']);
     expect(toStdout.code).toBe(0);
@@ -150,6 +152,7 @@ describe('mesh-cp log verify | replay | export | import as processes (issue 6)',
     const imp = await meshCp(['log', 'import', '--data', fresh, file]);
     expect(imp.code).toBe(0);
     expect(imp.stderr).toContain(`imported ${head} entries (head ${head})`);
+    expect(statSync(fresh).mode & 0o777).toBe(0o700);
     const again = await meshCp(['log', 'import', '--data', fresh, file]);
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('import only into an empty data dir');

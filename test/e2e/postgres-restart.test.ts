@@ -58,7 +58,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 /**
  * PUTs from {@link CLIENTS} concurrent clients until stopped, each cycling over its own resources
  * on one of `apiPorts` (client i on instance i mod their number) and recording every answer. After
- * a refusal a client pauses a little, so that an outage does not turn into a busy loop of 503s on a
+ * a failed write a client pauses a little, so that an outage does not turn into a busy loop of 5xx on a
  * shared machine.
  */
 function startLoad(apiPorts: readonly number[]) {
@@ -94,7 +94,7 @@ function startLoad(apiPorts: readonly number[]) {
       }
       attempts.push(attempt);
       for (const wake of wakers) wake();
-      if (attempt.status === 503) await sleep(25);
+      if (failedWrite(attempt)) await sleep(25);
     }
   }
 
@@ -133,7 +133,12 @@ function startLoad(apiPorts: readonly number[]) {
   };
 }
 
-/** The acknowledged and the refused writes of each resource, in the order its client made them. */
+/** The acknowledged and the failed writes of each resource, in the order its client made them. */
+/** A write answered 503 (refused: not stored) or 504 (outcome unknown: stored or not). */
+function failedWrite(attempt: Attempt): boolean {
+  return attempt.status === 503 || attempt.status === 504;
+}
+
 function byResource(attempts: readonly Attempt[]): Map<string, Attempt[]> {
   const resources = new Map<string, Attempt[]>();
   for (const attempt of [...attempts].sort((a, b) => a.seq - b.seq)) {
@@ -143,12 +148,16 @@ function byResource(attempts: readonly Attempt[]): Map<string, Attempt[]> {
 }
 
 /**
- * The weights a resource may hold now: its last acknowledged write, or a write refused after it
- * (a batch whose commit reached PostgreSQL but whose reply was lost may stay in the log, or not).
+ * The weights a resource may hold now: its last acknowledged write, or a write after it whose
+ * outcome was unknown (504: a batch whose commit reached PostgreSQL but whose reply was lost may
+ * stay in the log, or not). A refused write (503) is never stored.
  */
 function allowedNow(writes: readonly Attempt[]): number[] {
   const lastAcked = lastIndexWhere(writes, (a) => a.revision !== undefined);
-  return writes.slice(Math.max(lastAcked, 0)).map((a) => a.seq);
+  return writes
+    .slice(Math.max(lastAcked, 0))
+    .filter((a, i) => (lastAcked >= 0 && i === 0) || a.status === 504)
+    .map((a) => a.seq);
 }
 
 /** A resource's history as served by the instance on `apiPort`, oldest first. */
@@ -240,7 +249,7 @@ describe('two mesh-cp instances on PostgreSQL restarted under write load (issue 
   }
 
   it.each<StopMode>(['fast', 'immediate'])(
-    'pg_ctl restart -m %s: writes in flight on both instances are 503 with the reason, none acknowledged is lost, both write again and agree without a restart',
+    'pg_ctl restart -m %s: writes in flight on both instances are 503 (refused, never stored) or 504 (outcome unknown) with the reason, none acknowledged is lost, both write again and agree without a restart',
     async (mode) => {
       const database = `mesh_restart_${mode}`;
       await onCluster('postgres', `CREATE DATABASE ${database}`);
@@ -275,17 +284,17 @@ describe('two mesh-cp instances on PostgreSQL restarted under write load (issue 
         await load.until(`${ACKED_BEFORE} acknowledged writes`, () => acked(0) >= ACKED_BEFORE);
         const restartFrom = attempts.length;
         await cluster.restart({ mode });
-        // Each instance loses its writer's session: its next write is refused, then writes resume.
-        await load.until(`refused write on each instance after the restart`, () =>
+        // Each instance loses its writer's session: its next write fails, then writes resume.
+        await load.until(`failed write on each instance after the restart`, () =>
           instances.every((instance) =>
-            attempts.slice(restartFrom).some((a) => a.instance === instance && a.status === 503),
+            attempts.slice(restartFrom).some((a) => a.instance === instance && failedWrite(a)),
           ),
         );
         await load.until(
           `${ACKED_AFTER_EACH} acknowledged writes on each instance after its last refusal`,
           () =>
             instances.every((instance) => {
-              const last = lastIndexWhere(attempts, (a) => a.instance === instance && a.status === 503);
+              const last = lastIndexWhere(attempts, (a) => a.instance === instance && failedWrite(a));
               return acked(last + 1, instance) >= ACKED_AFTER_EACH;
             }),
         );
@@ -294,16 +303,23 @@ describe('two mesh-cp instances on PostgreSQL restarted under write load (issue 
         await Promise.all([load.stop(), sampler]);
       }
 
-      // Every answer is an acknowledgement or a 503 that says the event log cannot write, and why.
-      const unexpected = attempts.filter((a) => a.status !== 503 && a.revision === undefined);
+      // Every answer is an acknowledgement, a 503 that says the event log cannot write and why, or
+      // a 504 for a write in flight whose commit reply was lost (its outcome is checked below).
+      const unexpected = attempts.filter((a) => !failedWrite(a) && a.revision === undefined);
       expect(unexpected).toEqual([]);
-      const refused = attempts.filter((a) => a.status === 503);
-      for (const instance of instances) expect(refused.some((a) => a.instance === instance)).toBe(true);
-      for (const { body } of refused) {
-        expect(body).toEqual({
-          title: 'Event log unavailable',
-          details: expect.stringMatching(/^event log cannot write: ./) as string,
-        });
+      const failed = attempts.filter(failedWrite);
+      for (const instance of instances) expect(failed.some((a) => a.instance === instance)).toBe(true);
+      for (const { status, body } of failed) {
+        expect(body).toEqual(
+          status === 503
+            ? { title: 'Event log unavailable', details: expect.stringMatching(/^event log cannot write: ./) }
+            : {
+                title: 'Write outcome unknown',
+                details: expect.stringMatching(
+                  /^the event log sent this write to its store, but the reply was lost \(./,
+                ),
+              },
+        );
       }
       for (const sample of readiness.filter(({ status }) => status !== 200)) {
         expect(sample).toMatchObject({ status: 503, body: { status: 'unavailable' } });
@@ -376,12 +392,13 @@ describe('two mesh-cp instances on PostgreSQL restarted under write load (issue 
       }
 
       // Each instance (neither restarted) serves every acknowledged write: the current value is the
-      // last acknowledged one or a refused one after it, at the revision of the resource's last
+      // last acknowledged one or one of unknown outcome after it, at the revision of the resource's last
       // history entry; the history holds each acknowledged revision. Both serve the same.
       const resources = byResource(attempts);
       expect(resources.size).toBe(CLIENTS * RESOURCES_PER_CLIENT);
       for (const [name, writes] of resources) {
         const tried = new Set(writes.map((a) => a.seq));
+        const refusedSeqs = new Set(writes.filter((a) => a.status === 503).map((a) => a.seq));
         const served: { revision: number; seq: number }[] = [];
         for (const apiPort of apiPorts) {
           const current = await fetch(`http://127.0.0.1:${apiPort}/meshes/default/traffic-routes/${name}`);
@@ -396,8 +413,9 @@ describe('two mesh-cp instances on PostgreSQL restarted under write load (issue 
           for (const write of writes.filter((a) => a.revision !== undefined)) {
             expect(seen).toContainEqual({ revision: write.revision, seq: write.seq });
           }
-          // Nothing else: each entry is one write of this resource, at most once.
+          // Nothing else: each entry is one write of this resource, at most once, never a refused one.
           expect(seen.filter(({ seq }) => !tried.has(seq))).toEqual([]);
+          expect(seen.filter(({ seq }) => refusedSeqs.has(seq))).toEqual([]);
           expect(new Set(seen.map(({ seq }) => seq)).size).toBe(seen.length);
           served.push(now);
         }

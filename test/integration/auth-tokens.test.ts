@@ -1,3 +1,5 @@
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
@@ -5,7 +7,7 @@ import { startControlPlane } from '../../src/runtime/control-plane.js';
 import { createLogger } from '../../src/runtime/logger.js';
 import { generateSigningKey } from '../../src/tokens/signing-key.js';
 import { REMOTE, b64, bearer, decodeJwt, issueUserToken } from '../helpers/auth.js';
-import { testConfig } from '../helpers/control-plane.js';
+import { tempDir, testConfig } from '../helpers/control-plane.js';
 
 const T0 = Date.parse('2026-03-04T05:06:07.000Z');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -418,6 +420,115 @@ describe('signing keys at first start', () => {
         '/meshes/default/secrets/dataplane-token-signing-key-default-1',
       ])
         expect((await cp.app.inject({ url })).statusCode, url).toBe(200);
+    } finally {
+      await cp.close();
+    }
+  });
+});
+
+describe('signing keys at a restart', () => {
+  /** A control plane on the LevelDB data dir `path` (a new one each call: a real restart). */
+  const start = async (path: string): Promise<ControlPlane> => {
+    const cp = await startControlPlane(
+      testConfig({ MESH_STORE_TYPE: 'level', MESH_STORE_LEVEL_PATH: path }),
+      {
+        listen: false,
+      },
+    );
+    await cp.defaultsReady;
+    return cp;
+  };
+  const keyUrls = {
+    user: '/global-secrets/user-token-signing-key',
+    zone: '/global-secrets/zone-token-signing-key',
+    'zone-ingress': '/global-secrets/zone-ingress-token-signing-key',
+    dataplane: '/meshes/default/secrets/dataplane-token-signing-key-default',
+  };
+
+  it('keeps a retired key 1 retired: a default key is made only when no key of its type exists', async () => {
+    const dir = tempDir('signing-keys-');
+    const data = join(dir.path, 'data');
+    try {
+      const first = await start(data);
+      // The data dir holds the keys: it is made readable by its owner only.
+      expect(statSync(data).mode & 0o777).toBe(0o700);
+      // Every type's key 1 is rotated out: key 2 added, key 1 deleted (docs/security.md), except
+      // the zone-ingress keys, which are all deleted.
+      for (const [type, url] of Object.entries(keyUrls)) {
+        const secret = (n: number) => ({
+          type: 'Secret',
+          ...(type === 'dataplane' ? { mesh: 'default' } : {}),
+          name: `${url.slice(url.lastIndexOf('/') + 1)}-${n}`,
+        });
+        if (type !== 'zone-ingress') {
+          const added = await first.app.inject({
+            method: 'PUT',
+            url: `${url}-2`,
+            payload: { ...secret(2), data: await generateSigningKey() },
+          });
+          expect(added.statusCode, url).toBe(201);
+        }
+        expect((await first.app.inject({ method: 'DELETE', url: `${url}-1` })).statusCode, url).toBe(200);
+      }
+      await first.close();
+
+      const second = await start(data);
+      try {
+        for (const [type, url] of Object.entries(keyUrls)) {
+          const one = await second.app.inject({ url: `${url}-1` });
+          // Key 1 again only where no key of the type was left.
+          expect(one.statusCode, `${url}-1 after the restart`).toBe(type === 'zone-ingress' ? 200 : 404);
+          if (type !== 'zone-ingress')
+            expect((await second.app.inject({ url: `${url}-2` })).statusCode).toBe(200);
+        }
+        // Tokens are signed with key 2, the one left.
+        const token = await second.app.inject({
+          method: 'POST',
+          url: '/tokens/user',
+          payload: { name: 'a', validFor: '1h' },
+        });
+        expect(token.statusCode, token.body).toBe(200);
+        expect(decodeJwt(token.body).header.kid).toBe('2');
+      } finally {
+        await second.close();
+      }
+    } finally {
+      dir.cleanup();
+    }
+  });
+
+  it('gives a new mesh no key 1 when a key of its mesh was written before it', async () => {
+    const cp = await startControlPlane(testConfig(), { listen: false });
+    try {
+      await cp.defaultsReady;
+      const name = 'dataplane-token-signing-key-early-2';
+      const early = await cp.app.inject({
+        method: 'PUT',
+        url: `/meshes/early/secrets/${name}`,
+        payload: { type: 'Secret', mesh: 'early', name, data: await generateSigningKey() },
+      });
+      expect(early.statusCode).toBe(201);
+      expect(
+        (
+          await cp.app.inject({
+            method: 'PUT',
+            url: '/meshes/early',
+            payload: { type: 'Mesh', name: 'early' },
+          })
+        ).statusCode,
+      ).toBe(201);
+      const one = await cp.app.inject({ url: '/meshes/early/secrets/dataplane-token-signing-key-early-1' });
+      expect(one.statusCode).toBe(404);
+      const fresh = await cp.app.inject({
+        method: 'PUT',
+        url: '/meshes/fresh',
+        payload: { type: 'Mesh', name: 'fresh' },
+      });
+      expect(fresh.statusCode).toBe(201);
+      const freshKey = await cp.app.inject({
+        url: '/meshes/fresh/secrets/dataplane-token-signing-key-fresh-1',
+      });
+      expect(freshKey.statusCode).toBe(200);
     } finally {
       await cp.close();
     }

@@ -169,8 +169,13 @@ describe('history, point-in-time reads, audit log and revert (issue 6, decisions
         remote: true,
       });
       expect(writerSecret.statusCode).toBe(403);
+      // Admins see each version's digest; the data itself when they ask for it.
       const admin = (await inject('GET', '/meshes/default/secrets/s-1/_history')).json() as List;
-      expect(admin.items[0].resource.data).toBe(b64('hush'));
+      expect(admin.items[0].resource.data).toEqual({ sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+      const withData = (
+        await inject('GET', '/meshes/default/secrets/s-1/_history?includeSecretData=true')
+      ).json() as List;
+      expect(withData.items[0].resource.data).toBe(b64('hush'));
     });
   });
 

@@ -202,7 +202,7 @@ describe('PostgreSQL event log: what the contract suite does not cover', () => {
     expect(await verifyEntries(writes.read(1))).toEqual({ ok: true, head: 3 });
   });
 
-  it('keeps a batch that committed but was answered with a failure, and reads it back once it reconnects', async () => {
+  it('tells the appenders of a batch whose commit reply was lost that its outcome is unknown, and reads it back once it reconnects', async () => {
     const { name } = await database();
     let fault: Error | undefined;
     const writes = createPgLog({
@@ -215,9 +215,13 @@ describe('PostgreSQL event log: what the contract suite does not cover', () => {
     const kept = writes.append([change('a')]);
     await kept.durable;
     fault = new Error('connection lost before the reply');
-    const answered503 = writes.append([change('landed'), change('also landed')]);
-    await expect(answered503.durable).rejects.toMatchObject({ code: 'UNAVAILABLE' });
-    // The batch is in the database, though its appenders were told it failed (outcome unknown).
+    const unknown = writes.append([change('landed'), change('also landed')]);
+    await expect(unknown.durable).rejects.toMatchObject({
+      code: 'OUTCOME_UNKNOWN',
+      title: 'Write outcome unknown',
+      message: expect.stringContaining('connection lost before the reply') as unknown,
+    });
+    // The batch is in the database, though its appenders could not be told it was stored.
     const stored = () =>
       onDatabase(name, async (client) => {
         const { rows } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM mesh_log_entries');

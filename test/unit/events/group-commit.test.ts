@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 
 import { GENESIS_HASH, sealEntry, verifyEntries } from '../../../src/events/hash.js';
-import { createGroupCommit } from '../../../src/events/group-commit.js';
+import { CommitOutcomeUnknown, createGroupCommit } from '../../../src/events/group-commit.js';
 import type { CommitBatch } from '../../../src/events/group-commit.js';
 import { readKey } from '../../../src/events/types.js';
 import type { EventInput, LogEntry, ReadSet } from '../../../src/events/types.js';
@@ -107,6 +107,29 @@ describe('group commit', () => {
     expect(changes[1]).toMatchObject({ failed: false, attempts: recoveries.length });
     await core.stop();
     expect(writer.calls).toHaveLength(3);
+  });
+
+  it('tells the appenders of a batch whose commit reply was lost that its outcome is unknown, and those queued behind it that they were refused', async () => {
+    const writer = manualWriter();
+    const core = createGroupCommit({ write: writer.write, retry: { firstMs: 60_000, maxMs: 60_000 } });
+    core.start(0, GENESIS_HASH);
+    const sent = core.append([input]);
+    await turn();
+    const queued = core.append([input]);
+    writer.calls[0].reject(new CommitOutcomeUnknown(new Error('Connection terminated unexpectedly')));
+    await expect(sent.durable).rejects.toMatchObject({
+      code: 'OUTCOME_UNKNOWN',
+      title: 'Write outcome unknown',
+      message: expect.stringMatching(/reply was lost \(Connection terminated unexpectedly\)/) as unknown,
+    });
+    await expect(queued.durable).rejects.toMatchObject({
+      code: 'UNAVAILABLE',
+      title: 'Event log unavailable',
+    });
+    // Appends while the log retries are refused for sure.
+    expect(() => core.append([input])).toThrow(expect.objectContaining({ code: 'UNAVAILABLE' }));
+    expect(core.writeFailure()).toMatch(/^event log cannot write: the reply to a commit was lost: /);
+    await core.stop();
   });
 
   it('stops retrying when stopped', async () => {
