@@ -158,11 +158,31 @@ const change = {
   },
 };
 
+/**
+ * A kind's resource as history and the audit log show it: a secret kind's `data` is the digest
+ * of its bytes unless the caller asked for the data (`includeSecretData=true`).
+ */
+const loggedResourceRef = (d: ResourceDescriptor): Json =>
+  ref('schemas', d.secret ? `${schemaName(d)}InLog` : schemaName(d));
+
+/** {@link loggedResourceRef}'s schema of a secret kind: its own with `data` a string or a digest. */
+function secretInLog(d: ResourceDescriptor): Json {
+  const own = resourceSchema(d) as { properties: Record<string, Json> };
+  return {
+    ...own,
+    description: `A ${d.kind} as history and the audit log show it: \`data\` is \`{sha256}\` unless \`includeSecretData=true\``,
+    properties: {
+      ...own.properties,
+      data: { oneOf: [own.properties.data, ref('schemas', 'RedactedSecretData')] },
+    },
+  };
+}
+
 /** One change of a stored kind: its resource typed by the kind's schema (`_history` items). */
 const changeOf = (d: ResourceDescriptor): Json => ({
   type: 'object',
   description: `A change of a ${d.kind}; \`resource\` is the state after it, for a delete the state before it`,
-  properties: { ...change, resource: ref('schemas', schemaName(d)) },
+  properties: { ...change, resource: loggedResourceRef(d) },
   required: ['revision', 'time', 'operation', 'actor', 'resource'],
 });
 
@@ -175,7 +195,7 @@ const eventOf = (d: ResourceDescriptor): Json => ({
     kind: { type: 'string', const: d.kind },
     ...(d.scope === 'mesh' ? { mesh: strings } : {}),
     name: strings,
-    resource: ref('schemas', schemaName(d)),
+    resource: loggedResourceRef(d),
   },
   required: [
     'revision',
@@ -194,7 +214,7 @@ export const changeSchemaName = (d: ResourceDescriptor): string => `${schemaName
 
 /** What the `default` (any other) error answer of an operation stands for. */
 const OTHER_ERRORS =
-  '408 (request too slow), 414 (a path segment too long), 431 (headers too large), 500 (a bug: see `x-request-id`), 503 (the event log or a zone unavailable), and the statuses an operation lists';
+  '408 (request too slow), 414 (a path segment too long), 431 (headers too large), 500 (a bug: see `x-request-id`), 503 (the event log or a zone unavailable), 504 (a write whose outcome is unknown: read the resource), and the statuses an operation lists';
 
 /**
  * The schemas, responses, parameters, headers and security scheme the paths refer to; `statuses`:
@@ -214,7 +234,15 @@ export function buildComponents(registry: Registry, statuses: ReadonlySet<number
       `changes of one ${d.kind}, oldest first`,
     );
     schemas[`${schemaName(d)}Event`] = eventOf(d);
+    if (d.secret) schemas[`${schemaName(d)}InLog`] = secretInLog(d);
   }
+  schemas.RedactedSecretData = {
+    type: 'object',
+    description: "A secret's data in history and the audit log: the SHA-256 of its decoded bytes",
+    properties: { sha256: { type: 'string', pattern: '^[0-9a-f]{64}$' } },
+    required: ['sha256'],
+    additionalProperties: false,
+  };
   Object.assign(schemas, {
     Error: {
       type: 'object',
@@ -416,6 +444,11 @@ function buildParameters(registry: Registry): Json {
     eventMesh: query('mesh', 'Only entries of this mesh'),
     eventName: query('name', 'Only entries of resources of this name'),
     eventActor: query('actor', 'Only entries written by this actor name'),
+    includeSecretData: query(
+      'includeSecretData',
+      "Show secrets' data instead of its digest (needs the right to read those secrets: 403 otherwise)",
+      { type: 'boolean', default: false },
+    ),
     lastEventId: {
       name: 'Last-Event-ID',
       in: 'header',

@@ -37,7 +37,7 @@ function errorStatuses(paths: Record<string, Partial<Record<Method, Json>>>): Se
 }
 const READ_ERRORS = [400, 401, 403, 404];
 // 409: other instances kept changing the resource; 503: the event log cannot take the write.
-const WRITE_ERRORS = [400, 401, 403, 404, 405, 409, 412, 413, 415, 503];
+const WRITE_ERRORS = [400, 401, 403, 404, 405, 409, 412, 413, 415, 503, 504];
 const revisionHeader = { 'x-mesh-revision': ref('headers', 'Revision') };
 const etagHeaders = { ...revisionHeader, ETag: ref('headers', 'ETag') };
 /** The headers of a write's answer: a dry run writes nothing and has no ETag. */
@@ -162,7 +162,7 @@ function addResourcePaths(registry: Registry, add: ReturnType<typeof createPaths
         operationId: `history${d.kind}${alias}`,
         tags: [...tags, 'History'],
         summary: `The changes of one ${label(d)}, oldest first (deleted ones too)${aliasNote}`,
-        parameters: [param('size'), param('offset')],
+        parameters: [param('size'), param('offset'), param('includeSecretData')],
         responses: {
           200: ok('A page of changes', ref('schemas', `${changeSchemaName(d)}List`)),
           ...errors(...READ_ERRORS),
@@ -270,6 +270,7 @@ function addFixedPaths(add: ReturnType<typeof createPaths>['add']): void {
       param('eventMesh'),
       param('eventName'),
       param('eventActor'),
+      param('includeSecretData'),
       param('size'),
       param('offset'),
       param('lastEventId'),
