@@ -85,7 +85,8 @@ export async function parseYamlBody(text: string, bodyLimit: number): Promise<un
     read = await readYamlSliced(text, { maxDocuments: 2 });
   } catch (err) {
     if (err instanceof StructureLimitError) throw structureRefusal('YAML', text, err);
-    throw err;
+    // Whatever else yaml throws is about the text (as the parse before these bounds answered).
+    throw invalid(`invalid YAML: ${(err as Error).message.split('\n')[0]}`);
   }
   const [document, second] = read.documents;
   const error = document.errors[0];
