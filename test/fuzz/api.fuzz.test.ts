@@ -463,8 +463,9 @@ describe(`API fuzz (issue 15; FUZZ_SEED=${SEED})`, () => {
   it(
     'deep bodies and prototype keys (JSON and YAML): past the bounds 400 from the parser, never a 5xx, nothing written',
     async () => {
-      // A mesh created by the property above gets its default policies in writes of their own, after
-      // its answer: wait until the log is still, so that a revision that moves here is ours.
+      // Once, the revision moved between the two properties with no request of this one answered
+      // 2xx (a write that follows some request of the property above): wait until the log is
+      // still, so that a revision that moves here is ours.
       for (let last = -1; last !== cp.views.revision();) {
         last = cp.views.revision();
         await new Promise((resolve) => setTimeout(resolve, 200));
