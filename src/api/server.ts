@@ -263,13 +263,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   app.addContentTypeParser(
     ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml'],
     { parseAs: 'string' },
-    (_req, body, done) => {
-      try {
-        done(null, parseYamlBody(body as string, deps.bodyLimit));
-      } catch (err) {
-        done(err as Error, undefined);
-      }
-    },
+    // Async: a large body is read in slices, the event loop served between them (yaml-body.ts).
+    async (_req: FastifyRequest, body: string | Buffer) => parseYamlBody(body as string, deps.bodyLimit),
   );
 
   // Decisions §7: no cross-origin caller unless listed; loopback is admin only for a Host that names us.

@@ -1,77 +1,127 @@
-import { createRequire } from 'node:module';
-import type * as Yaml from 'yaml';
+import { readYamlSliced } from '../util/bounded-yaml.js';
 import { AppError } from '../util/errors.js';
+import { STRUCTURE_BOUNDS, StructureLimitError } from '../util/structure-bounds.js';
+import { structureRefusal } from './json-body.js';
 
 /**
  * How often a YAML body may use one anchor through aliases (yaml's `maxAliasCount`: each use of an
  * anchor counts, times the aliases nested in what it anchors). It bounds the work of resolving
- * aliases; the bytes they expand to are bounded by {@link jsonExceeds} (issue 15).
+ * aliases; the bytes they expand to are bounded by {@link yamlValueProblem} (issue 15).
  */
 export const MAX_ALIAS_COUNT = 100;
 
+/** What {@link yamlValueProblem} found in a value that YAML built. */
+export type YamlValueProblem = 'size' | 'depth' | 'prototype';
+
+const hasOwn = (o: object, key: string): boolean => Object.prototype.hasOwnProperty.call(o, key);
+
 /**
- * Whether the JSON of `value` surely has more than `limit` bytes. It counts a lower bound (a
- * string's UTF-16 length, one byte per number) and stops as soon as the count passes `limit`, so
- * its work is bounded by `limit`, not by what aliases expand to; a cycle (`&a [*a]`) passes it too.
+ * What is wrong with `value`, built from YAML, before anything else reads it: its JSON surely has
+ * more than `limit` bytes ('size'), it nests deeper than `maxDepth` through aliases ('depth'; the
+ * text itself was bounded before it was composed), or an object has a `__proto__` key or a
+ * `constructor` object with a `prototype` key, which JSON bodies may not have either ('prototype').
+ * It counts a lower bound of the JSON size (a string's UTF-16 length, one byte per number) and stops
+ * as soon as the count passes `limit`, so its work is bounded by `limit`, not by what aliases
+ * expand to; a cycle (`&a [*a]`) passes it too.
  */
-export function jsonExceeds(value: unknown, limit: number): boolean {
+export function yamlValueProblem(
+  value: unknown,
+  limit: number,
+  maxDepth: number,
+): YamlValueProblem | undefined {
   let size = 0;
+  let deep = false;
+  let prototype = false;
   // An explicit stack: a cycle or deep nesting must not overflow the call stack. Every child
-  // pushed was first counted (a comma or a bracket), so the stack never outgrows `limit`.
-  const stack: unknown[] = [value];
+  // pushed was first counted (a comma or a bracket), so the stack never outgrows `limit`. The walk
+  // goes on past the other problems, so that a cycle is 'size' (413) as before, not 'depth'.
+  const stack: Array<{ v: unknown; depth: number }> = [{ v: value, depth: 0 }];
   while (stack.length > 0) {
-    const v = stack.pop();
+    const { v, depth } = stack.pop() as { v: unknown; depth: number };
     if (typeof v === 'string') size += v.length + 2;
     else if (typeof v === 'boolean' || v === null) size += 4;
     else if (typeof v !== 'object') size += 1;
-    else if (Array.isArray(v)) {
-      size += 1 + Math.max(1, v.length);
-      for (let i = 0; i < v.length && size <= limit; i++) stack.push(v[i]);
-    } else {
-      const keys = Object.keys(v);
-      size += 1 + Math.max(1, keys.length);
-      for (let i = 0; i < keys.length && size <= limit; i++) {
-        size += keys[i].length + 3;
-        stack.push((v as Record<string, unknown>)[keys[i]]);
+    else {
+      if (depth >= maxDepth) deep = true;
+      if (Array.isArray(v)) {
+        size += 1 + Math.max(1, v.length);
+        for (let i = 0; i < v.length && size <= limit; i++) stack.push({ v: v[i], depth: depth + 1 });
+      } else {
+        const record = v as Record<string, unknown>;
+        if (hasOwn(record, '__proto__') || constructorPrototype(record)) prototype = true;
+        const keys = Object.keys(record);
+        size += 1 + Math.max(1, keys.length);
+        for (let i = 0; i < keys.length && size <= limit; i++) {
+          size += keys[i].length + 3;
+          stack.push({ v: record[keys[i]], depth: depth + 1 });
+        }
       }
     }
-    if (size > limit) return true;
+    if (size > limit) return 'size';
   }
-  return false;
+  return deep ? 'depth' : prototype ? 'prototype' : undefined;
 }
 
+/** An own `constructor` that is an object with an own `prototype` (what secure-json-parse refuses). */
+function constructorPrototype(record: Record<string, unknown>): boolean {
+  if (!hasOwn(record, 'constructor')) return false;
+  const ctor = record.constructor;
+  return typeof ctor === 'object' && ctor !== null && hasOwn(ctor, 'prototype');
+}
+
+const invalid = (details: string) => new AppError('INVALID_BODY', 'Invalid request body', details);
+
 /**
- * Parses a YAML request body (decisions §3). Aliases are limited ({@link MAX_ALIAS_COUNT}, else 400)
- * and a body whose JSON would exceed `bodyLimit` is 413, whatever it expands by: a ~1 MB body with
- * one scalar aliased 98 times would otherwise become a 100 MB resource.
+ * Parses a YAML request body (decisions §3). The text is bounded before anything is built
+ * (STRUCTURE_BOUNDS: depth, nodes, tokens; else 400 naming the bound), and read in slices that
+ * leave the event loop to others. Aliases are limited ({@link MAX_ALIAS_COUNT}, else 400) and a
+ * body whose JSON would exceed `bodyLimit` is 413, whatever it expands by: a ~1 MB body with one
+ * scalar aliased 98 times would otherwise become a 100 MB resource. `__proto__` keys are 400, as
+ * in JSON bodies.
  */
-export function parseYamlBody(text: string, bodyLimit: number): unknown {
-  // yaml loads on the first YAML body, not at start-up.
-  const { parse } = createRequire(import.meta.url)('yaml') as typeof Yaml;
-  let value: unknown;
+export async function parseYamlBody(text: string, bodyLimit: number): Promise<unknown> {
+  let read;
   try {
-    // logLevel 'error': yaml's warnings (an unknown directive) would go to the process's stderr
-    // through process.emitWarning, with text of the caller's choosing.
-    value = parse(text, { maxAliasCount: MAX_ALIAS_COUNT, logLevel: 'error' });
+    read = await readYamlSliced(text, { maxDocuments: 2 });
   } catch (err) {
-    const message = (err as Error).message.split('\n')[0];
-    throw new AppError(
-      'INVALID_BODY',
-      'Invalid request body',
-      /Excessive alias count/.test(message)
-        ? `invalid YAML: an anchor is used through aliases more than ${MAX_ALIAS_COUNT} times (aliases nested in it multiply the count)`
-        : /multiple documents/.test(message)
-          ? `the body holds several YAML documents ("---" ${(/ at line \d+, column \d+/.exec(message)?.[0] ?? '').trim()}): ` +
-            'the API takes one resource per request; send each document in its own PUT'
-          : `invalid YAML: ${message}`,
+    if (err instanceof StructureLimitError) throw structureRefusal('YAML', text, err);
+    // Whatever else yaml throws is about the text (as the parse before these bounds answered).
+    throw invalid(`invalid YAML: ${(err as Error).message.split('\n')[0]}`);
+  }
+  const [document, second] = read.documents;
+  const error = document.errors[0];
+  if (error !== undefined) throw invalid(`invalid YAML: ${read.describe(error)}`);
+  if (second !== undefined) {
+    const { line, column } = read.position(second.range[0]);
+    throw invalid(
+      `the body holds several YAML documents ("---" at line ${line}, column ${column}): ` +
+        'the API takes one resource per request; send each document in its own PUT',
     );
   }
-  if (jsonExceeds(value, bodyLimit)) {
+  let value: unknown;
+  try {
+    value = document.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (err) {
+    const message = (err as Error).message.split('\n')[0];
+    throw invalid(
+      /Excessive alias count/.test(message)
+        ? `invalid YAML: an anchor is used through aliases more than ${MAX_ALIAS_COUNT} times (aliases nested in it multiply the count)`
+        : `invalid YAML: ${message}`,
+    );
+  }
+  const problem = yamlValueProblem(value, bodyLimit, STRUCTURE_BOUNDS.maxDepth);
+  if (problem === 'size') {
     throw new AppError(
       'PAYLOAD_TOO_LARGE',
       'Payload too large',
       `the YAML body expands to more than ${bodyLimit} bytes of JSON, the limit of a body (apiServer.bodyLimit)`,
     );
   }
+  if (problem === 'depth') {
+    throw invalid(
+      `the YAML body is too deep: through aliases it nests more than ${STRUCTURE_BOUNDS.maxDepth} levels of arrays and objects`,
+    );
+  }
+  if (problem === 'prototype') throw invalid('invalid YAML: Object contains forbidden prototype property');
   return value;
 }

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import type * as Yaml from 'yaml';
 import { z } from 'zod';
+import { readYaml, type YamlDocuments } from '../util/bounded-yaml.js';
 import { AppError, type ErrorCause } from '../util/errors.js';
 import { closest } from '../util/closest.js';
+import { lineColumn, StructureLimitError } from '../util/structure-bounds.js';
 import { CONFIG_KEYS, type LeafKind, unwrap } from './config-keys.js';
 import { configSchema, type Config } from './schema.js';
 
@@ -63,18 +63,27 @@ function readConfigFile(file: string): Record<string, unknown> {
   } catch (error) {
     throw invalid(`cannot read the config file ${file}: ${(error as Error).message}`);
   }
-  // yaml loads only when there is a config file (~90 ms of start-up otherwise).
-  const { parseDocument } = createRequire(import.meta.url)('yaml') as typeof Yaml;
-  const document = parseDocument(text);
-  if (document.errors.length > 0) {
-    const lines = document.errors.map((error) => {
-      const position = error.linePos?.[0];
-      const where = position === undefined ? file : `${file}:${position.line}:${position.col}`;
-      const message = error.message.replace(/ at line \d+, column \d+:[\s\S]*$/, '');
-      return `${where}: YAML syntax error: ${message}`;
-    });
-    throw invalid(lines.join('\n'));
+  // yaml loads only when there is a config file (~90 ms of start-up otherwise); readYaml bounds
+  // depth and size before anything is built (a file of 1,000 `[` overflowed the stack).
+  let read: YamlDocuments;
+  try {
+    read = readYaml(text, { maxDocuments: 2 });
+  } catch (error) {
+    if (!(error instanceof StructureLimitError)) throw error;
+    const { line, column } = lineColumn(text, error.offset);
+    throw invalid(`${file}:${line}:${column}: YAML too large or too deep: ${error.message}`);
   }
+  const [document, second] = read.documents;
+  const lines = document.errors.map((error) => {
+    if (error.pos[0] < 0) return `${file}: YAML syntax error: ${error.message}`;
+    const { line, column } = read.position(error.pos[0]);
+    return `${file}:${line}:${column}: YAML syntax error: ${error.message}`;
+  });
+  if (second !== undefined && lines.length === 0) {
+    const { line, column } = read.position(second.range[0]);
+    lines.push(`${file}:${line}:${column}: YAML syntax error: a config file is one YAML document`);
+  }
+  if (lines.length > 0) throw invalid(lines.join('\n'));
   const value: unknown = document.toJS();
   if (value === null || value === undefined) return {};
   if (!isPlainObject(value)) throw invalid(`${file}: the top level must be a mapping of config keys`);

@@ -1,9 +1,9 @@
-import { createRequire } from 'node:module';
-import type * as Yaml from 'yaml';
 import type { Config } from '../config/schema.js';
 import { registry } from '../resources/registry.js';
 import { validateBody } from '../resources/validate.js';
+import { readYaml } from '../util/bounded-yaml.js';
 import { AppError } from '../util/errors.js';
+import { StructureLimitError } from '../util/structure-bounds.js';
 
 const KEY = 'defaults.mesh (MESH_DEFAULTS_MESH)';
 
@@ -18,10 +18,17 @@ function invalid(problem: string): AppError {
 export function defaultMeshSpec(config: Config): Record<string, unknown> {
   const text = config.defaults.mesh;
   if (text.trim() === '') return {};
-  // yaml loads only when the key is set.
-  const { parseDocument } = createRequire(import.meta.url)('yaml') as typeof Yaml;
-  const document = parseDocument(text);
-  if (document.errors.length > 0) throw invalid(`not YAML or JSON: ${document.errors[0].message}`);
+  // yaml loads only when the key is set; depth and size are bounded before anything is built.
+  let read;
+  try {
+    read = readYaml(text, { maxDocuments: 2 });
+  } catch (error) {
+    if (error instanceof StructureLimitError) throw invalid(`too large or too deep: ${error.message}`);
+    throw error;
+  }
+  const [document, second] = read.documents;
+  if (document.errors.length > 0) throw invalid(`not YAML or JSON: ${read.describe(document.errors[0])}`);
+  if (second !== undefined) throw invalid('not YAML or JSON: holds several YAML documents, a Mesh is one');
   const value: unknown = document.toJS();
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw invalid('must be a Mesh, a mapping such as {"mtls": {...}}');

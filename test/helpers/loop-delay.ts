@@ -10,6 +10,9 @@ export async function measureLoopDelay<T>(work: () => Promise<T>): Promise<{ res
   const histogram = monitorEventLoopDelay({ resolution: 5 });
   histogram.enable();
   try {
+    // The histogram records the time between two of its own ticks, the first tick only starts the
+    // clock: a stall before it would not be seen. Let it tick first (its timer is due before this one).
+    await new Promise((resolve) => setTimeout(resolve, 12));
     const result = await work();
     // One more turn so that a stall at the very end is sampled too.
     await new Promise((resolve) => setTimeout(resolve, 10));

@@ -250,6 +250,7 @@ describe('control and bidi characters in bodies (issue 15 item 7)', () => {
       payload,
     });
     expect(res.statusCode, res.body.slice(0, 300)).toBe(400);
-    expect(res.json().causes.length).toBeLessThanOrEqual(2);
+    // Refused on the text, before the character check walks it (deep-bodies.test.ts).
+    expect(res.json().details).toMatch(/^the JSON body is too deep at line 1, column \d+: /);
   });
 });

@@ -40,6 +40,13 @@ describe('defaults.mesh: the default mesh made at first start (issue 18)', () =>
       'defaults.mesh (MESH_DEFAULTS_MESH): must be a Mesh, a mapping such as {"mtls": {...}}',
     );
     expect(refusal('a: [')).toMatch(/^defaults\.mesh \(MESH_DEFAULTS_MESH\): not YAML or JSON: /);
+    // Bounded before anything is built: 1,000 levels overflowed the stack.
+    expect(refusal(`mtls: ${'['.repeat(1000)}${']'.repeat(1000)}`)).toBe(
+      'defaults.mesh (MESH_DEFAULTS_MESH): too large or too deep: it nests more than 64 levels of arrays and objects',
+    );
+    expect(refusal('mtls: {}\n---\nmtls: {}\n')).toBe(
+      'defaults.mesh (MESH_DEFAULTS_MESH): not YAML or JSON: holds several YAML documents, a Mesh is one',
+    );
   });
 
   it('a bad one stops `mesh-cp run` with exit 2 before anything is written', async () => {

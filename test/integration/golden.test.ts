@@ -391,6 +391,20 @@ const CASES: Case[] = [
     headers: { 'content-type': 'application/yaml' },
   },
   {
+    name: 'error-too-deep-json',
+    method: 'PUT',
+    url: '/meshes/bad',
+    rawBody: `{"type": "Mesh", "name": "bad", "x": ${'['.repeat(100)}${']'.repeat(100)}}`,
+    headers: { 'content-type': 'application/json' },
+  },
+  {
+    name: 'error-too-deep-yaml',
+    method: 'PUT',
+    url: '/meshes/bad',
+    rawBody: `type: Mesh\nname: bad\nx: ${'['.repeat(100)}${']'.repeat(100)}\n`,
+    headers: { 'content-type': 'application/yaml' },
+  },
+  {
     name: 'error-validation',
     method: 'PUT',
     url: '/meshes/default/dataplanes/bad',

@@ -335,6 +335,20 @@ describe('loadConfig', () => {
     );
   });
 
+  it('refuses a file nested deeper than the YAML bounds, naming where (no stack overflow)', () => {
+    const file = configFile(`apiServer:\n  corsAllowedDomains: ${'['.repeat(1000)}${']'.repeat(1000)}\n`);
+    expect(loadError({ file, env: {} }).message).toBe(
+      `${file}:2:85: YAML too large or too deep: it nests more than 64 levels of arrays and objects`,
+    );
+  });
+
+  it('refuses a file of several YAML documents', () => {
+    const file = configFile('mode: zone\n---\nmode: global\n');
+    expect(loadError({ file, env: {} }).message).toContain(
+      `${file}:2:1: YAML syntax error: a config file is one YAML document`,
+    );
+  });
+
   it('rejects a file whose top level is not a mapping', () => {
     const file = configFile('- a\n- b\n');
     expect(loadError({ file, env: {} }).message).toBe(
