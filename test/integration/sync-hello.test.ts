@@ -178,4 +178,27 @@ describe('a zone that sends what a stream does not carry at that point', () => {
         'an ack is not a message of the zone→Global stream: a zone sends only batches and proxy status on it',
     });
   });
+
+  it('a stream the zone half-closes is ended by Global, with or without its Hello (never left open)', async () => {
+    for (const withHello of [false, true]) {
+      const metadata = new grpc.Metadata();
+      metadata.set('authorization', `Bearer ${await zoneToken(global, 'zone-7')}`);
+      const end = await new Promise<{ code: number } | 'still open'>((resolve) => {
+        const call = client.GlobalToZone(metadata);
+        const timer = setTimeout(() => {
+          resolve('still open');
+          call.cancel();
+        }, 3000);
+        call.on('data', () => undefined);
+        call.on('error', () => undefined);
+        call.on('status', (st: grpc.StatusObject) => {
+          clearTimeout(timer);
+          resolve({ code: st.code });
+        });
+        if (withHello) call.write(hello('zone-7'));
+        call.end();
+      });
+      expect(end).toEqual({ code: grpc.status.OK });
+    }
+  });
 });
