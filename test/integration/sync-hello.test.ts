@@ -201,4 +201,30 @@ describe('a zone that sends what a stream does not carry at that point', () => {
       expect(end).toEqual({ code: grpc.status.OK });
     }
   });
+
+  it('bytes that are no SyncMessage end the stream with INVALID_ARGUMENT, not INTERNAL', async () => {
+    const metadata = new grpc.Metadata();
+    metadata.set('authorization', `Bearer ${await zoneToken(global, 'zone-8')}`);
+    const raw = new grpc.Client(
+      `127.0.0.1:${global.ports.kds}`,
+      grpc.credentials.createSsl(readFileSync(join(dir.path, 'tls', 'cert.pem'))),
+      CHANNEL_OPTIONS,
+    );
+    const end = await new Promise<grpc.StatusObject>((resolve) => {
+      const call = raw.makeBidiStreamRequest(
+        '/meshcp.sync.v1.Sync/ZoneToGlobal',
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        metadata,
+      );
+      call.on('data', () => undefined);
+      call.on('error', () => undefined);
+      call.on('status', resolve);
+      // Field 1 (the Hello), length-delimited, whose length runs past the end.
+      call.write(Buffer.from([0x0a, 0x7f, 0x01]));
+    });
+    raw.close();
+    expect(end.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(end.details).toMatch(/^a message that is not a SyncMessage of proto\/sync\.proto \(.+\)$/);
+  });
 });
