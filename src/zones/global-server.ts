@@ -436,10 +436,15 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
       timers,
       onMessage(m) {
         if (m.body === 'undecodable') {
-          stream.close({
+          const end = {
             code: grpc.status.INVALID_ARGUMENT,
             details: `a message that is not a SyncMessage of proto/sync.proto (${m.undecodable ?? 'no details'})`,
-          });
+          };
+          logger?.warn(
+            { zone: printable(tokenZone), url, reason: end.details },
+            'a zone sent a message out of place',
+          );
+          stream.close(end);
           return;
         }
         if (onMessage) {

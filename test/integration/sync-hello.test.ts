@@ -177,6 +177,10 @@ describe('a zone that sends what a stream does not carry at that point', () => {
       details:
         'an ack is not a message of the zone→Global stream: a zone sends only batches and proxy status on it',
     });
+    expect(lines.filter((l) => l.msg === 'a zone sent a message out of place').map((l) => l.zone)).toEqual([
+      'zone-5',
+      'zone-6',
+    ]);
   });
 
   it('a stream the zone half-closes is ended by Global, with or without its Hello (never left open)', async () => {
@@ -226,5 +230,11 @@ describe('a zone that sends what a stream does not carry at that point', () => {
     raw.close();
     expect(end.code).toBe(grpc.status.INVALID_ARGUMENT);
     expect(end.details).toMatch(/^a message that is not a SyncMessage of proto\/sync\.proto \(.+\)$/);
+    const line = await eventually(
+      () => lines.find((l) => l.msg === 'a zone sent a message out of place' && l.zone === 'zone-8'),
+      2000,
+      'the log line',
+    );
+    expect(line.reason).toBe(end.details);
   });
 });
