@@ -16,7 +16,7 @@ import type { EntrySender, SenderLimits } from './entry-sender.js';
 import { createEntrySender, planStart } from './entry-sender.js';
 import { statusName, toStreamEnd } from './grpc-errors.js';
 import { createIngressServices } from './ingress-services.js';
-import type { PeerStream, StreamTimers } from './peer-stream.js';
+import type { PeerStream, StreamEnd, StreamTimers } from './peer-stream.js';
 import { DEFAULT_TIMERS, createPeerStream } from './peer-stream.js';
 import type { DumpReply } from './dump-requests.js';
 import { createDumpRequests } from './dump-requests.js';
@@ -28,7 +28,7 @@ import type {
   SyncStream,
   WireVersion,
 } from './sync-protocol.js';
-import { CHANNEL_OPTIONS, syncService } from './sync-protocol.js';
+import { CHANNEL_OPTIONS, syncServerService } from './sync-protocol.js';
 import type { SubscriptionHandle } from './zone-insights.js';
 import { createZoneInsights } from './zone-insights.js';
 
@@ -102,6 +102,29 @@ function peerUrl(peer: string): string {
 const fail = (code: 'UNAUTHENTICATED' | 'FORBIDDEN' | 'BAD_REQUEST', details: string): AppError =>
   new AppError(code, code === 'UNAUTHENTICATED' ? 'Unauthorized' : 'Refused', details);
 
+/** How a refusal names a message: `a batch`, `an ack`. */
+const named = (m: ReceivedMessage): string =>
+  m.body === undefined ? 'a message with no body' : `${m.body === 'ack' ? 'an' : 'a'} ${m.body}`;
+
+/** A message of a kind the stream does not carry once it is open. */
+function outOfPlace(m: ReceivedMessage, direction: 'down' | 'up'): AppError {
+  return fail(
+    'BAD_REQUEST',
+    direction === 'down'
+      ? `${named(m)} is not a message of the Global→zone stream: a zone sends only acks and proxy views on it`
+      : `${named(m)} is not a message of the zone→Global stream: a zone sends only batches and proxy status on it`,
+  );
+}
+
+/** A message that came between a stream's Hello and Global's Welcome. */
+function tooEarly(m: ReceivedMessage): AppError {
+  const what = named(m);
+  return fail(
+    'BAD_REQUEST',
+    `${what} arrived before Global's Welcome: a zone sends nothing on a stream but its Hello until Global answers with a Welcome`,
+  );
+}
+
 /** The proxy status of a disconnected zone: every subscription ended (decisions §6: shown offline). */
 function offline(insight: Insight, now: string): Insight {
   return {
@@ -173,20 +196,30 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
       });
   };
 
-  const authenticate = async (call: SyncStream, hello: Hello): Promise<void> => {
-    // Its strings go to the zone insight and to log lines (issue 15: no control or bidi characters).
-    const bad = controlCharacterCauses(hello, NO_MULTI_LINE_KEYS, 1)[0];
-    if (bad) throw fail('BAD_REQUEST', `the Hello's ${bad.field} ${bad.message}`);
+  /**
+   * The zone token of the call metadata, checked when the stream opens, before any message is read:
+   * an unauthenticated caller is refused on its headers and never costs a message (up to
+   * `grpc.max_receive_message_length`) held and decoded.
+   */
+  const authenticateCall = async (call: SyncStream): Promise<{ zone: string }> => {
     const header = call.metadata.get('authorization')[0];
     const token = typeof header === 'string' ? /^Bearer\s+(.+)$/i.exec(header)?.[1] : undefined;
     if (!token)
       throw fail('UNAUTHENTICATED', 'no zone token in the call metadata (authorization: Bearer <token>)');
     const claims = await deps.verifyZone(token);
-    if (claims.zone !== hello.zone) {
-      throw fail('FORBIDDEN', `the token is for zone "${claims.zone}", not "${hello.zone}"`);
-    }
     if (claims.scope.length > 0 && !claims.scope.includes('cp')) {
       throw fail('FORBIDDEN', 'the token has no "cp" scope');
+    }
+    return { zone: claims.zone };
+  };
+
+  /** The Hello of an authenticated stream: well formed, and of the zone its token is for. */
+  const checkHello = (hello: Hello, tokenZone: string): void => {
+    // Its strings go to the zone insight and to log lines (issue 15: no control or bidi characters).
+    const bad = controlCharacterCauses(hello, NO_MULTI_LINE_KEYS, 1)[0];
+    if (bad) throw fail('BAD_REQUEST', `the Hello's ${bad.field} ${bad.message}`);
+    if (tokenZone !== hello.zone) {
+      throw fail('FORBIDDEN', `the token is for zone "${tokenZone}", not "${hello.zone}"`);
     }
     if (hello.zone === 'local' || hello.zone === '')
       throw fail('BAD_REQUEST', `"${hello.zone}" is not a zone name`);
@@ -228,7 +261,7 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
   });
 
   /** Global → zone: resume after the zone's cursor, or a snapshot; acks come back. */
-  const attachDown = (s: Session, stream: PeerStream, hello: Hello): ((m: ReceivedMessage) => void) => {
+  const attachDown = (s: Session, stream: PeerStream, hello: Hello): ((m: ReceivedMessage) => boolean) => {
     const plan = planStart(hello.cursor, deps.info.clusterId, log.head());
     const sender = createEntrySender({
       log,
@@ -265,6 +298,8 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
     return (m) => {
       if (m.body === 'ack' && m.ack) sender.onAck(m.ack);
       else if (m.body === 'dumpResponse' && m.dumpResponse) dumps.answered(s.zone, m.dumpResponse);
+      else return false;
+      return true;
     };
   };
 
@@ -273,7 +308,7 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
     s: Session,
     stream: PeerStream,
     hello: Hello,
-  ): Promise<((m: ReceivedMessage) => void) | undefined> => {
+  ): Promise<((m: ReceivedMessage) => boolean) | undefined> => {
     const stored = parseCursor(await log.getMeta(upCursorKey(s.zone)));
     // The write path's state: the Zone the other stream of the session just created may not be durable yet.
     const zoneCreated = deps.commands.state.get('Zone', undefined, s.zone)?.resource.creationTime;
@@ -321,6 +356,8 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
     return (m) => {
       if (m.body === 'batch' && m.batch) receiver.onBatch(m.batch);
       else if (m.body === 'status' && m.status) applyStatus(s.zone, m.status);
+      else return false;
+      return true;
     };
   };
 
@@ -354,27 +391,88 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
     }
   };
 
-  /** Handles one stream of either direction: Hello, authentication, then the direction's messages. */
+  /** Logs why a stream was refused and ends it with the status of `err`. */
+  const refuse = (end: (e: StreamEnd) => void, err: unknown, where: { url: string; zone?: string }): void => {
+    const e = toStreamEnd(err);
+    logger?.warn(
+      {
+        zone: where.zone === undefined ? undefined : printable(where.zone),
+        url: where.url,
+        code: statusName(e.code),
+        reason: e.details,
+      },
+      'zone connection refused',
+    );
+    if (!(err instanceof AppError)) logger?.error({ err }, 'zone connection failed');
+    end(e);
+  };
+
+  /**
+   * Handles one stream of either direction: the token of its metadata first, before any message is
+   * read (grpc-js reads a stream's messages only once a `data` listener asks for them); then the
+   * Hello, and the direction's messages once Global has sent its Welcome.
+   */
   const handle = (direction: 'down' | 'up') => (call: SyncStream) => {
     const url = peerUrl(call.getPeer());
+    authenticateCall(call).then(
+      (claims) => {
+        if (!call.cancelled) serve(direction, call, url, claims.zone);
+      },
+      (err: unknown) => {
+        if (call.cancelled) return;
+        // grpc-js: an `error` event on a server stream becomes the call's status.
+        refuse((e) => call.emit('error', { code: e.code, details: e.details }), err, { url });
+      },
+    );
+  };
+
+  /** An authenticated stream: its Hello, then the direction's messages. */
+  const serve = (direction: 'down' | 'up', call: SyncStream, url: string, tokenZone: string): void => {
     let session: Session | undefined;
-    let onMessage: ((m: ReceivedMessage) => void) | undefined;
+    /** The direction's messages once the Welcome is sent; false for one the stream does not carry. */
+    let onMessage: ((m: ReceivedMessage) => boolean) | undefined;
     let hello: Hello | undefined;
     const stream = createPeerStream(call, {
       timers,
       onMessage(m) {
-        if (onMessage) {
-          onMessage(m);
+        if (m.body === 'undecodable') {
+          const end = {
+            code: grpc.status.INVALID_ARGUMENT,
+            details: `a message that is not a SyncMessage of proto/sync.proto (${m.undecodable ?? 'no details'})`,
+          };
+          logger?.warn(
+            { zone: printable(tokenZone), url, reason: end.details },
+            'a zone sent a message out of place',
+          );
+          stream.close(end);
           return;
         }
-        if (hello) return;
+        if (onMessage) {
+          if (!onMessage(m)) {
+            // The session ends with the stream (and says so); this line says which message did it.
+            const end = toStreamEnd(outOfPlace(m, direction));
+            logger?.warn(
+              { zone: printable(tokenZone), url, reason: end.details },
+              'a zone sent a message out of place',
+            );
+            stream.close(end);
+          }
+          return;
+        }
+        if (hello) {
+          // Between the Hello and Global's Welcome a zone has nothing to send (pings aside): whatever
+          // comes is out of order, and is refused rather than lost without a word.
+          refuse((e) => stream.close(e), tooEarly(m), { url, zone: hello.zone });
+          return;
+        }
         if (m.body !== 'hello' || !m.hello) {
           stream.close({ code: grpc.status.INVALID_ARGUMENT, details: 'the first message must be a Hello' });
           return;
         }
         hello = m.hello;
         const h = m.hello;
-        authenticate(call, h)
+        Promise.resolve()
+          .then(() => checkHello(h, tokenZone))
           .then(() => ensureZone(h.zone))
           // With several Global instances on one log, this one may not have read the newest
           // entries yet: the zone's cursor is compared with the log's head, not with this lag.
@@ -386,13 +484,7 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
               direction === 'down' ? attachDown(session, stream, h) : await attachUp(session, stream, h);
           })
           .catch((err: unknown) => {
-            const end = toStreamEnd(err);
-            logger?.warn(
-              { zone: printable(h.zone), url, code: statusName(end.code), reason: end.details },
-              'zone connection refused',
-            );
-            if (!(err instanceof AppError)) logger?.error({ err }, 'zone connection failed');
-            stream.close(end);
+            if (!stream.ended) refuse((e) => stream.close(e), err, { url, zone: h.zone });
           });
       },
       onEnd(end) {
@@ -439,7 +531,7 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
   return {
     async listen(port, tls, host = '0.0.0.0') {
       const srv = new grpc.Server(CHANNEL_OPTIONS);
-      srv.addService(syncService(), {
+      srv.addService(syncServerService(), {
         GlobalToZone: handle('down'),
         ZoneToGlobal: handle('up'),
       } as grpc.UntypedServiceImplementation);

@@ -131,7 +131,12 @@ export function createPeerStream(
   call.on('error', (err: Error & { code?: number; details?: string }) => {
     finish({ code: err.code ?? grpc.status.UNKNOWN, details: err.details ?? err.message });
   });
-  call.on('end', () => finish({ code: grpc.status.OK, details: 'the peer ended the stream' }));
+  call.on('end', () => {
+    // The peer half-closed: nothing more comes. A server ends its side too (status OK), or the
+    // call would stay open with no timer left to end it.
+    if (!ended && !('cancel' in call)) call.end();
+    finish({ code: grpc.status.OK, details: 'the peer ended the stream' });
+  });
   call.on('cancelled', () => finish({ code: grpc.status.CANCELLED, details: 'the peer went away' }));
   call.on('close', () => finish({ code: grpc.status.UNAVAILABLE, details: 'the stream closed' }));
 

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import type { Operation } from '../events/types.js';
+import { printable } from '../util/printable.js';
 
 /** The wire version of a control plane (spec 2.12 `version.meshCp`). */
 export interface WireVersion {
@@ -123,9 +124,21 @@ export type SyncMessage =
   | { dumpRequest: DumpRequest }
   | { dumpResponse: DumpResponse };
 
-/** A received message: `body` names the one that is set. */
+/**
+ * A received message: `body` names the one that is set. On Global, bytes that do not decode arrive
+ * as `undecodable` with the decoder's words (see {@link syncServerService}).
+ */
 export interface ReceivedMessage {
-  body: 'hello' | 'welcome' | 'batch' | 'ack' | 'status' | 'ping' | 'dumpRequest' | 'dumpResponse';
+  body:
+    | 'hello'
+    | 'welcome'
+    | 'batch'
+    | 'ack'
+    | 'status'
+    | 'ping'
+    | 'dumpRequest'
+    | 'dumpResponse'
+    | 'undecodable';
   hello?: Hello;
   welcome?: Welcome;
   batch?: Batch;
@@ -133,6 +146,7 @@ export interface ReceivedMessage {
   status?: StatusUpdate;
   dumpRequest?: DumpRequest;
   dumpResponse?: DumpResponse;
+  undecodable?: string;
 }
 
 /** The two streams of a session, as the server implements them. */
@@ -177,6 +191,33 @@ export function syncService(): grpc.ServiceDefinition {
     loaded = def['meshcp.sync.v1.Sync'] as unknown as grpc.ServiceDefinition;
   }
   return loaded;
+}
+
+let served: grpc.ServiceDefinition | undefined;
+
+/**
+ * The Sync service as Global serves it: a message that does not decode is handed to the handler as
+ * `{ body: 'undecodable' }`, which ends the stream with INVALID_ARGUMENT; grpc-js itself would
+ * answer INTERNAL, a status that says the fault is Global's.
+ */
+export function syncServerService(): grpc.ServiceDefinition {
+  if (!served) {
+    const def = syncService();
+    served = Object.fromEntries(
+      Object.entries(def).map(([name, method]) => {
+        const decode = method.requestDeserialize;
+        const requestDeserialize = (bytes: Buffer): ReceivedMessage => {
+          try {
+            return decode(bytes) as ReceivedMessage;
+          } catch (err) {
+            return { body: 'undecodable', undecodable: printable((err as Error).message).slice(0, 200) };
+          }
+        };
+        return [name, { ...method, requestDeserialize }];
+      }),
+    ) as grpc.ServiceDefinition;
+  }
+  return served;
 }
 
 /** A client constructor for the Sync service. */

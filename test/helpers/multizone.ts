@@ -4,6 +4,7 @@ import { expect } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { startControlPlane } from '../../src/runtime/control-plane.js';
 import { createLogger } from '../../src/runtime/logger.js';
+import type { MultizoneOptions } from '../../src/runtime/multizone.js';
 
 /** `MZ_DEBUG=1` logs both sides at debug level (for a failing test). */
 const logger = process.env.MZ_DEBUG ? createLogger('debug') : undefined;
@@ -21,11 +22,14 @@ export const FAST_SYNC = {
   backoff: { min: 50, max: 300 },
 };
 
-/** A Global on 127.0.0.1 port 0 (API over HTTP only) with a LevelDB store in `dir` (its sync certificate lands there). */
+/**
+ * A Global on 127.0.0.1 port 0 (API over HTTP only) with a LevelDB store in `dir` (its sync certificate
+ * lands there); short sync timers unless `opts.multizone` says otherwise.
+ */
 export async function startGlobal(
   dir: string,
   env: Record<string, string> = {},
-  opts: { logger?: Logger } = {},
+  opts: { logger?: Logger; multizone?: MultizoneOptions } = {},
 ): Promise<ControlPlane> {
   const cp = await startControlPlane(
     testConfig({
@@ -39,7 +43,7 @@ export async function startGlobal(
       MESH_MULTIZONE_GLOBAL_KDS_GRPC_PORT: '0',
       ...env,
     }),
-    { multizone: FAST_SYNC, logger: opts.logger ?? logger },
+    { multizone: opts.multizone ?? FAST_SYNC, logger: opts.logger ?? logger },
   );
   await cp.defaultsReady;
   return cp;
