@@ -17,10 +17,36 @@ export interface AdsServerEvents {
   update: (info: StreamInfo) => void;
   /** A stream ended (`info.disconnectTime` is set). */
   disconnect: (info: StreamInfo, status: StreamStatus) => void;
-  /** A stream was refused before it opened (no node, or the source refused). */
-  refuse: (node: Node | undefined, status: StreamStatus, err: unknown) => void;
+  /** A stream was refused before it opened (no node, a request it cannot read, or the source refused); `peer` is the caller's address. */
+  refuse: (node: Node | undefined, status: StreamStatus, err: unknown, peer: string) => void;
   /** Computing or encoding config failed; the stream ends with INTERNAL. */
   streamError: (info: StreamInfo, err: unknown) => void;
+}
+
+/**
+ * What one caller may make the server read and hold, before and after it is authenticated. A
+ * proxyless client's DiscoveryRequest is a node (first request) and the names it subscribes to:
+ * a few KB. Over these the stream ends with a status that names the limit.
+ */
+export const ADS_LIMITS = {
+  /** The largest DiscoveryRequest read (grpc-js answers RESOURCE_EXHAUSTED over it, unread). */
+  requestBytes: 1024 * 1024,
+  /** Resource names in one request: more ends the stream with RESOURCE_EXHAUSTED. */
+  resourceNames: 1000,
+  /** Requests kept while the first one's node is checked. */
+  earlyRequests: 32,
+  /** Characters of a status message (gRPC trailers are a few KB; a longer message is cut). */
+  statusDetails: 1024,
+} as const;
+
+/** `details` cut to {@link ADS_LIMITS.statusDetails} characters (at a code point), marked when cut. */
+export function clipDetails(details: string, max: number = ADS_LIMITS.statusDetails): string {
+  if (details.length <= max) return details;
+  let end = max - 1;
+  // Not between the two halves of a surrogate pair.
+  const last = details.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${details.slice(0, end)}…`;
 }
 
 /** Options of {@link AdsServer}. */
@@ -58,6 +84,7 @@ export class AdsServer extends EventEmitter<AdsServerEvents> {
       // @grpc/grpc-js-xds pings every 5 minutes; let clients ping without calls too.
       'grpc.keepalive_permit_without_calls': 1,
       'grpc.max_send_message_length': 64 * 1024 * 1024,
+      'grpc.max_receive_message_length': ADS_LIMITS.requestBytes,
     });
     server.addService(ADS_SERVICE, {
       StreamAggregatedResources: (call: AdsCall) => this.accept(call),
@@ -120,7 +147,7 @@ export class AdsServer extends EventEmitter<AdsServerEvents> {
       if (!fromPeer) {
         if (status.code === grpc.status.OK) call.end();
         // grpc-js: an `error` event on a server stream becomes the call's status.
-        else call.emit('error', { code: status.code, details: status.details });
+        else call.emit('error', { code: status.code, details: clipDetails(status.details) });
       }
       unsubscribe?.();
       handle?.closed();
@@ -133,8 +160,21 @@ export class AdsServer extends EventEmitter<AdsServerEvents> {
     };
 
     const refuse = (node: Node | undefined, status: StreamStatus, err: unknown): void => {
-      finish(status);
-      this.emit('refuse', node, status, err);
+      const clipped = { code: status.code, details: clipDetails(status.details) };
+      finish(clipped);
+      this.emit('refuse', node, clipped, err, call.getPeer());
+    };
+
+    /** Why a request is not served (it cannot be read, or asks too much), or undefined. */
+    const unusable = (req: DiscoveryRequest): StreamStatus | undefined => {
+      if (req.invalid !== undefined) return { code: grpc.status.INVALID_ARGUMENT, details: req.invalid };
+      if (req.resource_names.length > ADS_LIMITS.resourceNames) {
+        return {
+          code: grpc.status.RESOURCE_EXHAUSTED,
+          details: `a DiscoveryRequest names ${req.resource_names.length} resources; at most ${ADS_LIMITS.resourceNames} per request (a client asks for the services it dials)`,
+        };
+      }
+      return undefined;
     };
 
     const opened = (node: Node, h: ProxyHandle): void => {
@@ -172,7 +212,14 @@ export class AdsServer extends EventEmitter<AdsServerEvents> {
 
     call.on('data', (req: DiscoveryRequest) => {
       if (ended) return;
+      const problem = unusable(req);
+      if (problem && stream) return finish(problem);
+      if (problem) return refuse(req.node, problem, new Error(problem.details));
       if (stream) return stream.receive(req);
+      if (early.length >= ADS_LIMITS.earlyRequests) {
+        const details = `${early.length + 1} requests came before the first one was answered; at most ${ADS_LIMITS.earlyRequests}`;
+        return refuse(early[0]?.node, { code: grpc.status.RESOURCE_EXHAUSTED, details }, new Error(details));
+      }
       early.push(req);
       if (opening) return;
       opening = true;
