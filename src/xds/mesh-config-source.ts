@@ -24,7 +24,7 @@ import { nodeIdentity, proxyToken, type DataplaneLookup } from './node-identity.
 import type { ProxyTokenCheck } from './proxy-token.js';
 import { configCandidates, proxylessConfig, type ProxylessConfig } from './proxyless/config.js';
 import { readyEndpoints } from './proxyless/endpoints.js';
-import { isServerListenerName, withServerListeners } from './proxyless/server-listener.js';
+import { isServerListenerName, namesOwnInbound, withServerListeners } from './proxyless/server-listener.js';
 import type { Refusal } from './refusal.js';
 import { encodedValue } from './encode-any.js';
 import { CLUSTER, CLUSTER_LOAD_ASSIGNMENT, LISTENER } from './type-urls.js';
@@ -63,19 +63,29 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
       const allowed = await deps.checkToken(who.dataplane, token.token);
       if (!allowed.ok) throw refused(allowed);
       const { mesh, name } = who;
+      /** The Listener names asked for, sorted; the key of those that exist (what the config is computed for). */
       let services: string[] = [];
-      let servicesKey = '';
+      let servicesKey: string | undefined;
+      /** Listener names this stream was sent: they stay while asked for (see `existing`). */
+      let sent = new Set<string>();
       let cached: { services: string; config: ProxylessConfig } | undefined;
       let footprint: ProxyFootprint | undefined;
       /** The proxy's own networking, read again after a write of its Dataplane or its Mesh. */
       let own: { networking: Networking | undefined } | undefined;
       const config = (): { version: number; config: ProxylessConfig } => {
         const version = deps.sources.revision();
-        if (cached?.services !== servicesKey) {
+        if (cached === undefined || cached.services !== servicesKey) {
           own ??= { networking: deps.sources.dataplane(mesh, name) };
-          const computed = shared.of(mesh, version).compute(own.networking, services, servicesKey);
-          footprint = { ...computed.footprint, self: name };
-          cached = { services: servicesKey, config: computed.config };
+          const at = shared.of(mesh, version);
+          const present = existing(services, at, own.networking, sent);
+          sent = new Set(present);
+          const key = present.join('\u0000');
+          const computed = at.compute(own.networking, present, key);
+          // Every name asked for is in the footprint: a service that comes to exist touches it.
+          const reach = new Set([...computed.footprint.reach, ...services]);
+          footprint = { ...computed.footprint, reach, self: name };
+          servicesKey = key;
+          cached = { services: key, config: computed.config };
         }
         return { version, config: cached.config };
       };
@@ -83,7 +93,7 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
         resources(typeUrl, names) {
           if (typeUrl === LISTENER && !sameStrings(names, services)) {
             services = [...names].sort();
-            servicesKey = services.join('\u0000');
+            servicesKey = undefined;
           }
           const { version, config: c } = config();
           if (typeUrl === LISTENER)
@@ -113,6 +123,27 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
       };
     },
   };
+}
+
+/**
+ * The Listener names of `asked` that are answered: a service some Dataplane of the mesh serves (an
+ * inbound with its service tag, ready or not, in any zone), a server
+ * Listener name of one of the proxy's own inbounds, and any name this stream was already sent. A
+ * name that exists nowhere is not answered (a client asking thousands of made-up names gets no
+ * Listener for them, rather than one built for each); the client waits for it, and it is sent when
+ * it comes to exist. A Listener once sent is not withdrawn while asked for: the client would keep
+ * it with its last endpoints (`ignore_resource_deletion`), or without that feature drop it and then
+ * ignore it re-added identical; it stays with no endpoints, and calls fail with UNAVAILABLE.
+ */
+function existing(
+  asked: readonly string[],
+  at: MeshAtRevision,
+  networking: Networking | undefined,
+  sent: ReadonlySet<string>,
+): string[] {
+  return asked.filter(
+    (n) => sent.has(n) || (isServerListenerName(n) ? namesOwnInbound(networking, n) : at.exists(n)),
+  );
 }
 
 /** Picked subsets by the array they were picked from and the names asked (see {@link pick}). */
@@ -167,6 +198,8 @@ function workloadKey(networking: Networking, server: boolean): string {
 
 /** What one mesh's proxies share at one revision: its inputs, and the configs by (tags, services). */
 interface MeshAtRevision {
+  /** True when a Dataplane of the mesh serves `service` (an inbound with its service tag, ready or not). */
+  exists(service: string): boolean;
   /** `servicesKey`: `services` joined by NUL (the caller keeps it). */
   compute(
     networking: Networking | undefined,
@@ -211,6 +244,7 @@ function sharedConfigs(sources: XdsSources): { of(mesh: string, revision: number
     const endpoints = readyEndpoints(dataplanes.map((d) => d.networking));
     const owners = ownersByService(dataplanes);
     return {
+      exists: (service) => service !== '' && owners.has(service),
       compute(networking, services, servicesKey) {
         // A proxyless server's inbound Listener depends on its own addresses and ports, not only tags.
         const server = services.some(isServerListenerName);
