@@ -26,6 +26,7 @@ import { SHORT_TYPE } from '../xds/type-urls.js';
 import { onMeshChange, xdsSources } from './xds-sources.js';
 import { localZoneOf } from '../config/local-zone.js';
 import { parseDuration } from '../util/duration.js';
+import { isTokenSecret } from '../tokens/token-types.js';
 
 /** Refused streams log one line per caller address per this interval (then a count of the rest). */
 const REFUSAL_LOG_INTERVAL_MS = 10_000;
@@ -59,6 +60,8 @@ export async function startXdsServer(deps: {
     checkToken: createProxyTokenCheck({ tokens: deps.tokens, authnType }),
     sources: xdsSources(views, localZoneOf(config)),
     onMeshChange: onMeshChange(views),
+    tokenSecret: (mesh, name) => isTokenSecret('dataplane', 'Secret', name, mesh),
+    now: deps.now,
   });
   const ads = new AdsServer(source, { now: deps.now });
   const insights = createProxyInsights({

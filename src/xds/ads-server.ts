@@ -205,7 +205,12 @@ export class AdsServer extends EventEmitter<AdsServerEvents> {
       );
       stream = s;
       this.open.set(info.id, { stream: s, finish });
-      unsubscribe = h.onChange(() => s.changed());
+      const unsubscribeChange = h.onChange(() => s.changed());
+      const unsubscribeEnd = h.onEnd?.((err) => finish(streamStatusOf(err)));
+      unsubscribe = () => {
+        unsubscribeChange();
+        unsubscribeEnd?.();
+      };
       this.emit('connect', info);
       for (const req of early.splice(0)) s.receive(req);
     };

@@ -49,6 +49,79 @@ export interface MeshConfigDeps {
   sources: XdsSources;
   /** Calls `listener(mesh, write)` after each committed write in a mesh; returns the unsubscribe function. */
   onMeshChange(listener: (mesh: string, write: MeshWrite) => void): () => void;
+  /**
+   * Whether Secret `name` of `mesh` decides which data plane tokens hold (a signing key or the
+   * revocation list): a write of one checks the tokens of the mesh's open streams again.
+   * Absent: every Secret write in the mesh does.
+   */
+  tokenSecret?(mesh: string, name: string): boolean;
+  now?: () => Date;
+}
+
+/** The longest delay node's timers take (a longer one fires after 1 ms). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Ends a stream when its token stops holding, as watch streams end with their user token: at its
+ * expiry (a timer), and when a write may have revoked it (a token Secret of the mesh, or the
+ * proxy's own Dataplane, whose tags the token must cover): the token is checked again as at open.
+ * Returns the stop function.
+ */
+function watchToken(
+  deps: MeshConfigDeps,
+  proxy: { mesh: string; name: string; token: string | undefined },
+  admitted: { tokenId?: string; expiresAt?: Date },
+  end: (err: AppError) => void,
+): () => void {
+  if (admitted.tokenId === undefined) return () => undefined;
+  const { mesh, name } = proxy;
+  const now = deps.now ?? (() => new Date());
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const stop = (): void => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+    unsubscribe();
+  };
+  const ended = (err: AppError): void => {
+    if (stopped) return;
+    stop();
+    end(err);
+  };
+  const expiresAt = admitted.expiresAt;
+  if (expiresAt) {
+    const deadline = Date.now() + (expiresAt.getTime() - now().getTime());
+    const expired = new AppError(
+      'UNAUTHENTICATED',
+      'Token expired',
+      `the data plane token ${admitted.tokenId} expired at ${expiresAt.toISOString()}: issue a new one (POST /tokens/dataplane) and reconnect`,
+    );
+    // Always in a later turn: the stream subscribes to its end once the open has resolved.
+    const arm = (): void => {
+      const left = deadline - Date.now();
+      if (left <= 0) return ended(expired);
+      timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
+      timer.unref();
+    };
+    timer = setTimeout(arm, 0);
+    timer.unref();
+  }
+  const unsubscribe = deps.onMeshChange((m, write) => {
+    if (m !== mesh || stopped) return;
+    const own = write.kind === 'Dataplane' && write.name === name;
+    const secret = write.kind === 'Secret' && (deps.tokenSecret?.(mesh, write.name) ?? true);
+    if (!own && !secret) return;
+    const dataplane = deps.lookup(mesh, name);
+    if (dataplane === undefined) return;
+    deps.checkToken(dataplane, proxy.token).then(
+      (result) => {
+        if (!result.ok) ended(refused(result));
+      },
+      (err: unknown) =>
+        ended(err instanceof AppError ? err : new AppError('INTERNAL', 'Token check failed', String(err))),
+    );
+  });
+  return stop;
 }
 
 /** Creates the source. */
@@ -63,6 +136,13 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
       const allowed = await deps.checkToken(who.dataplane, token.token);
       if (!allowed.ok) throw refused(allowed);
       const { mesh, name } = who;
+      const ends = new Set<(err: unknown) => void>();
+      let over = false;
+      const stopWatch = watchToken(deps, { mesh, name, token: token.token }, allowed, (err) => {
+        if (over) return;
+        over = true;
+        for (const listener of ends) listener(err);
+      });
       /** The Listener names asked for, sorted; the key of those that exist (what the config is computed for). */
       let services: string[] = [];
       let servicesKey: string | undefined;
@@ -115,7 +195,14 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
             listener();
           });
         },
+        onEnd(listener) {
+          ends.add(listener);
+          return () => ends.delete(listener);
+        },
         closed() {
+          over = true;
+          stopWatch();
+          ends.clear();
           cached = undefined;
           own = undefined;
           footprint = undefined;
