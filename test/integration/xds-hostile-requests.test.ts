@@ -1,67 +1,19 @@
 import * as grpc from '@grpc/grpc-js';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { startControlPlane } from '../../src/runtime/control-plane.js';
 import { createLogger } from '../../src/runtime/logger.js';
-import { ADS_METHOD_PATH } from '../../src/xds/ads-protocol.js';
 import { LISTENER } from '../../src/xds/type-urls.js';
 import { testConfig } from '../helpers/control-plane.js';
 import { measureLoopDelay } from '../helpers/loop-delay.js';
-import { rawAdsClient, rawNode } from '../helpers/xds.js';
-
-/** Every line the control plane logs, kept as text (what its standard output would hold). */
-function capturedLog(): { stream: Writable; lines: string[]; bytes: () => number } {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(line);
-      done();
-    },
-  });
-  return { stream, lines, bytes: () => lines.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0) };
-}
-
-/** The status a stream ends with, or a failure when it does not end within `ms` (a hung client). */
-async function statusWithin(client: ReturnType<typeof rawAdsClient>, ms = 5000): Promise<grpc.StatusObject> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      client.status,
-      new Promise<never>((_, fail) => {
-        timer = setTimeout(() => fail(new Error(`the stream did not end within ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-    client.close();
-  }
-}
-
-/** A length-delimited protobuf field: tag, length, bytes. */
-function field(number: number, bytes: Buffer): Buffer {
-  const varint = (n: number): number[] => {
-    const out: number[] = [];
-    for (; n > 127; n >>>= 7) out.push((n & 127) | 128);
-    out.push(n);
-    return out;
-  };
-  return Buffer.concat([Buffer.from(varint((number << 3) | 2)), Buffer.from(varint(bytes.length)), bytes]);
-}
-
-/** Sends `bytes` as the first message of an ADS stream and resolves with its status (5 s at most). */
-function rawRequest(port: number, bytes: Buffer): Promise<grpc.StatusObject> {
-  const client = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
-  const same = (b: Buffer): Buffer => b;
-  const call = client.makeBidiStreamRequest(ADS_METHOD_PATH, same, same, new grpc.Metadata(), {
-    deadline: Date.now() + 5000,
-  });
-  call.on('data', () => undefined);
-  call.on('error', () => undefined);
-  const status = new Promise<grpc.StatusObject>((resolve) => call.on('status', resolve));
-  call.write(bytes);
-  return status.finally(() => client.close());
-}
+import { capturedLog } from '../helpers/captured-log.js';
+import {
+  pbField as field,
+  rawAdsClient,
+  rawAdsRequest as rawRequest,
+  rawNode,
+  statusWithin,
+} from '../helpers/xds.js';
 
 const refusedLines = (lines: string[]) => lines.filter((l) => l.includes('"proxy refused"'));
 
