@@ -3,6 +3,7 @@ import * as grpc from '@grpc/grpc-js';
 import { EventEmitter } from 'eventemitter3';
 import type { AdsCall, DiscoveryRequest, Node } from './ads-protocol.js';
 import { ADS_SERVICE } from './ads-protocol.js';
+import { ADS_LIMITS, clipDetails } from './ads-limits.js';
 import { AdsStream } from './ads-stream.js';
 import type { ConfigSource, ProxyHandle } from './config-source.js';
 import type { StreamStatus } from './grpc-status.js';
@@ -21,32 +22,6 @@ export interface AdsServerEvents {
   refuse: (node: Node | undefined, status: StreamStatus, err: unknown, peer: string) => void;
   /** Computing or encoding config failed; the stream ends with INTERNAL. */
   streamError: (info: StreamInfo, err: unknown) => void;
-}
-
-/**
- * What one caller may make the server read and hold, before and after it is authenticated. A
- * proxyless client's DiscoveryRequest is a node (first request) and the names it subscribes to:
- * a few KB. Over these the stream ends with a status that names the limit.
- */
-export const ADS_LIMITS = {
-  /** The largest DiscoveryRequest read (grpc-js answers RESOURCE_EXHAUSTED over it, unread). */
-  requestBytes: 1024 * 1024,
-  /** Resource names in one request: more ends the stream with RESOURCE_EXHAUSTED. */
-  resourceNames: 1000,
-  /** Requests kept while the first one's node is checked. */
-  earlyRequests: 32,
-  /** Characters of a status message (gRPC trailers are a few KB; a longer message is cut). */
-  statusDetails: 1024,
-} as const;
-
-/** `details` cut to {@link ADS_LIMITS.statusDetails} characters (at a code point), marked when cut. */
-export function clipDetails(details: string, max: number = ADS_LIMITS.statusDetails): string {
-  if (details.length <= max) return details;
-  let end = max - 1;
-  // Not between the two halves of a surrogate pair.
-  const last = details.charCodeAt(end - 1);
-  if (last >= 0xd800 && last <= 0xdbff) end--;
-  return `${details.slice(0, end)}…`;
 }
 
 /** Options of {@link AdsServer}. */
@@ -168,6 +143,22 @@ export class AdsServer extends EventEmitter<AdsServerEvents> {
     /** Why a request is not served (it cannot be read, or asks too much), or undefined. */
     const unusable = (req: DiscoveryRequest): StreamStatus | undefined => {
       if (req.invalid !== undefined) return { code: grpc.status.INVALID_ARGUMENT, details: req.invalid };
+      if (req.type_url.length > ADS_LIMITS.typeUrlLength) {
+        return {
+          code: grpc.status.INVALID_ARGUMENT,
+          details: `the type_url is ${req.type_url.length} characters long; at most ${ADS_LIMITS.typeUrlLength}`,
+        };
+      }
+      if (
+        stream &&
+        !stream.info.types.has(req.type_url) &&
+        stream.info.types.size >= ADS_LIMITS.typesPerStream
+      ) {
+        return {
+          code: grpc.status.RESOURCE_EXHAUSTED,
+          details: `a stream subscribes to at most ${ADS_LIMITS.typesPerStream} resource types`,
+        };
+      }
       if (req.resource_names.length > ADS_LIMITS.resourceNames) {
         return {
           code: grpc.status.RESOURCE_EXHAUSTED,

@@ -233,6 +233,9 @@ function existing(
   );
 }
 
+/** Distinct name lists kept per array (proxies of one workload ask the same few). */
+const PICKED_PER_ARRAY = 256;
+
 /** Picked subsets by the array they were picked from and the names asked (see {@link pick}). */
 const PICKED = new WeakMap<ReadonlyArray<Record<string, unknown>>, Map<string, NamedResource[]>>();
 
@@ -254,6 +257,8 @@ function pick(
   const key = names.join('\u0000');
   let picked = byNames.get(key);
   if (!picked) {
+    // Bounded: a stream may ask any names (up to the request cap) again and again.
+    if (byNames.size >= PICKED_PER_ARRAY) byNames.clear();
     const wanted = new Set(names);
     picked = all
       .filter((r) => wanted.size === 0 || wanted.has(nameOf(r)))
@@ -294,6 +299,9 @@ interface MeshAtRevision {
     servicesKey: string,
   ): { config: ProxylessConfig; footprint: ProxyFootprint };
 }
+
+/** Configs kept per mesh and revision; past it a config is computed for its stream alone. */
+const CONFIGS_PER_REVISION = 10_000;
 
 /** The configs of one mesh at one revision, by workload key. */
 type Configs = Map<string, { config: ProxylessConfig; footprint: ProxyFootprint }>;
@@ -356,7 +364,8 @@ function sharedConfigs(sources: XdsSources): { of(mesh: string, revision: number
             server,
           };
           hit = { config, footprint };
-          configs.set(key, hit);
+          // Bounded: a proxy may ask ever other subsets of the services within one revision.
+          if (configs.size < CONFIGS_PER_REVISION) configs.set(key, hit);
         }
         return hit;
       },
