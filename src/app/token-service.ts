@@ -46,6 +46,8 @@ export interface DataplaneTokenClaims {
   mesh: string;
   tags: Record<string, string[]>;
   type: 'dataplane' | 'ingress' | 'egress';
+  /** When the token expires (its `exp`); absent: never. */
+  expiresAt?: Date;
 }
 
 /** The claims of a verified zone token (checked by Global's sync server, a later issue). */
@@ -243,6 +245,7 @@ export function createTokenService(deps: {
         mesh: String(claims.mesh),
         tags: (claims.tags ?? {}) as Record<string, string[]>,
         type: (claims.type ?? 'dataplane') as DataplaneTokenClaims['type'],
+        expiresAt: typeof claims.exp === 'number' ? new Date(claims.exp * 1000) : undefined,
       };
     },
 

@@ -10,6 +10,7 @@ import type { Config } from '../config/schema.js';
 import type { TokenService } from '../app/token-service.js';
 import type { ResourceViews } from '../projections/resource-views.js';
 import type { StatusStore } from '../status/status-store.js';
+import { clipDetails } from '../xds/ads-limits.js';
 import { AdsServer } from '../xds/ads-server.js';
 import type { AdsStream } from '../xds/ads-stream.js';
 import { createMeshConfigSource } from '../xds/mesh-config-source.js';
@@ -20,11 +21,16 @@ import {
   type StreamCounters,
 } from '../xds/proxy-insights.js';
 import { authnWarning, createProxyTokenCheck } from '../xds/proxy-token.js';
+import { createRefusalLog, peerHost } from '../xds/refusal-log.js';
 import { countersOf } from '../xds/stream-info.js';
 import { SHORT_TYPE } from '../xds/type-urls.js';
 import { onMeshChange, xdsSources } from './xds-sources.js';
 import { localZoneOf } from '../config/local-zone.js';
 import { parseDuration } from '../util/duration.js';
+import { isTokenSecret } from '../tokens/token-types.js';
+
+/** Refused streams log one line per caller address per this interval (then a count of the rest). */
+const REFUSAL_LOG_INTERVAL_MS = 10_000;
 
 /** A started xDS server. */
 export interface XdsServer {
@@ -55,6 +61,8 @@ export async function startXdsServer(deps: {
     checkToken: createProxyTokenCheck({ tokens: deps.tokens, authnType }),
     sources: xdsSources(views, localZoneOf(config)),
     onMeshChange: onMeshChange(views),
+    tokenSecret: (mesh, name) => isTokenSecret('dataplane', 'Secret', name, mesh),
+    now: deps.now,
   });
   const ads = new AdsServer(source, { now: deps.now });
   const insights = createProxyInsights({
@@ -99,11 +107,31 @@ export async function startXdsServer(deps: {
     if (key !== undefined && ids.length > 0) byProxy.set(key, ids);
     else if (key !== undefined) byProxy.delete(key);
     handle?.close();
-    logger?.info({ stream: info.id, code: status.code, details: status.details }, 'proxy disconnected');
+    logger?.info(
+      { stream: info.id, code: status.code, details: clipDetails(status.details) },
+      'proxy disconnected',
+    );
   });
-  ads.on('refuse', (node, status) =>
-    logger?.warn({ node: node?.id, code: status.code, details: status.details }, 'proxy refused'),
-  );
+  // A refusal costs the caller nothing: its log lines are bounded in size and rate.
+  const refusals = createRefusalLog({ intervalMs: REFUSAL_LOG_INTERVAL_MS, now: deps.now });
+  ads.on('refuse', (node, status, _err, peer) => {
+    const verdict = refusals.refused(peer);
+    if (!verdict.log) return;
+    const fields = {
+      peer: peerHost(peer),
+      node: node === undefined ? undefined : clipDetails(node.id, 200),
+      code: status.code,
+      details: status.details,
+      ...(verdict.suppressed > 0 ? { suppressed: verdict.suppressed } : {}),
+    };
+    logger?.warn(fields, 'proxy refused');
+  });
+  const sweep = setInterval(() => {
+    for (const { peer, suppressed } of refusals.sweep()) {
+      logger?.warn({ peer, suppressed }, 'proxy refusals not logged (one line per address per 10 s)');
+    }
+  }, REFUSAL_LOG_INTERVAL_MS);
+  sweep.unref();
   ads.on('streamError', (info, err) => logger?.error({ stream: info.id, err }, 'xDS stream failed'));
   const port = await ads.start({ port: config.xdsServer.grpcPort, host: config.xdsServer.bindAddress });
   return {
@@ -118,6 +146,7 @@ export async function startXdsServer(deps: {
       return undefined;
     },
     async close() {
+      clearInterval(sweep);
       await ads.close();
       for (const h of handles.values()) h.handle.close();
       handles.clear();

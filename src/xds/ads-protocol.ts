@@ -30,6 +30,8 @@ export interface DiscoveryRequest {
   response_nonce: string;
   /** Set on a NACK (google.rpc.Status). */
   error_detail?: { code: number; message: string };
+  /** Set when the request cannot be read (the server refuses it with INVALID_ARGUMENT): why, in words. */
+  invalid?: string;
 }
 
 /** A DiscoveryResponse with its resources already encoded. */
@@ -106,35 +108,93 @@ function anyBytes(any: EncodedAny): Uint8Array {
   return bytes;
 }
 
+/** The largest node a request may carry, encoded (its id, metadata, locality, user agent...). */
+export const NODE_MAX_BYTES = 64 * 1024;
+
+/** How deep `node.metadata` may nest Structs and lists. */
+export const METADATA_MAX_DEPTH = 16;
+
 /**
  * A request read from the decoded message itself: only the node (first requests) goes through
- * `toObject`, so the ACKs of a push to many streams allocate little.
+ * `toObject`, so the ACKs of a push to many streams allocate little. The node is read as bytes
+ * first and decoded only when it is at most {@link NODE_MAX_BYTES}: an unauthenticated caller's
+ * node costs no more than that to read. Never throws (grpc-js would answer INTERNAL): a request
+ * that cannot be read comes back with `invalid` saying why.
  */
 function decodeRequest(bytes: Buffer): DiscoveryRequest {
-  const raw = envoyType(REQUEST).decode(bytes) as unknown as DecodedRequest;
-  return {
+  const empty = { version_info: '', resource_names: [], type_url: '', response_nonce: '' };
+  let raw: ShallowRequest;
+  try {
+    raw = shallowRequest().decode(bytes) as unknown as ShallowRequest;
+  } catch (err) {
+    return { ...empty, invalid: `the DiscoveryRequest is not a valid protobuf message (${errorText(err)})` };
+  }
+  const req: DiscoveryRequest = {
     version_info: raw.version_info || '',
-    node: raw.node ? nodeOf(envoyType(NODE).toObject(raw.node, OBJECT) as RawNode) : undefined,
+    node: undefined,
     resource_names: raw.resource_names ?? [],
     type_url: raw.type_url || '',
     response_nonce: raw.response_nonce || '',
-    error_detail: raw.error_detail
-      ? { code: raw.error_detail.code || 0, message: raw.error_detail.message || '' }
-      : undefined,
+    error_detail: undefined,
   };
+  // Unset fields read protobufjs' defaults (an empty buffer): a field is there when it is its own.
+  const node = Object.hasOwn(raw, 'node') ? raw.node : undefined;
+  const errorDetail = Object.hasOwn(raw, 'error_detail') ? raw.error_detail : undefined;
+  try {
+    if (node && node.length > NODE_MAX_BYTES) {
+      return {
+        ...req,
+        invalid: `the node is ${node.length} bytes; at most ${NODE_MAX_BYTES} (node.id, node.metadata and the rest of the bootstrap's node)`,
+      };
+    }
+    if (node) req.node = nodeOf(envoyType(NODE).toObject(envoyType(NODE).decode(node), OBJECT) as RawNode);
+    if (errorDetail) {
+      const detail = envoyType(STATUS).decode(errorDetail) as { code?: number; message?: string };
+      req.error_detail = { code: detail.code || 0, message: detail.message || '' };
+    }
+  } catch (err) {
+    const invalid =
+      err instanceof TooDeep
+        ? err.message
+        : `the DiscoveryRequest's node or error_detail is not a valid protobuf message (${errorText(err)})`;
+    return { ...req, node: undefined, invalid };
+  }
+  return req;
 }
 
-const NODE = 'envoy.config.core.v3.Node';
+const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err)).slice(0, 200);
 
-/** A DiscoveryRequest as protobufjs decodes it (unset fields read their defaults). */
-interface DecodedRequest {
+const STATUS = 'google.rpc.Status';
+
+/** A DiscoveryRequest whose node and error_detail stay bytes (field numbers of discovery.proto). */
+interface ShallowRequest {
   version_info?: string;
-  node?: protobuf.Message | null;
+  node?: Uint8Array;
   resource_names?: string[];
   type_url?: string;
   response_nonce?: string;
-  error_detail?: { code?: number; message?: string } | null;
+  error_detail?: Uint8Array;
 }
+
+let SHALLOW: protobuf.Type | undefined;
+function shallowRequest(): protobuf.Type {
+  if (!SHALLOW) {
+    SHALLOW = new protobuf.Type('ShallowDiscoveryRequest')
+      .add(new protobuf.Field('version_info', 1, 'string'))
+      .add(new protobuf.Field('node', 2, 'bytes'))
+      .add(new protobuf.Field('resource_names', 3, 'string', 'repeated'))
+      .add(new protobuf.Field('type_url', 4, 'string'))
+      .add(new protobuf.Field('response_nonce', 5, 'string'))
+      .add(new protobuf.Field('error_detail', 6, 'bytes'));
+    new protobuf.Root().add(SHALLOW).resolveAll();
+  }
+  return SHALLOW;
+}
+
+/** node.metadata nests deeper than {@link METADATA_MAX_DEPTH}. */
+class TooDeep extends Error {}
+
+const NODE = 'envoy.config.core.v3.Node';
 
 type RawNode = Partial<Omit<Node, 'metadata'>> & { metadata?: StructValue['structValue'] };
 
@@ -160,16 +220,32 @@ interface StructValue {
   listValue?: { values?: StructValue[] };
 }
 
-/** A decoded `google.protobuf.Struct` as the JSON it stands for. */
-export function structToJson(struct: { fields?: Record<string, StructValue> }): Record<string, unknown> {
+/** A decoded `google.protobuf.Struct` as the JSON it stands for (`depth`: Structs and lists around it). */
+export function structToJson(
+  struct: { fields?: Record<string, StructValue> },
+  depth = 0,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(struct.fields ?? {})) out[key] = valueToJson(value);
+  for (const [key, value] of Object.entries(struct.fields ?? {})) out[key] = valueToJson(value, depth);
   return out;
 }
 
-function valueToJson(value: StructValue): unknown {
-  if (value.structValue !== undefined) return structToJson(value.structValue);
-  if (value.listValue !== undefined) return (value.listValue.values ?? []).map(valueToJson);
+/** One level deeper, or {@link TooDeep} past {@link METADATA_MAX_DEPTH}. */
+function deeper(depth: number): number {
+  if (depth >= METADATA_MAX_DEPTH) {
+    throw new TooDeep(
+      `node.metadata nests Structs and lists more than ${METADATA_MAX_DEPTH} levels deep; flatten it`,
+    );
+  }
+  return depth + 1;
+}
+
+function valueToJson(value: StructValue, depth: number): unknown {
+  if (value.structValue !== undefined) return structToJson(value.structValue, deeper(depth));
+  if (value.listValue !== undefined) {
+    const inner = deeper(depth);
+    return (value.listValue.values ?? []).map((v) => valueToJson(v, inner));
+  }
   if (value.stringValue !== undefined) return value.stringValue;
   if (value.numberValue !== undefined) return value.numberValue;
   if (value.boolValue !== undefined) return value.boolValue;

@@ -3,6 +3,7 @@ import * as grpc from '@grpc/grpc-js';
 import { EventEmitter } from 'eventemitter3';
 import type { AdsCall, DiscoveryRequest, Node } from './ads-protocol.js';
 import { ADS_SERVICE } from './ads-protocol.js';
+import { ADS_LIMITS, clipDetails } from './ads-limits.js';
 import { AdsStream } from './ads-stream.js';
 import type { ConfigSource, ProxyHandle } from './config-source.js';
 import type { StreamStatus } from './grpc-status.js';
@@ -17,8 +18,8 @@ export interface AdsServerEvents {
   update: (info: StreamInfo) => void;
   /** A stream ended (`info.disconnectTime` is set). */
   disconnect: (info: StreamInfo, status: StreamStatus) => void;
-  /** A stream was refused before it opened (no node, or the source refused). */
-  refuse: (node: Node | undefined, status: StreamStatus, err: unknown) => void;
+  /** A stream was refused before it opened (no node, a request it cannot read, or the source refused); `peer` is the caller's address. */
+  refuse: (node: Node | undefined, status: StreamStatus, err: unknown, peer: string) => void;
   /** Computing or encoding config failed; the stream ends with INTERNAL. */
   streamError: (info: StreamInfo, err: unknown) => void;
 }
@@ -58,6 +59,7 @@ export class AdsServer extends EventEmitter<AdsServerEvents> {
       // @grpc/grpc-js-xds pings every 5 minutes; let clients ping without calls too.
       'grpc.keepalive_permit_without_calls': 1,
       'grpc.max_send_message_length': 64 * 1024 * 1024,
+      'grpc.max_receive_message_length': ADS_LIMITS.requestBytes,
     });
     server.addService(ADS_SERVICE, {
       StreamAggregatedResources: (call: AdsCall) => this.accept(call),
@@ -120,7 +122,7 @@ export class AdsServer extends EventEmitter<AdsServerEvents> {
       if (!fromPeer) {
         if (status.code === grpc.status.OK) call.end();
         // grpc-js: an `error` event on a server stream becomes the call's status.
-        else call.emit('error', { code: status.code, details: status.details });
+        else call.emit('error', { code: status.code, details: clipDetails(status.details) });
       }
       unsubscribe?.();
       handle?.closed();
@@ -133,8 +135,37 @@ export class AdsServer extends EventEmitter<AdsServerEvents> {
     };
 
     const refuse = (node: Node | undefined, status: StreamStatus, err: unknown): void => {
-      finish(status);
-      this.emit('refuse', node, status, err);
+      const clipped = { code: status.code, details: clipDetails(status.details) };
+      finish(clipped);
+      this.emit('refuse', node, clipped, err, call.getPeer());
+    };
+
+    /** Why a request is not served (it cannot be read, or asks too much), or undefined. */
+    const unusable = (req: DiscoveryRequest): StreamStatus | undefined => {
+      if (req.invalid !== undefined) return { code: grpc.status.INVALID_ARGUMENT, details: req.invalid };
+      if (req.type_url.length > ADS_LIMITS.typeUrlLength) {
+        return {
+          code: grpc.status.INVALID_ARGUMENT,
+          details: `the type_url is ${req.type_url.length} characters long; at most ${ADS_LIMITS.typeUrlLength}`,
+        };
+      }
+      if (
+        stream &&
+        !stream.info.types.has(req.type_url) &&
+        stream.info.types.size >= ADS_LIMITS.typesPerStream
+      ) {
+        return {
+          code: grpc.status.RESOURCE_EXHAUSTED,
+          details: `a stream subscribes to at most ${ADS_LIMITS.typesPerStream} resource types`,
+        };
+      }
+      if (req.resource_names.length > ADS_LIMITS.resourceNames) {
+        return {
+          code: grpc.status.RESOURCE_EXHAUSTED,
+          details: `a DiscoveryRequest names ${req.resource_names.length} resources; at most ${ADS_LIMITS.resourceNames} per request (a client asks for the services it dials)`,
+        };
+      }
+      return undefined;
     };
 
     const opened = (node: Node, h: ProxyHandle): void => {
@@ -165,14 +196,26 @@ export class AdsServer extends EventEmitter<AdsServerEvents> {
       );
       stream = s;
       this.open.set(info.id, { stream: s, finish });
-      unsubscribe = h.onChange(() => s.changed());
+      const unsubscribeChange = h.onChange(() => s.changed());
+      const unsubscribeEnd = h.onEnd?.((err) => finish(streamStatusOf(err)));
+      unsubscribe = () => {
+        unsubscribeChange();
+        unsubscribeEnd?.();
+      };
       this.emit('connect', info);
       for (const req of early.splice(0)) s.receive(req);
     };
 
     call.on('data', (req: DiscoveryRequest) => {
       if (ended) return;
+      const problem = unusable(req);
+      if (problem && stream) return finish(problem);
+      if (problem) return refuse(req.node, problem, new Error(problem.details));
       if (stream) return stream.receive(req);
+      if (early.length >= ADS_LIMITS.earlyRequests) {
+        const details = `${early.length + 1} requests came before the first one was answered; at most ${ADS_LIMITS.earlyRequests}`;
+        return refuse(early[0]?.node, { code: grpc.status.RESOURCE_EXHAUSTED, details }, new Error(details));
+      }
       early.push(req);
       if (opening) return;
       opening = true;

@@ -1,4 +1,5 @@
 import { sameStrings } from '../util/deep-equal.js';
+import { ADS_LIMITS, clipDetails } from './ads-limits.js';
 import type { AdsCall, DiscoveryRequest } from './ads-protocol.js';
 import type { ProxyHandle, ResourceSet } from './config-source.js';
 import type { EncodedAny } from './encode-any.js';
@@ -119,7 +120,9 @@ export class AdsStream {
   private judge(status: TypeStatus, req: DiscoveryRequest): void {
     if (req.error_detail) {
       status.responsesRejected++;
-      status.lastNack = { message: req.error_detail.message, version: status.version, time: this.now() };
+      // Kept for `/xds`: a client's message, cut to a bound.
+      const message = clipDetails(req.error_detail.message, ADS_LIMITS.nackMessage);
+      status.lastNack = { message, version: status.version, time: this.now() };
     } else {
       status.responsesAcknowledged++;
       status.ackedVersion = status.version;

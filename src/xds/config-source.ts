@@ -29,6 +29,11 @@ export interface ProxyHandle {
   resources(typeUrl: string, names: readonly string[]): ResourceSet;
   /** Calls `listener` when config may have changed; returns the unsubscribe function. */
   onChange(listener: () => void): () => void;
+  /**
+   * Calls `listener` when the source ends the stream (its data plane token was revoked or
+   * expired: an `AppError`, whose status the stream ends with); returns the unsubscribe function.
+   */
+  onEnd?(listener: (err: unknown) => void): () => void;
   /** The stream ended. */
   closed(): void;
 }

@@ -24,7 +24,7 @@ import { nodeIdentity, proxyToken, type DataplaneLookup } from './node-identity.
 import type { ProxyTokenCheck } from './proxy-token.js';
 import { configCandidates, proxylessConfig, type ProxylessConfig } from './proxyless/config.js';
 import { readyEndpoints } from './proxyless/endpoints.js';
-import { isServerListenerName, withServerListeners } from './proxyless/server-listener.js';
+import { isServerListenerName, namesOwnInbound, withServerListeners } from './proxyless/server-listener.js';
 import type { Refusal } from './refusal.js';
 import { encodedValue } from './encode-any.js';
 import { CLUSTER, CLUSTER_LOAD_ASSIGNMENT, LISTENER } from './type-urls.js';
@@ -49,6 +49,79 @@ export interface MeshConfigDeps {
   sources: XdsSources;
   /** Calls `listener(mesh, write)` after each committed write in a mesh; returns the unsubscribe function. */
   onMeshChange(listener: (mesh: string, write: MeshWrite) => void): () => void;
+  /**
+   * Whether Secret `name` of `mesh` decides which data plane tokens hold (a signing key or the
+   * revocation list): a write of one checks the tokens of the mesh's open streams again.
+   * Absent: every Secret write in the mesh does.
+   */
+  tokenSecret?(mesh: string, name: string): boolean;
+  now?: () => Date;
+}
+
+/** The longest delay node's timers take (a longer one fires after 1 ms). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Ends a stream when its token stops holding, as watch streams end with their user token: at its
+ * expiry (a timer), and when a write may have revoked it (a token Secret of the mesh, or the
+ * proxy's own Dataplane, whose tags the token must cover): the token is checked again as at open.
+ * Returns the stop function.
+ */
+function watchToken(
+  deps: MeshConfigDeps,
+  proxy: { mesh: string; name: string; token: string | undefined },
+  admitted: { tokenId?: string; expiresAt?: Date },
+  end: (err: AppError) => void,
+): () => void {
+  if (admitted.tokenId === undefined) return () => undefined;
+  const { mesh, name } = proxy;
+  const now = deps.now ?? (() => new Date());
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const stop = (): void => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+    unsubscribe();
+  };
+  const ended = (err: AppError): void => {
+    if (stopped) return;
+    stop();
+    end(err);
+  };
+  const expiresAt = admitted.expiresAt;
+  if (expiresAt) {
+    const deadline = Date.now() + (expiresAt.getTime() - now().getTime());
+    const expired = new AppError(
+      'UNAUTHENTICATED',
+      'Token expired',
+      `the data plane token ${admitted.tokenId} expired at ${expiresAt.toISOString()}: issue a new one (POST /tokens/dataplane) and reconnect`,
+    );
+    // Always in a later turn: the stream subscribes to its end once the open has resolved.
+    const arm = (): void => {
+      const left = deadline - Date.now();
+      if (left <= 0) return ended(expired);
+      timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
+      timer.unref();
+    };
+    timer = setTimeout(arm, 0);
+    timer.unref();
+  }
+  const unsubscribe = deps.onMeshChange((m, write) => {
+    if (m !== mesh || stopped) return;
+    const own = write.kind === 'Dataplane' && write.name === name;
+    const secret = write.kind === 'Secret' && (deps.tokenSecret?.(mesh, write.name) ?? true);
+    if (!own && !secret) return;
+    const dataplane = deps.lookup(mesh, name);
+    if (dataplane === undefined) return;
+    deps.checkToken(dataplane, proxy.token).then(
+      (result) => {
+        if (!result.ok) ended(refused(result));
+      },
+      (err: unknown) =>
+        ended(err instanceof AppError ? err : new AppError('INTERNAL', 'Token check failed', String(err))),
+    );
+  });
+  return stop;
 }
 
 /** Creates the source. */
@@ -63,19 +136,36 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
       const allowed = await deps.checkToken(who.dataplane, token.token);
       if (!allowed.ok) throw refused(allowed);
       const { mesh, name } = who;
+      const ends = new Set<(err: unknown) => void>();
+      let over = false;
+      const stopWatch = watchToken(deps, { mesh, name, token: token.token }, allowed, (err) => {
+        if (over) return;
+        over = true;
+        for (const listener of ends) listener(err);
+      });
+      /** The Listener names asked for, sorted; the key of those that exist (what the config is computed for). */
       let services: string[] = [];
-      let servicesKey = '';
+      let servicesKey: string | undefined;
+      /** Listener names this stream was sent: they stay while asked for (see `existing`). */
+      let sent = new Set<string>();
       let cached: { services: string; config: ProxylessConfig } | undefined;
       let footprint: ProxyFootprint | undefined;
       /** The proxy's own networking, read again after a write of its Dataplane or its Mesh. */
       let own: { networking: Networking | undefined } | undefined;
       const config = (): { version: number; config: ProxylessConfig } => {
         const version = deps.sources.revision();
-        if (cached?.services !== servicesKey) {
+        if (cached === undefined || cached.services !== servicesKey) {
           own ??= { networking: deps.sources.dataplane(mesh, name) };
-          const computed = shared.of(mesh, version).compute(own.networking, services, servicesKey);
-          footprint = { ...computed.footprint, self: name };
-          cached = { services: servicesKey, config: computed.config };
+          const at = shared.of(mesh, version);
+          const present = existing(services, at, own.networking, sent);
+          sent = new Set(present);
+          const key = present.join('\u0000');
+          const computed = at.compute(own.networking, present, key);
+          // Every name asked for is in the footprint: a service that comes to exist touches it.
+          const reach = new Set([...computed.footprint.reach, ...services]);
+          footprint = { ...computed.footprint, reach, self: name };
+          servicesKey = key;
+          cached = { services: key, config: computed.config };
         }
         return { version, config: cached.config };
       };
@@ -83,7 +173,7 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
         resources(typeUrl, names) {
           if (typeUrl === LISTENER && !sameStrings(names, services)) {
             services = [...names].sort();
-            servicesKey = services.join('\u0000');
+            servicesKey = undefined;
           }
           const { version, config: c } = config();
           if (typeUrl === LISTENER)
@@ -105,7 +195,14 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
             listener();
           });
         },
+        onEnd(listener) {
+          ends.add(listener);
+          return () => ends.delete(listener);
+        },
         closed() {
+          over = true;
+          stopWatch();
+          ends.clear();
           cached = undefined;
           own = undefined;
           footprint = undefined;
@@ -114,6 +211,30 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
     },
   };
 }
+
+/**
+ * The Listener names of `asked` that are answered: a service some Dataplane of the mesh serves (an
+ * inbound with its service tag, ready or not, in any zone), a server
+ * Listener name of one of the proxy's own inbounds, and any name this stream was already sent. A
+ * name that exists nowhere is not answered (a client asking thousands of made-up names gets no
+ * Listener for them, rather than one built for each); the client waits for it, and it is sent when
+ * it comes to exist. A Listener once sent is not withdrawn while asked for: the client would keep
+ * it with its last endpoints (`ignore_resource_deletion`), or without that feature drop it and then
+ * ignore it re-added identical; it stays with no endpoints, and calls fail with UNAVAILABLE.
+ */
+function existing(
+  asked: readonly string[],
+  at: MeshAtRevision,
+  networking: Networking | undefined,
+  sent: ReadonlySet<string>,
+): string[] {
+  return asked.filter(
+    (n) => sent.has(n) || (isServerListenerName(n) ? namesOwnInbound(networking, n) : at.exists(n)),
+  );
+}
+
+/** Distinct name lists kept per array (proxies of one workload ask the same few). */
+const PICKED_PER_ARRAY = 256;
 
 /** Picked subsets by the array they were picked from and the names asked (see {@link pick}). */
 const PICKED = new WeakMap<ReadonlyArray<Record<string, unknown>>, Map<string, NamedResource[]>>();
@@ -136,6 +257,8 @@ function pick(
   const key = names.join('\u0000');
   let picked = byNames.get(key);
   if (!picked) {
+    // Bounded: a stream may ask any names (up to the request cap) again and again.
+    if (byNames.size >= PICKED_PER_ARRAY) byNames.clear();
     const wanted = new Set(names);
     picked = all
       .filter((r) => wanted.size === 0 || wanted.has(nameOf(r)))
@@ -167,6 +290,8 @@ function workloadKey(networking: Networking, server: boolean): string {
 
 /** What one mesh's proxies share at one revision: its inputs, and the configs by (tags, services). */
 interface MeshAtRevision {
+  /** True when a Dataplane of the mesh serves `service` (an inbound with its service tag, ready or not). */
+  exists(service: string): boolean;
   /** `servicesKey`: `services` joined by NUL (the caller keeps it). */
   compute(
     networking: Networking | undefined,
@@ -174,6 +299,9 @@ interface MeshAtRevision {
     servicesKey: string,
   ): { config: ProxylessConfig; footprint: ProxyFootprint };
 }
+
+/** Configs kept per mesh and revision; past it a config is computed for its stream alone. */
+const CONFIGS_PER_REVISION = 10_000;
 
 /** The configs of one mesh at one revision, by workload key. */
 type Configs = Map<string, { config: ProxylessConfig; footprint: ProxyFootprint }>;
@@ -211,6 +339,7 @@ function sharedConfigs(sources: XdsSources): { of(mesh: string, revision: number
     const endpoints = readyEndpoints(dataplanes.map((d) => d.networking));
     const owners = ownersByService(dataplanes);
     return {
+      exists: (service) => service !== '' && owners.has(service),
       compute(networking, services, servicesKey) {
         // A proxyless server's inbound Listener depends on its own addresses and ports, not only tags.
         const server = services.some(isServerListenerName);
@@ -235,7 +364,8 @@ function sharedConfigs(sources: XdsSources): { of(mesh: string, revision: number
             server,
           };
           hit = { config, footprint };
-          configs.set(key, hit);
+          // Bounded: a proxy may ask ever other subsets of the services within one revision.
+          if (configs.size < CONFIGS_PER_REVISION) configs.set(key, hit);
         }
         return hit;
       },

@@ -47,13 +47,45 @@ const named = (ref: ProxyRef): string => `Dataplane "${ref.name}" in mesh "${ref
 const createHint = (ref: ProxyRef): string =>
   `create it first (PUT /meshes/${ref.mesh}/dataplanes/${ref.name})`;
 
-/** Every (mesh, name) reading of a node id: a split at each dot with a non-empty mesh and name, first dot first. */
+/** Mesh and resource names (decisions §2): 1–253 characters of [0-9a-z._-], starting with a letter or digit. */
+const NAME = /^[0-9a-z][0-9a-z._-]{0,252}$/;
+
+/** The longest node id that can name a Dataplane: a mesh name, a dot, a Dataplane name. */
+export const NODE_ID_MAX_LENGTH = 253 + 1 + 253;
+
+/**
+ * Every (mesh, name) reading of a node id: a split at each dot whose two sides are both a valid
+ * name (so an id has at most a few hundred, whatever its dots), first dot first.
+ */
 export function nodeIdSplits(id: string): ProxyRef[] {
   const splits: ProxyRef[] = [];
-  for (let at = id.indexOf('.'); at !== -1; at = id.indexOf('.', at + 1)) {
-    if (at > 0 && at < id.length - 1) splits.push({ mesh: id.slice(0, at), name: id.slice(at + 1) });
+  // Both sides are at most 253 characters: only the dots in the middle of a long id can split it.
+  const from = Math.max(0, id.length - 254);
+  for (let at = id.indexOf('.', from); at !== -1 && at <= 253; at = id.indexOf('.', at + 1)) {
+    const ref = { mesh: id.slice(0, at), name: id.slice(at + 1) };
+    if (NAME.test(ref.mesh) && NAME.test(ref.name)) splits.push(ref);
   }
   return splits;
+}
+
+/** A value as a message quotes it: JSON-quoted (control characters escaped), cut at 64 characters. */
+const quote = (value: string): string => JSON.stringify(value.length > 64 ? `${value.slice(0, 63)}…` : value);
+
+/** Why `id` cannot be a node id (too long, or characters no name has), or undefined. */
+function unusableId(id: string): Refusal | undefined {
+  if (id.length > NODE_ID_MAX_LENGTH) {
+    return refusal(
+      'INVALID_ARGUMENT',
+      `node.id is ${id.length} characters long; at most ${NODE_ID_MAX_LENGTH} (<mesh>.<name>, each at most 253 characters): fix node.id`,
+    );
+  }
+  if (!/^[0-9a-z._-]+$/.test(id)) {
+    return refusal(
+      'INVALID_ARGUMENT',
+      `node.id ${quote(id)} has characters no mesh or Dataplane name has (names are [0-9a-z._-]): ${FIX_HINT}`,
+    );
+  }
+  return undefined;
 }
 
 /** The metadata (mesh, name) pair when the node names one; a refusal when it names half of one; undefined when neither. */
@@ -74,6 +106,12 @@ function metadataRef(metadata: Record<string, unknown>): ProxyRef | Refusal | un
     }
     if (typeof value !== 'string' || value === '') {
       return refusal('INVALID_ARGUMENT', `node.metadata "${key}" must be a non-empty string`);
+    }
+    if (!NAME.test(value)) {
+      return refusal(
+        'INVALID_ARGUMENT',
+        `node.metadata "${key}" is ${quote(value)}, which is not a name: 1 to 253 characters of [0-9a-z._-], starting with a letter or digit`,
+      );
     }
   }
   return { mesh: mesh as string, name: name as string };
@@ -105,6 +143,8 @@ export function nodeIdentity(node: XdsNode, lookup: DataplaneLookup): ProxyIdent
 
   const id = node.id ?? '';
   if (id === '') return refusal('INVALID_ARGUMENT', `the node has no id: ${FIX_HINT}`);
+  const unusable = unusableId(id);
+  if (unusable) return unusable;
   const splits = nodeIdSplits(id);
   if (splits.length === 0) {
     return refusal('INVALID_ARGUMENT', `node.id "${id}" is not <mesh>.<name>: ${FIX_HINT}`);
@@ -114,8 +154,13 @@ export function nodeIdentity(node: XdsNode, lookup: DataplaneLookup): ProxyIdent
     return dataplane === undefined ? [] : [{ ...ref, dataplane }];
   });
   if (found.length === 0) {
-    const tried = splits.map(named);
-    const what = tried.length === 1 ? `${tried[0]} not found` : `none of ${tried.join(', ')} exists`;
+    // The id is named once: listing every reading of an id with many dots repeats it as many times.
+    const what =
+      splits.length === 1
+        ? `${named(splits[0])} not found`
+        : splits.length === 2
+          ? `none of ${splits.map(named).join(', ')} exists`
+          : `none of its ${splits.length} readings as <mesh>.<name> (one at each dot) names an existing Dataplane`;
     const hint =
       splits.length === 1 ? `${createHint(splits[0])}, or fix node.id` : 'create it first, or fix node.id';
     return refusal('NOT_FOUND', `node.id "${id}" names no Dataplane: ${what}; ${hint}`);

@@ -7,10 +7,11 @@ import { refusal } from './refusal.js';
 /** How the xDS server checks a proxy (config `dpServer.authn.type`, decisions §11). */
 export type DataplaneAuthnType = 'dpToken' | 'none';
 
-/** A proxy let in: the id of the token that did it (absent with `none`). */
+/** A proxy let in: the id of the token that did it and when that expires (absent with `none`). */
 export interface ProxyAdmitted {
   ok: true;
   tokenId?: string;
+  expiresAt?: Date;
 }
 
 /** Checks a proxy's token against its Dataplane: admitted, or a refusal naming what is wrong. */
@@ -109,6 +110,6 @@ export function createProxyTokenCheck(deps: {
         `the data plane token ${claims.tokenId} does not cover Dataplane "${dataplane.name}" in mesh "${dataplane.mesh}": ${problem}`,
       );
     }
-    return { ok: true, tokenId: claims.tokenId };
+    return { ok: true, tokenId: claims.tokenId, expiresAt: claims.expiresAt };
   };
 }

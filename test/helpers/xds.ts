@@ -2,6 +2,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
+import { ADS_METHOD_PATH } from '../../src/xds/ads-protocol.js';
 import {
   CLUSTER,
   CLUSTER_LOAD_ASSIGNMENT,
@@ -149,8 +150,14 @@ export interface RawAdsClient {
 
 const THIRD_PARTY = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'proto', 'third_party');
 
-/** proto-loader's definition of ads.proto (the reference the hand-written service is checked against). */
+let adsPackage: grpc.GrpcObject | undefined;
+
+/**
+ * proto-loader's definition of ads.proto (the reference the hand-written service is checked against),
+ * parsed once: a parse holds this process's loop, which tests of the server's loop delay share.
+ */
 export function loadAdsPackage(): grpc.GrpcObject {
+  if (adsPackage) return adsPackage;
   const def = loadSync('envoy/service/discovery/v3/ads.proto', {
     includeDirs: ['envoy-api', 'xds', 'googleapis', 'protoc-gen-validate'].map((d) => join(THIRD_PARTY, d)),
     keepCase: true,
@@ -159,7 +166,8 @@ export function loadAdsPackage(): grpc.GrpcObject {
     arrays: true,
     oneofs: true,
   });
-  return grpc.loadPackageDefinition(def);
+  adsPackage = grpc.loadPackageDefinition(def);
+  return adsPackage;
 }
 
 /** A node as a proxyless client sends it; `metadata` is a plain object turned into a Struct. */
@@ -233,6 +241,78 @@ export function rawAdsClient(port: number, metadata = new grpc.Metadata()): RawA
       client.close();
     },
   };
+}
+
+/** The status a stream ends with, or a failure when it does not end within `ms` (a hung client). */
+export async function statusWithin(client: RawAdsClient, ms = 5000): Promise<grpc.StatusObject> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      client.status,
+      new Promise<never>((_, fail) => {
+        timer = setTimeout(() => fail(new Error(`the stream did not end within ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    client.close();
+  }
+}
+
+/** A length-delimited protobuf field: tag, length, bytes. */
+export function pbField(number: number, bytes: Buffer): Buffer {
+  const varint = (n: number): number[] => {
+    const out: number[] = [];
+    for (; n > 127; n >>>= 7) out.push((n & 127) | 128);
+    out.push(n);
+    return out;
+  };
+  return Buffer.concat([Buffer.from(varint((number << 3) | 2)), Buffer.from(varint(bytes.length)), bytes]);
+}
+
+/**
+ * Sends `bytes` as the first message of an ADS stream: resolves with `{ answered: true }` at the
+ * first response, or with the status the stream ended with (a deadline of `ms`: DEADLINE_EXCEEDED
+ * when neither came). The bytes are encoded before the call: only the server's work is in it.
+ */
+export function rawAdsExchange(
+  port: number,
+  bytes: Buffer,
+  metadata = new grpc.Metadata(),
+  ms = 5000,
+): Promise<{ answered: true } | grpc.StatusObject> {
+  const client = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+  const call = client.makeBidiStreamRequest(ADS_METHOD_PATH, raw, raw, metadata, {
+    deadline: Date.now() + ms,
+  });
+  call.on('error', () => undefined);
+  const outcome = new Promise<{ answered: true } | grpc.StatusObject>((resolve) => {
+    call.once('data', () => resolve({ answered: true }));
+    call.on('status', resolve);
+  });
+  call.write(bytes);
+  return outcome.finally(() => {
+    call.cancel();
+    client.close();
+  });
+}
+
+/** Sends `bytes` as the first message of an ADS stream and resolves with its status (5 s at most). */
+export async function rawAdsRequest(port: number, bytes: Buffer): Promise<grpc.StatusObject> {
+  const outcome = await rawAdsExchange(port, bytes);
+  if ('answered' in outcome) throw new Error('the server answered a request it should refuse');
+  return outcome;
+}
+
+/** A DiscoveryRequest in wire format, as the raw test client encodes it (proto-loader's encoder). */
+export function encodeAdsRequest(req: object): Buffer {
+  const pkg = loadAdsPackage() as unknown as {
+    envoy: {
+      service: { discovery: { v3: { AggregatedDiscoveryService: { service: grpc.ServiceDefinition } } } };
+    };
+  };
+  const method = pkg.envoy.service.discovery.v3.AggregatedDiscoveryService.service.StreamAggregatedResources;
+  return (method as grpc.MethodDefinition<object, unknown>).requestSerialize(req);
 }
 
 const raw = (b: Buffer): Buffer => b;

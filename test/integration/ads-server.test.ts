@@ -252,6 +252,39 @@ describe('ADS server (state of the world)', () => {
     expect(source.nodes[0]?.locality).toEqual({ zone: 'zone-1' });
   });
 
+  it('ends a stream that asks more than 16 resource types, or a type URL over 256 characters', async () => {
+    const { client } = await subscribed();
+    for (let i = 1; i < 16; i++) {
+      client.send({ type_url: `type.example/t${i}` });
+      await client.next();
+    }
+    client.send({ type_url: 'type.example/one-too-many' });
+    expect(await client.status).toMatchObject({
+      code: grpc.status.RESOURCE_EXHAUSTED,
+      details: 'a stream subscribes to at most 16 resource types',
+    });
+    const other = connect();
+    other.send({ type_url: 'x'.repeat(257), node: rawNode('default.web-1') });
+    expect(await other.status).toMatchObject({
+      code: grpc.status.INVALID_ARGUMENT,
+      details: 'the type_url is 257 characters long; at most 256',
+    });
+  });
+
+  it('keeps at most 4,096 characters of a NACK message', async () => {
+    const { client, first } = await subscribed();
+    client.send({
+      type_url: LISTENER,
+      resource_names: ['backend'],
+      response_nonce: first.nonce,
+      error_detail: { code: grpc.status.INVALID_ARGUMENT, message: 'n'.repeat(100_000) },
+    });
+    await client.nothingFor(300);
+    const nack = onlyStream().types.get(LISTENER)?.lastNack;
+    expect(nack?.message).toHaveLength(4096);
+    expect(nack?.message.endsWith('…')).toBe(true);
+  });
+
   it('reports connect, counter updates and disconnect with its time, and closes the handle', async () => {
     const events: string[] = [];
     let connected: StreamInfo | undefined;

@@ -110,6 +110,12 @@ export function buildServerListener(
   return { listener, notes };
 }
 
+/** True when `name` is a server Listener name with the address and port of one of the proxy's inbounds. */
+export function namesOwnInbound(networking: Networking | undefined, name: string): boolean {
+  const at = listeningAddress(name);
+  return networking !== undefined && at !== undefined && matchingInbound(networking, at) !== undefined;
+}
+
 function matchingInbound(
   server: Networking,
   at: { host: string; port: number },

@@ -13,6 +13,14 @@ describe('nodeIdSplits', () => {
     expect(nodeIdSplits('.a.')).toEqual([]);
     expect(nodeIdSplits('plain')).toEqual([]);
   });
+
+  it('keeps only the readings whose two sides are names (at most 253 characters, starting alphanumeric)', () => {
+    expect(nodeIdSplits('a..b')).toEqual([{ mesh: 'a.', name: 'b' }]);
+    const long = `${'m'.repeat(253)}.${'n'.repeat(253)}`;
+    expect(nodeIdSplits(long)).toEqual([{ mesh: 'm'.repeat(253), name: 'n'.repeat(253) }]);
+    // 505 dots, one reading: each side at most 253 characters.
+    expect(nodeIdSplits(`${'b.'.repeat(253)}b`)).toHaveLength(1);
+  });
 });
 
 describe('nodeIdentity (decisions §11)', () => {
@@ -83,6 +91,40 @@ describe('nodeIdentity (decisions §11)', () => {
       message:
         'Dataplane "nope" in mesh "default" (named by node.metadata) not found: create it first (PUT /meshes/default/dataplanes/nope), or fix node.metadata',
     });
+  });
+
+  it('names an id of many readings once, with their count', () => {
+    const id = nodeIdentity({ id: 'a.b.c.d' }, lookupOf(web));
+    expect(id).toEqual({
+      ok: false,
+      code: 'NOT_FOUND',
+      message:
+        'node.id "a.b.c.d" names no Dataplane: none of its 3 readings as <mesh>.<name> (one at each dot) names an existing Dataplane; create it first, or fix node.id',
+    });
+  });
+
+  it('refuses an id longer than a mesh and a name, or with characters names do not have, before any lookup', () => {
+    const lookup = () => {
+      throw new Error('looked up');
+    };
+    expect(nodeIdentity({ id: 'x'.repeat(508) }, lookup)).toEqual({
+      ok: false,
+      code: 'INVALID_ARGUMENT',
+      message:
+        'node.id is 508 characters long; at most 507 (<mesh>.<name>, each at most 253 characters): fix node.id',
+    });
+    const control = nodeIdentity({ id: 'default.web\n1' }, lookup);
+    expect(control).toMatchObject({ ok: false, code: 'INVALID_ARGUMENT' });
+    expect(control.ok ? '' : control.message).toMatch(
+      /^node\.id "default\.web\\n1" has characters no mesh or Dataplane name has \(names are \[0-9a-z\._-\]\)/,
+    );
+    const metadata = nodeIdentity(
+      { metadata: { 'dataplane.mesh': 'default', 'dataplane.name': 'W'.repeat(300) } },
+      lookup,
+    );
+    expect(metadata.ok ? '' : metadata.message).toBe(
+      `node.metadata "dataplane.name" is "${'W'.repeat(63)}…", which is not a name: 1 to 253 characters of [0-9a-z._-], starting with a letter or digit`,
+    );
   });
 
   it('refuses a node without a usable id or with half the metadata pair with INVALID_ARGUMENT', () => {

@@ -134,8 +134,11 @@ function entry(
 
 type Views = ReturnType<typeof createResourceViews>;
 
-/** The config of `name` dialling `services`, computed from scratch from the views. */
-function fullRecomputation(views: Views, name: string, services: string[]) {
+/**
+ * The config of `name` dialling `services`, computed from scratch from the views: for the services
+ * that exist (a Dataplane of the mesh serves them) and those it was `sent` already.
+ */
+function fullRecomputation(views: Views, name: string, services: string[], sent: ReadonlySet<string>) {
   const own = views.get('Dataplane', MESH, name)?.resource.networking as Networking | undefined;
   if (!own) return { listeners: [], clusters: [], assignments: [] };
   const candidates: Record<string, PolicyResource[]> = {};
@@ -145,7 +148,15 @@ function fullRecomputation(views: Views, name: string, services: string[]) {
   }
   const nets: Networking[] = [];
   views.each('Dataplane', MESH, (i) => nets.push(i.resource.networking as Networking));
-  const c = proxylessConfig({ networking: own, services, candidates, endpoints: readyEndpoints(nets) });
+  const exists = new Set<string>();
+  for (const n of nets) for (const ib of n.inbound ?? []) exists.add(ib.tags[SVC] as string);
+  const present = services.filter((s) => sent.has(s) || exists.has(s));
+  const c = proxylessConfig({
+    networking: own,
+    services: present,
+    candidates,
+    endpoints: readyEndpoints(nets),
+  });
   return { listeners: c.listeners, clusters: c.clusters, assignments: c.assignments };
 }
 
@@ -203,9 +214,9 @@ describe('bounded recomputation (issue 17 point 3): a write recomputes only the 
               new grpc.Metadata(),
             );
             const services = dials[i] as string[];
-            const state = { name, services, handle, dirty: false };
+            const state = { name, services, handle, dirty: false, sent: new Set<string>() };
             handle.onChange(() => (state.dirty = true));
-            handle.resources(LISTENER, services);
+            for (const r of handle.resources(LISTENER, services).resources) state.sent.add(r.name);
             proxies.push(state);
           }
           for (const w of writes) {
@@ -217,7 +228,8 @@ describe('bounded recomputation (issue 17 point 3): a write recomputes only the 
                 clusters: p.handle.resources(CLUSTER, []).resources.map((r) => r.resource),
                 assignments: p.handle.resources(CLUSTER_LOAD_ASSIGNMENT, []).resources.map((r) => r.resource),
               };
-              const full = fullRecomputation(views, p.name, p.services);
+              const full = fullRecomputation(views, p.name, p.services, p.sent);
+              for (const r of p.handle.resources(LISTENER, p.services).resources) p.sent.add(r.name);
               if (!p.dirty) {
                 skipped++;
                 expect(served).toEqual(full);

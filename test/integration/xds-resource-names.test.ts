@@ -1,0 +1,105 @@
+import * as grpc from '@grpc/grpc-js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ControlPlane } from '../../src/runtime/control-plane.js';
+import { decodeAny } from '../../src/xds/encode-any.js';
+import { CLUSTER, LISTENER } from '../../src/xds/type-urls.js';
+import { startListeningPlane } from '../helpers/control-plane.js';
+import { measureLoopDelay } from '../helpers/loop-delay.js';
+import { rawAdsClient, rawNode, type RawAdsClient, type RawResponse } from '../helpers/xds.js';
+
+const SVC = 'mesh.io/service';
+const size = (r: RawResponse): number => r.resources.reduce((n, a) => n + a.value.length, 0);
+const names = (r: RawResponse): string[] => r.resources.map((a) => String(decodeAny(a).name));
+
+/** What one authenticated proxy can make the server compute and send with the names it asks for. */
+describe('xDS resource names: a cap per request, and only names that exist are answered', () => {
+  let cp: ControlPlane;
+  let token: string;
+  const open: RawAdsClient[] = [];
+
+  const put = async (name: string, service: string, port: number) => {
+    const res = await cp.app.inject({
+      method: 'PUT',
+      url: `/meshes/default/dataplanes/${name}`,
+      payload: {
+        type: 'Dataplane',
+        mesh: 'default',
+        name,
+        networking: { address: '127.0.0.1', inbound: [{ port, tags: { [SVC]: service } }] },
+      },
+    });
+    expect(res.statusCode, res.body).toBeLessThan(300);
+  };
+  /** A stream of client-1 asking Listeners `resourceNames`. */
+  const subscribe = (resourceNames: string[]) => {
+    const client = rawAdsClient(cp.ports.xds);
+    open.push(client);
+    client.send({
+      type_url: LISTENER,
+      resource_names: resourceNames,
+      node: rawNode('default.client-1', { 'dataplane.token': token }),
+    });
+    return client;
+  };
+
+  beforeAll(async () => {
+    cp = await startListeningPlane();
+    await put('client-1', 'client', 1);
+    await put('web-1', 'web', 8080);
+    const issued = await cp.app.inject({
+      method: 'POST',
+      url: '/tokens/dataplane',
+      payload: { mesh: 'default', name: 'client-1' },
+    });
+    token = issued.body;
+    // The protos are parsed at the first request (client and server): once, not a request's cost.
+    const warm = subscribe(['web']);
+    await warm.next();
+    warm.close();
+  });
+  afterAll(async () => {
+    for (const c of open) c.close();
+    await cp?.close();
+  });
+
+  it('20,000 names in one request end the stream with RESOURCE_EXHAUSTED naming the cap, without holding the loop', async () => {
+    const many = Array.from({ length: 20_000 }, (_, i) => `svc-${i}`);
+    const { result: status, maxMs } = await measureLoopDelay(async () => {
+      const client = subscribe(many);
+      return client.status;
+    });
+    expect(status.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    expect(status.details).toBe(
+      'a DiscoveryRequest names 20000 resources; at most 1000 per request (a client asks for the services it dials)',
+    );
+    expect(maxMs).toBeLessThan(100);
+  });
+
+  it('1,000 names that do not exist get no Listener: the answer holds only the one that does', async () => {
+    const asked = [...Array.from({ length: 999 }, (_, i) => `nothing-${i}`), 'web'];
+    const { result: answer, maxMs } = await measureLoopDelay(async () => subscribe(asked).next(5000));
+    expect(names(answer)).toEqual(['web']);
+    expect(size(answer)).toBeLessThan(4096);
+    expect(maxMs).toBeLessThan(100);
+  });
+
+  it('a name that comes to exist is sent then, and stays while it is asked for', async () => {
+    const client = subscribe(['later', 'web']);
+    const first = await client.next();
+    expect(names(first)).toEqual(['web']);
+    client.send({ type_url: LISTENER, resource_names: ['later', 'web'], response_nonce: first.nonce });
+    client.send({ type_url: CLUSTER, resource_names: [] });
+    const clusters = await client.next();
+    client.send({ type_url: CLUSTER, resource_names: [], response_nonce: clusters.nonce });
+    await put('later-1', 'later', 9090);
+    const pushed = [await client.next(), await client.next()];
+    const lds = pushed.find((r) => r.type_url === LISTENER);
+    expect(lds && names(lds)).toEqual(['later', 'web']);
+    client.send({ type_url: LISTENER, resource_names: ['later', 'web'], response_nonce: lds?.nonce });
+    // Gone again: the Listener a client was sent stays (with no endpoints), never withdrawn.
+    const del = await cp.app.inject({ method: 'DELETE', url: '/meshes/default/dataplanes/later-1' });
+    expect(del.statusCode).toBe(200);
+    await client.nothingFor(500).catch(() => undefined);
+    expect(cp.xds?.streamOf('default', 'client-1')?.served(LISTENER)).toHaveLength(2);
+  });
+});
