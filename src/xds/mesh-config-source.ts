@@ -213,14 +213,22 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
 }
 
 /**
+ * Listener names that no Dataplane serves, answered per stream: each gets a Listener whose calls
+ * fail at once with UNAVAILABLE naming the service (a typo in a target is told at once, not after
+ * the client's 15 s wait for a resource). Past these, made-up names get nothing until they exist:
+ * a client asking thousands of them costs a few Listeners, not one built for each.
+ */
+export const UNKNOWN_LISTENERS_PER_STREAM = 16;
+
+/**
  * The Listener names of `asked` that are answered: a service some Dataplane of the mesh serves (an
- * inbound with its service tag, ready or not, in any zone), a server
- * Listener name of one of the proxy's own inbounds, and any name this stream was already sent. A
- * name that exists nowhere is not answered (a client asking thousands of made-up names gets no
- * Listener for them, rather than one built for each); the client waits for it, and it is sent when
- * it comes to exist. A Listener once sent is not withdrawn while asked for: the client would keep
- * it with its last endpoints (`ignore_resource_deletion`), or without that feature drop it and then
- * ignore it re-added identical; it stays with no endpoints, and calls fail with UNAVAILABLE.
+ * inbound with its service tag, ready or not, in any zone), a server Listener name of one of the
+ * proxy's own inbounds, any name this stream was already sent, and up to
+ * {@link UNKNOWN_LISTENERS_PER_STREAM} names that exist nowhere (those already sent count first).
+ * A name past that is sent when it comes to exist. A Listener once sent is not withdrawn while
+ * asked for: the client would keep it with its last endpoints (`ignore_resource_deletion`), or
+ * without that feature drop it and then ignore it re-added identical; it stays with no endpoints,
+ * and calls fail with UNAVAILABLE.
  */
 function existing(
   asked: readonly string[],
@@ -228,9 +236,10 @@ function existing(
   networking: Networking | undefined,
   sent: ReadonlySet<string>,
 ): string[] {
-  return asked.filter(
-    (n) => sent.has(n) || (isServerListenerName(n) ? namesOwnInbound(networking, n) : at.exists(n)),
-  );
+  const known = (n: string): boolean =>
+    isServerListenerName(n) ? namesOwnInbound(networking, n) : at.exists(n);
+  let unknownLeft = UNKNOWN_LISTENERS_PER_STREAM - asked.filter((n) => sent.has(n) && !known(n)).length;
+  return asked.filter((n) => sent.has(n) || known(n) || (!isServerListenerName(n) && unknownLeft-- > 0));
 }
 
 /** Distinct name lists kept per array (proxies of one workload ask the same few). */

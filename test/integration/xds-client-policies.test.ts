@@ -112,6 +112,12 @@ describe('Timeout, Retry and FaultInjection on a proxyless client', () => {
     expect(Date.now() - started).toBeLessThan(900);
   });
 
+  it('a service no proxy serves fails calls with UNAVAILABLE, not the deadline (a Listener is still sent)', async () => {
+    // Without a Listener the client would wait 15 s for one, past the call's 5 s deadline.
+    const err = await failure(echo(clientOf('nobody')));
+    expect(err?.code).toBe(grpc.status.UNAVAILABLE);
+  });
+
   it('a Retry makes calls pass through one injected UNAVAILABLE', async () => {
     const client = clientOf('flaky');
     for (let i = 0; i < 5; i++) expect(await echo(client)).toBe('flaky');

@@ -2,6 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { decodeAny } from '../../src/xds/encode-any.js';
+import { UNKNOWN_LISTENERS_PER_STREAM } from '../../src/xds/mesh-config-source.js';
 import { CLUSTER, LISTENER } from '../../src/xds/type-urls.js';
 import { startListeningPlane } from '../helpers/control-plane.js';
 import { measureLoopDelay } from '../helpers/loop-delay.js';
@@ -12,7 +13,7 @@ const size = (r: RawResponse): number => r.resources.reduce((n, a) => n + a.valu
 const names = (r: RawResponse): string[] => r.resources.map((a) => String(decodeAny(a).name));
 
 /** What one authenticated proxy can make the server compute and send with the names it asks for. */
-describe('xDS resource names: a cap per request, and only names that exist are answered', () => {
+describe('xDS resource names: a cap per request, and made-up names answered only a few per stream', () => {
   let cp: ControlPlane;
   let token: string;
   const open: RawAdsClient[] = [];
@@ -75,31 +76,42 @@ describe('xDS resource names: a cap per request, and only names that exist are a
     expect(maxMs).toBeLessThan(100);
   });
 
-  it('1,000 names that do not exist get no Listener: the answer holds only the one that does', async () => {
+  it('1,000 names that do not exist: only the first 16 get a Listener (whose calls fail), the answer stays small', async () => {
     const asked = [...Array.from({ length: 999 }, (_, i) => `nothing-${i}`), 'web'];
     const { result: answer, maxMs } = await measureLoopDelay(async () => subscribe(asked).next(5000));
-    expect(names(answer)).toEqual(['web']);
-    expect(size(answer)).toBeLessThan(4096);
+    const unknown = asked
+      .filter((n) => n !== 'web')
+      .sort()
+      .slice(0, UNKNOWN_LISTENERS_PER_STREAM);
+    expect(names(answer).sort()).toEqual([...unknown, 'web'].sort());
+    expect(size(answer)).toBeLessThan(16 * 1024);
     expect(maxMs).toBeLessThan(100);
   });
 
-  it('a name that comes to exist is sent then, and stays while it is asked for', async () => {
-    const client = subscribe(['later', 'web']);
+  it('a name past the unknown ones answered is sent when it comes to exist, and stays while it is asked for', async () => {
+    const unknown = Array.from(
+      { length: UNKNOWN_LISTENERS_PER_STREAM },
+      (_, i) => `a-${String(i).padStart(2, '0')}`,
+    );
+    const asked = [...unknown, 'later', 'web'];
+    const client = subscribe(asked);
     const first = await client.next();
-    expect(names(first)).toEqual(['web']);
-    client.send({ type_url: LISTENER, resource_names: ['later', 'web'], response_nonce: first.nonce });
+    expect(names(first).sort()).toEqual([...unknown, 'web']);
+    client.send({ type_url: LISTENER, resource_names: asked, response_nonce: first.nonce });
     client.send({ type_url: CLUSTER, resource_names: [] });
     const clusters = await client.next();
     client.send({ type_url: CLUSTER, resource_names: [], response_nonce: clusters.nonce });
     await put('later-1', 'later', 9090);
     const pushed = [await client.next(), await client.next()];
     const lds = pushed.find((r) => r.type_url === LISTENER);
-    expect(lds && names(lds)).toEqual(['later', 'web']);
-    client.send({ type_url: LISTENER, resource_names: ['later', 'web'], response_nonce: lds?.nonce });
+    expect(lds && names(lds).sort()).toEqual([...unknown, 'later', 'web']);
+    client.send({ type_url: LISTENER, resource_names: asked, response_nonce: lds?.nonce });
     // Gone again: the Listener a client was sent stays (with no endpoints), never withdrawn.
     const del = await cp.app.inject({ method: 'DELETE', url: '/meshes/default/dataplanes/later-1' });
     expect(del.statusCode).toBe(200);
     await client.nothingFor(500).catch(() => undefined);
-    expect(cp.xds?.streamOf('default', 'client-1')?.served(LISTENER)).toHaveLength(2);
+    expect(cp.xds?.streamOf('default', 'client-1')?.served(LISTENER)).toHaveLength(
+      UNKNOWN_LISTENERS_PER_STREAM + 2,
+    );
   });
 });
