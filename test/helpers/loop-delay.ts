@@ -21,3 +21,19 @@ export async function measureLoopDelay<T>(work: () => Promise<T>): Promise<{ res
     histogram.disable();
   }
 }
+
+/** Runs `work` while sampling this process's resident memory; resolves with its result and the peak growth (bytes). */
+export async function measureRssGrowth<T>(work: () => Promise<T>): Promise<{ result: T; growth: number }> {
+  const before = process.memoryUsage.rss();
+  let peak = before;
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage.rss());
+  }, 5);
+  try {
+    const result = await work();
+    peak = Math.max(peak, process.memoryUsage.rss());
+    return { result, growth: peak - before };
+  } finally {
+    clearInterval(sampler);
+  }
+}

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { startTestPlane } from '../helpers/control-plane.js';
-import { measureLoopDelay } from '../helpers/loop-delay.js';
+import { measureLoopDelay, measureRssGrowth } from '../helpers/loop-delay.js';
 
 // Bodies nested deeper, or holding more values, than any resource: each is refused (400 naming
 // the bound) before anything is built from it, and none holds the event loop for long.
@@ -105,13 +105,20 @@ describe('deep and large bodies are refused before they are built', () => {
 
   it('YAML: four bodies of 300,000 levels at once are each 400, the loop stays free, the server lives', async () => {
     const body = `type: Mesh\nname: deep\nx: ${'['.repeat(300_000)}${']'.repeat(300_000)}\n`;
-    const { result, maxMs } = await stallOf(() =>
-      Promise.all(
-        Array.from({ length: 4 }, () =>
-          cp.app.inject({ method: 'PUT', url: '/meshes/deep', headers: yaml, payload: body }),
+    const {
+      result: { result, maxMs },
+      growth,
+    } = await measureRssGrowth(() =>
+      stallOf(() =>
+        Promise.all(
+          Array.from({ length: 4 }, () =>
+            cp.app.inject({ method: 'PUT', url: '/meshes/deep', headers: yaml, payload: body }),
+          ),
         ),
       ),
     );
+    // The four bodies are 2.4 MB in all; building them ran the process out of memory.
+    expect(growth).toBeLessThan(128 * 1024 * 1024);
     for (const res of result) {
       expect(res.statusCode).toBe(400);
       expect(res.json().details).toMatch(/^the YAML body is too deep at line 3, column 67: /);

@@ -5,27 +5,11 @@ import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { tempDir } from '../helpers/control-plane.js';
-import { measureLoopDelay } from '../helpers/loop-delay.js';
+import { measureLoopDelay, measureRssGrowth as rssGrowth } from '../helpers/loop-delay.js';
 import { startGlobal, zoneToken } from '../helpers/multizone.js';
 import { connectSync, hugeHello, rawSyncCall } from '../helpers/sync-wire.js';
 
 const MiB = 1024 * 1024;
-
-/** Runs `work` while sampling this process's resident memory; resolves with its result and the growth. */
-async function rssGrowth<T>(work: () => Promise<T>): Promise<{ result: T; growth: number }> {
-  const before = process.memoryUsage.rss();
-  let peak = before;
-  const sampler = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage.rss());
-  }, 5);
-  try {
-    const result = await work();
-    peak = Math.max(peak, process.memoryUsage.rss());
-    return { result, growth: peak - before };
-  } finally {
-    clearInterval(sampler);
-  }
-}
 
 describe('the sync port reads no message before the zone token in the call metadata is verified', () => {
   const dir = tempDir('mz-preauth-');

@@ -5,7 +5,7 @@ import { startControlPlane } from '../../src/runtime/control-plane.js';
 import { createLogger } from '../../src/runtime/logger.js';
 import { LISTENER } from '../../src/xds/type-urls.js';
 import { testConfig } from '../helpers/control-plane.js';
-import { measureLoopDelay } from '../helpers/loop-delay.js';
+import { measureLoopDelay, measureRssGrowth } from '../helpers/loop-delay.js';
 import { capturedLog } from '../helpers/captured-log.js';
 import {
   pbField as field,
@@ -58,6 +58,18 @@ describe('the xDS port before authentication: what one request may cost', () => 
     expect(status.details.length).toBeLessThanOrEqual(1024);
     expect(log.bytes() - before).toBeLessThan(4096);
     expect(maxMs).toBeLessThan(100);
+  });
+
+  it('ten 4 KB node.ids of dots at once: each refused, memory and log bounded', async () => {
+    const before = log.bytes();
+    const id = `${'a.'.repeat(2047)}a`;
+    const { result: statuses, growth } = await measureRssGrowth(() =>
+      Promise.all(Array.from({ length: 10 }, () => refusal(rawNode(id)))),
+    );
+    for (const status of statuses) expect(status.code).toBe(grpc.status.INVALID_ARGUMENT);
+    // Each refusal used to log every split of the id: ten wrote 76 MiB.
+    expect(log.bytes() - before).toBeLessThan(4096);
+    expect(growth).toBeLessThan(64 * 1024 * 1024);
   });
 
   it('a 40 KB node.id is INVALID_ARGUMENT, not INTERNAL', async () => {
