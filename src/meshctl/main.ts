@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
 import { createRequire } from 'node:module';
-import { ApiError } from './api-client.js';
+import { ApiError, ConnectionError } from './api-client.js';
 import type { CliContext, GlobalOptions } from './cli-context.js';
 import { createCliContext } from './cli-context.js';
 import { DocumentError, registerApply } from './commands/apply.js';
@@ -15,7 +15,9 @@ import { registerGet } from './commands/get.js';
 import { registerHistory } from './commands/history.js';
 import { registerInspect } from './commands/inspect.js';
 import { registerRevert } from './commands/revert.js';
+import { registerVersion } from './commands/version.js';
 import { registerWatch } from './commands/watch.js';
+import { connectionHint } from './connection-hint.js';
 
 /** The package's version: package.json is two folders up from both src/meshctl and dist/bin. */
 function packageVersion(): string {
@@ -36,6 +38,7 @@ const GROUPS: Array<(program: Command, cli: CliContext) => void> = [
   registerWatch,
   registerAudit,
   registerCompletion,
+  registerVersion,
 ];
 
 /** What went wrong, in words: the server's title, details and each cause on its own line. */
@@ -45,6 +48,10 @@ function errorText(err: unknown): string {
     const lines = [`${err.title}${err.details ? `: ${err.details}` : ''} (HTTP ${err.status})`];
     for (const c of err.causes) lines.push(`  ${c.field ? `${c.field}: ` : ''}${c.message}`);
     return lines.join('\n');
+  }
+  if (err instanceof ConnectionError) {
+    const hint = connectionHint(err);
+    return hint === undefined ? err.message : `${err.message}\n${hint}`;
   }
   return err instanceof Error ? err.message : String(err);
 }
