@@ -6,7 +6,7 @@ import type { CliContext, GlobalOptions } from './cli-context.js';
 import { createCliContext } from './cli-context.js';
 import { DocumentError, registerApply } from './commands/apply.js';
 import { registerAudit } from './commands/audit.js';
-import { registerCompletion } from './commands/completion.js';
+import { COMPLETE_COMMAND, registerCompletion, runComplete } from './commands/completion.js';
 import { registerConfig } from './commands/config.js';
 import { registerDelete } from './commands/delete.js';
 import { registerDiff } from './commands/diff.js';
@@ -85,7 +85,19 @@ const cli = createCliContext({
 for (const register of GROUPS) register(program, cli);
 
 try {
-  await program.parseAsync(process.argv);
+  // The completion scripts' question, before commander parses: the words are the user's line.
+  if (process.argv[2] === COMPLETE_COMMAND) {
+    let out = '';
+    await runComplete(program, process.argv.slice(3), {
+      env: process.env,
+      stdout: { write: (s) => (out += s) },
+      stderr: { write: () => undefined },
+    });
+    // A request to a server that did not answer in time may still be open: end once printed.
+    process.stdout.write(out, () => process.exit(0));
+  } else {
+    await program.parseAsync(process.argv);
+  }
 } catch (err) {
   process.stderr.write(`Error: ${errorText(err)}\n`);
   process.exitCode = 1;
