@@ -172,6 +172,24 @@ describe('meshctl completion bash|zsh|fish (issue 18 point 1)', () => {
     expect(zsh.stdout).toContain('complete -F _meshctl_complete meshctl');
   });
 
+  // zsh runs the bash script through bashcompinit, whose compgen calls it in sh emulation.
+  it.runIf(onPath('zsh'))('the zsh script parses in zsh and completes there', async () => {
+    const script = join(dir.path, 'meshctl.zsh');
+    writeFileSync(script, (await meshctl(['completion', 'zsh'], { config })).stdout);
+    const words = async (line: string[]): Promise<string[]> => {
+      const quoted = line.map((w) => `'${w}'`).join(' ');
+      const r = await shell(
+        'zsh',
+        `autoload -U compinit && compinit -u; source ${script}; ` +
+          `emulate sh; COMP_WORDS=(${quoted}); COMP_CWORD=${line.length - 1}; _meshctl_complete; printf '%s\\n' "\${COMPREPLY[@]}"`,
+      );
+      expect(r.stderr).toBe('');
+      return r.stdout.split('\n').filter(Boolean);
+    };
+    expect(await words(['meshctl', 'ap'])).toEqual(['apply']);
+    expect(await words(['meshctl', 'get', 'dataplanes', '--mesh', 's'])).toEqual(['shop']);
+  });
+
   it('prints a fish script that asks meshctl for the words', async () => {
     const fish = await meshctl(['completion', 'fish'], { config });
     expect(fish.code).toBe(0);

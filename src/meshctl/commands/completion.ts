@@ -204,7 +204,7 @@ export function bashCompletion(program: Command): string {
 ${fn}() {
   local cur="\${COMP_WORDS[COMP_CWORD]}" out
   # The program as typed, asked for the words of this line (the current word included).
-  out=$("\${COMP_WORDS[0]}" ${COMPLETE_COMMAND} "\${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null) || return 0
+  out=$("\${COMP_WORDS[0]}" ${COMPLETE_COMMAND} "\${COMP_WORDS[@]:1:$COMP_CWORD}" 2>/dev/null) || return 0
   if [[ "$out" == "${FILES}" ]]; then
     COMPREPLY=($(compgen -f -- "$cur"))
     return 0
