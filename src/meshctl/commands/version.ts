@@ -28,7 +28,9 @@ export function registerVersion(program: Command, cli: CliContext): void {
         cli.stdout.write(`Server: ${tagline} ${version} (${api.target.address}${how})\n`);
       } catch (err) {
         const hint = err instanceof ConnectionError ? connectionHint(err) : undefined;
-        cli.stderr.write(`Server: unreachable: ${err instanceof Error ? err.message : String(err)}\n`);
+        // Unreachable, or it answered an error (a refused token), or the config is broken.
+        const what = err instanceof ConnectionError ? 'unreachable' : 'unknown';
+        cli.stderr.write(`Server: ${what}: ${err instanceof Error ? err.message : String(err)}\n`);
         if (hint !== undefined) cli.stderr.write(`${hint}\n`);
       }
     });
