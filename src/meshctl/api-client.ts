@@ -72,6 +72,8 @@ export class ApiError extends Error {
 export class ConnectionError extends Error {
   readonly address: string;
   readonly context?: string;
+  /** The system's or TLS's code of the cause (`ECONNREFUSED`, `DEPTH_ZERO_SELF_SIGNED_CERT`), if any. */
+  readonly code?: string;
 
   constructor(target: ApiTarget, cause: Error) {
     const from = target.context === undefined ? 'given by --api-address' : `context "${target.context}"`;
@@ -79,6 +81,7 @@ export class ConnectionError extends Error {
     this.name = 'ConnectionError';
     this.address = target.address;
     this.context = target.context;
+    this.code = (cause as NodeJS.ErrnoException).code;
   }
 }
 

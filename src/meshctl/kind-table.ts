@@ -12,6 +12,10 @@ export interface KindInfo {
   derived: boolean;
   singleton: boolean;
   crossMeshList: boolean;
+  /** A policy: `…/{kind}/{name}/dataplanes` lists the proxies it affects (spec 4.9). */
+  isPolicy: boolean;
+  /** The spec sits under a `spec` key (targetRef policies); otherwise its fields are top-level. */
+  nestedSpec: boolean;
   /** The tag sets of a resource (data planes), shown in a TAGS column; absent for other kinds. */
   tagSets?: (resource: Record<string, unknown>) => Array<Record<string, string>>;
 }
@@ -30,5 +34,7 @@ export const KIND_TABLE: readonly KindInfo[] = ALL_KINDS.map((d) => ({
   derived: d.derived !== undefined,
   singleton: d.singleton,
   crossMeshList: d.crossMeshList,
+  isPolicy: d.isPolicy,
+  nestedSpec: 'shape' in d.spec && 'spec' in (d.spec as { shape: Record<string, unknown> }).shape,
   ...(d.tagSets ? { tagSets: d.tagSets } : {}),
 }));

@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
 import { createRequire } from 'node:module';
-import { ApiError } from './api-client.js';
+import { ApiError, ConnectionError } from './api-client.js';
 import type { CliContext, GlobalOptions } from './cli-context.js';
 import { createCliContext } from './cli-context.js';
 import { DocumentError, registerApply } from './commands/apply.js';
 import { registerAudit } from './commands/audit.js';
-import { registerCompletion } from './commands/completion.js';
+import { COMPLETE_COMMAND, registerCompletion, runComplete } from './commands/completion.js';
 import { registerConfig } from './commands/config.js';
 import { registerDelete } from './commands/delete.js';
 import { registerDiff } from './commands/diff.js';
@@ -15,7 +15,9 @@ import { registerGet } from './commands/get.js';
 import { registerHistory } from './commands/history.js';
 import { registerInspect } from './commands/inspect.js';
 import { registerRevert } from './commands/revert.js';
+import { registerVersion } from './commands/version.js';
 import { registerWatch } from './commands/watch.js';
+import { connectionHint } from './connection-hint.js';
 
 /** The package's version: package.json is two folders up from both src/meshctl and dist/bin. */
 function packageVersion(): string {
@@ -36,6 +38,7 @@ const GROUPS: Array<(program: Command, cli: CliContext) => void> = [
   registerWatch,
   registerAudit,
   registerCompletion,
+  registerVersion,
 ];
 
 /** What went wrong, in words: the server's title, details and each cause on its own line. */
@@ -45,6 +48,10 @@ function errorText(err: unknown): string {
     const lines = [`${err.title}${err.details ? `: ${err.details}` : ''} (HTTP ${err.status})`];
     for (const c of err.causes) lines.push(`  ${c.field ? `${c.field}: ` : ''}${c.message}`);
     return lines.join('\n');
+  }
+  if (err instanceof ConnectionError) {
+    const hint = connectionHint(err);
+    return hint === undefined ? err.message : `${err.message}\n${hint}`;
   }
   return err instanceof Error ? err.message : String(err);
 }
@@ -78,7 +85,19 @@ const cli = createCliContext({
 for (const register of GROUPS) register(program, cli);
 
 try {
-  await program.parseAsync(process.argv);
+  // The completion scripts' question, before commander parses: the words are the user's line.
+  if (process.argv[2] === COMPLETE_COMMAND) {
+    let out = '';
+    await runComplete(program, process.argv.slice(3), {
+      env: process.env,
+      stdout: { write: (s) => (out += s) },
+      stderr: { write: () => undefined },
+    });
+    // A request to a server that did not answer in time may still be open: end once printed.
+    process.stdout.write(out, () => process.exit(0));
+  } else {
+    await program.parseAsync(process.argv);
+  }
 } catch (err) {
   process.stderr.write(`Error: ${errorText(err)}\n`);
   process.exitCode = 1;

@@ -1,25 +1,85 @@
-import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { tempDir } from '../helpers/control-plane.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ControlPlane } from '../../src/runtime/control-plane.js';
+import { startListeningPlane, tempDir } from '../helpers/control-plane.js';
 import { meshctl } from '../helpers/meshctl.js';
+import { REPO_ROOT } from '../helpers/process.js';
 
-describe('meshctl completion bash|zsh (issue 18 point 1)', () => {
+/** Whether a program is on the PATH. */
+const onPath = (program: string): boolean => spawnSync('sh', ['-c', `command -v ${program}`]).status === 0;
+
+describe('meshctl completion bash|zsh|fish (issue 18 point 1)', () => {
   const dir = tempDir('meshctl-completion-');
   const config = join(dir.path, 'config.yaml');
-  afterAll(() => dir.cleanup());
+  // The scripts run `meshctl __complete …`: a `meshctl` on the PATH, as `npm install -g` makes one.
+  const bin = join(dir.path, 'bin');
+  const env = {
+    ...process.env,
+    PATH: `${bin}:${process.env.PATH ?? ''}`,
+    MESHCTL_CONFIG: config,
+  };
+  let cp: ControlPlane;
+  beforeAll(async () => {
+    mkdirSync(bin);
+    writeFileSync(
+      join(bin, 'meshctl'),
+      `#!/bin/sh\nexec node ${JSON.stringify(join(REPO_ROOT, 'dist/bin/meshctl.js'))} "$@"\n`,
+    );
+    chmodSync(join(bin, 'meshctl'), 0o755);
+    cp = await startListeningPlane();
+    const base = `http://127.0.0.1:${cp.ports.api}`;
+    for (const mesh of ['demo', 'shop']) {
+      const res = await fetch(`${base}/meshes/${mesh}`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ type: 'Mesh', name: mesh }),
+      });
+      expect(res.ok).toBe(true);
+    }
+    const res = await fetch(`${base}/meshes/shop/traffic-permissions/tp-1`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        type: 'TrafficPermission',
+        mesh: 'shop',
+        name: 'tp-1',
+        sources: [{ match: { 'mesh.io/service': '*' } }],
+        destinations: [{ match: { 'mesh.io/service': '*' } }],
+      }),
+    });
+    expect(res.ok).toBe(true);
+    expect(
+      (await meshctl(['config', 'control-planes', 'add', '--name', 'test', '--address', base], { config }))
+        .code,
+    ).toBe(0);
+  });
+  afterAll(async () => {
+    await cp?.close();
+    dir.cleanup();
+  });
+
+  /**
+   * Runs a shell command to its end, asynchronously: the control plane answering the completions
+   * runs in this process, so a synchronous spawn would keep it from answering.
+   */
+  const shell = (program: string, script: string): Promise<{ stdout: string; stderr: string }> =>
+    new Promise((resolve) => {
+      const proc = spawn(program, ['-c', script], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      proc.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+      proc.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      proc.on('close', () => resolve({ stdout, stderr }));
+    });
 
   /** What bash offers after `words` (the last one is the word being completed), with the script loaded. */
-  const complete = (script: string, words: string[]): string[] => {
+  const complete = async (script: string, words: string[]): Promise<string[]> => {
     const quoted = words.map((w) => `'${w}'`).join(' ');
-    const r = spawnSync(
+    const r = await shell(
       'bash',
-      [
-        '-c',
-        `source ${script}; COMP_WORDS=(${quoted}); COMP_CWORD=${words.length - 1}; _meshctl_complete; printf '%s\\n' "\${COMPREPLY[@]}"`,
-      ],
-      { encoding: 'utf8' },
+      `source ${script}; COMP_WORDS=(${quoted}); COMP_CWORD=${words.length - 1}; _meshctl_complete; printf '%s\\n' "\${COMPREPLY[@]}"`,
     );
     expect(r.stderr).toBe('');
     return r.stdout.split('\n').filter(Boolean);
@@ -30,30 +90,78 @@ describe('meshctl completion bash|zsh (issue 18 point 1)', () => {
     expect(r.code).toBe(0);
     const script = join(dir.path, 'meshctl.bash');
     writeFileSync(script, r.stdout);
-    expect(complete(script, ['meshctl', ''])).toEqual(
+    expect(await complete(script, ['meshctl', ''])).toEqual(
       expect.arrayContaining(['config', 'get', 'inspect', 'apply', 'delete', 'completion']),
     );
-    expect(complete(script, ['meshctl', 'ap'])).toEqual(['apply']);
-    expect(complete(script, ['meshctl', 'config', 'control-planes', ''])).toEqual([
+    expect(await complete(script, ['meshctl', 'ap'])).toEqual(['apply']);
+    expect(await complete(script, ['meshctl', 'config', 'control-planes', ''])).toEqual([
       'add',
       'list',
       'switch',
       'remove',
     ]);
-    expect(complete(script, ['meshctl', 'get', 'traffic-p'])).toEqual(['traffic-permissions']);
+    expect(await complete(script, ['meshctl', 'get', 'traffic-p'])).toEqual(['traffic-permissions']);
     // Flags that take a value are skipped, global ones before the command too.
-    expect(complete(script, ['meshctl', '--context', 'x', 'get', '--mesh', 'demo', 'zone-i'])).toEqual([
+    expect(await complete(script, ['meshctl', '--context', 'x', 'get', '--mesh', 'demo', 'zone-i'])).toEqual([
       'zone-ingresses',
     ]);
-    expect(complete(script, ['meshctl', 'get', 'meshes', '--o'])).toEqual(['--output', '--offset']);
-    expect(complete(script, ['meshctl', 'inspect', ''])).toEqual([
-      'dataplanes',
-      'services',
-      'zones',
-      'meshes',
-      'dataplane',
+    expect(await complete(script, ['meshctl', 'get', 'meshes', '--o'])).toEqual(['--output', '--offset']);
+    expect(await complete(script, ['meshctl', 'inspect', ''])).toEqual(
+      expect.arrayContaining(['dataplanes', 'services', 'zones', 'meshes', 'dataplane', 'zoneingresses']),
+    );
+    expect(await complete(script, ['meshctl', 'inspect', 'traffic-per'])).toEqual(['traffic-permissions']);
+    expect(await complete(script, ['meshctl', 'delete', 'mesh', 'x', ''])).toEqual([]);
+  });
+
+  it('completes -o values, --mesh from the server, contexts, and resource names', async () => {
+    const script = join(dir.path, 'meshctl-dynamic.bash');
+    writeFileSync(script, (await meshctl(['completion', 'bash'], { config })).stdout);
+    expect(await complete(script, ['meshctl', 'get', 'meshes', '-o', ''])).toEqual(['table', 'yaml', 'json']);
+    expect(await complete(script, ['meshctl', 'get', 'meshes', '--output', 'y'])).toEqual(['yaml']);
+    expect(await complete(script, ['meshctl', 'get', 'dataplanes', '--mesh', ''])).toEqual([
+      'default',
+      'demo',
+      'shop',
     ]);
-    expect(complete(script, ['meshctl', 'delete', 'mesh', 'x', ''])).toEqual([]);
+    expect(await complete(script, ['meshctl', 'inspect', 'dataplanes', '-m', 'd'])).toEqual([
+      'default',
+      'demo',
+    ]);
+    expect(await complete(script, ['meshctl', '--context', ''])).toEqual(['local', 'test']);
+    expect(await complete(script, ['meshctl', 'config', 'control-planes', 'switch', '--name', ''])).toEqual([
+      'local',
+      'test',
+    ]);
+    expect(await complete(script, ['meshctl', 'get', 'mesh', ''])).toEqual(['default', 'demo', 'shop']);
+    // The mesh's default permission (made with the mesh) and the one written above.
+    expect(await complete(script, ['meshctl', 'get', 'traffic-permission', '--mesh', 'shop', ''])).toEqual([
+      'allow-all-shop',
+      'tp-1',
+    ]);
+    expect(
+      await complete(script, ['meshctl', 'delete', '--mesh', 'shop', 'traffic-permissions', 't']),
+    ).toEqual(['tp-1']);
+    expect(await complete(script, ['meshctl', 'inspect', '-m', 'shop', 'traffic-permission', 'a'])).toEqual([
+      'allow-all-shop',
+    ]);
+    // The mesh default has no permission named so.
+    expect(await complete(script, ['meshctl', 'inspect', 'traffic-permission', 't'])).toEqual([]);
+    expect(await complete(script, ['meshctl', 'inspect', 'dataplane', 'web', '--type', ''])).toEqual([
+      'policies',
+      'rules',
+      'config-dump',
+      'stats',
+      'clusters',
+    ]);
+    // A control plane that does not answer: no names, no error printed.
+    expect(
+      await complete(script, ['meshctl', '--api-address', 'http://127.0.0.1:1', 'get', 'mesh', '']),
+    ).toEqual([]);
+    // A file for -f.
+    writeFileSync(join(dir.path, 'policy-file.yaml'), '');
+    expect(await complete(script, ['meshctl', 'apply', '-f', join(dir.path, 'policy-f')])).toEqual([
+      join(dir.path, 'policy-file.yaml'),
+    ]);
   });
 
   it('prints a zsh script built on the same one', async () => {
@@ -62,7 +170,51 @@ describe('meshctl completion bash|zsh (issue 18 point 1)', () => {
     expect(zsh.stdout.startsWith('#compdef meshctl\n')).toBe(true);
     expect(zsh.stdout).toContain('bashcompinit');
     expect(zsh.stdout).toContain('complete -F _meshctl_complete meshctl');
+  });
+
+  // zsh runs the bash script through bashcompinit, whose compgen calls it in sh emulation.
+  it.runIf(onPath('zsh'))('the zsh script parses in zsh and completes there', async () => {
+    const script = join(dir.path, 'meshctl.zsh');
+    writeFileSync(script, (await meshctl(['completion', 'zsh'], { config })).stdout);
+    const words = async (line: string[]): Promise<string[]> => {
+      const quoted = line.map((w) => `'${w}'`).join(' ');
+      const r = await shell(
+        'zsh',
+        `autoload -U compinit && compinit -u; source ${script}; ` +
+          `emulate sh; COMP_WORDS=(${quoted}); COMP_CWORD=${line.length - 1}; _meshctl_complete; printf '%s\\n' "\${COMPREPLY[@]}"`,
+      );
+      expect(r.stderr).toBe('');
+      return r.stdout.split('\n').filter(Boolean);
+    };
+    expect(await words(['meshctl', 'ap'])).toEqual(['apply']);
+    expect(await words(['meshctl', 'get', 'dataplanes', '--mesh', 's'])).toEqual(['shop']);
+  });
+
+  it('prints a fish script that asks meshctl for the words', async () => {
     const fish = await meshctl(['completion', 'fish'], { config });
-    expect(fish.code).not.toBe(0);
+    expect(fish.code).toBe(0);
+    expect(fish.stdout).toContain('complete -c meshctl');
+    expect(fish.stdout).toContain('__complete');
+    const other = await meshctl(['completion', 'tcsh'], { config });
+    expect(other.code).not.toBe(0);
+  });
+
+  // fish is not everywhere: where it is, the script runs in it.
+  it.runIf(onPath('fish'))('completes in fish: commands, -o values and meshes from the server', async () => {
+    const script = join(dir.path, 'meshctl.fish');
+    writeFileSync(script, (await meshctl(['completion', 'fish'], { config })).stdout);
+    const words = async (line: string): Promise<string[]> => {
+      const r = await shell('fish', `source ${script}; complete -C ${JSON.stringify(line)}`);
+      expect(r.stderr).toBe('');
+      return r.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.split('\t')[0])
+        .sort();
+    };
+    expect(await words('meshctl ap')).toEqual(['apply']);
+    expect(await words('meshctl get meshes -o ')).toEqual(['json', 'table', 'yaml']);
+    expect(await words('meshctl get dataplanes --mesh ')).toEqual(['default', 'demo', 'shop']);
+    expect(await words('meshctl get traffic-permission -m shop ')).toEqual(['allow-all-shop', 'tp-1']);
   });
 });

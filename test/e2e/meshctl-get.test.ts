@@ -194,7 +194,8 @@ describe('meshctl get and inspect (issue 18 point 1)', () => {
     );
     expect(tableRows(tagged.stdout).map((r) => r[1])).toEqual(['NAME', 'web-2']);
     const gateways = await run('inspect', 'dataplanes', '--mesh', 'demo', '--gateway');
-    expect(tableRows(gateways.stdout).map((r) => r[1])).toEqual(['NAME']);
+    expect(gateways.stdout).toBe('');
+    expect(gateways.stderr).toBe('no data plane proxies in mesh "demo" that are gateways\n');
     const paged = await run(
       'inspect',
       'dataplanes',
@@ -254,9 +255,9 @@ describe('meshctl get and inspect (issue 18 point 1)', () => {
     expect(JSON.parse(rules.stdout)).toHaveProperty('items');
     const dump = await run('inspect', 'dataplane', 'web-1', '--mesh', 'demo', '--type', 'config-dump');
     expect(JSON.parse(dump.stdout).configs.length).toBeGreaterThan(0);
-    const bad = await run('inspect', 'dataplane', 'web-1', '--mesh', 'demo', '--type', 'stats');
+    const bad = await run('inspect', 'dataplane', 'web-1', '--mesh', 'demo', '--type', 'envoy');
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain('--type must be policies, rules or config-dump');
+    expect(bad.stderr).toContain('--type must be policies, rules, config-dump, stats or clusters');
     const missing = await run('inspect', 'dataplane', 'nope', '--mesh', 'demo');
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('(HTTP 404)');

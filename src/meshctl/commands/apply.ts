@@ -31,7 +31,8 @@ export class DocumentError extends Error {
   }
 }
 
-const locate = (d: Pick<Document, 'source' | 'index' | 'item'>): string =>
+/** Where a document is: `file, document 2, item 3`. */
+export const locate = (d: Pick<Document, 'source' | 'index' | 'item'>): string =>
   `${d.source}, document ${d.index}${d.item !== undefined ? `, item ${d.item}` : ''}`;
 
 /** Files of a directory that apply reads: YAML and JSON, in name order, subdirectories included. */
@@ -98,14 +99,75 @@ async function documentsOf(text: string, source: string): Promise<Document[]> {
   return docs;
 }
 
-/** A document checked for what a PUT needs: its kind, mesh and name. */
-interface Target {
+/** A document checked for what a PUT or DELETE needs: its kind, mesh and name. */
+export interface Target {
   doc: Document;
   kind: KindInfo;
   mesh?: string;
   name: string;
   label: string;
   body: Record<string, unknown>;
+}
+
+type Obj = Record<string, unknown>;
+const objectOf = (v: unknown): Obj =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : {};
+
+/** A Kubernetes manifest (Kuma's CRDs): `apiVersion`, `kind` and `metadata`, no `type`. */
+function isKubernetesManifest(v: unknown): v is Obj {
+  const o = objectOf(v);
+  return (
+    typeof o.apiVersion === 'string' && typeof o.kind === 'string' && o.type === undefined && 'metadata' in o
+  );
+}
+
+/**
+ * The universal document of a Kubernetes manifest as Kuma writes them: `type` from `kind`, `name`
+ * from `metadata.name`, the mesh from `mesh` or the `kuma.io/mesh` label (Kuma's default mesh
+ * otherwise), and the spec's fields at the top (targetRef policies keep them under `spec`).
+ * Undefined when mesh-cp has no kind of that name.
+ */
+function universalOf(manifest: Obj): Obj | undefined {
+  const meta = objectOf(manifest.metadata);
+  const label = objectOf(meta.labels)['kuma.io/mesh'];
+  const mesh =
+    typeof manifest.mesh === 'string' ? manifest.mesh : typeof label === 'string' ? label : undefined;
+  const type = manifest.kind as string;
+  const kind = kindOfType(type, mesh !== undefined) ?? kindOfType(type, true);
+  if (!kind) return undefined;
+  const out: Obj = { type: kind.wireType };
+  if (kind.scope === 'mesh') out.mesh = mesh ?? 'default';
+  out.name = meta.name;
+  if (kind.nestedSpec) out.spec = manifest.spec;
+  else Object.assign(out, objectOf(manifest.spec));
+  return out;
+}
+
+/** The refusal of Kubernetes manifests: what mesh-cp takes instead, and these documents in it. */
+async function kubernetesError(docs: Document[]): Promise<DocumentError> {
+  const { stringify } = await import('../yaml-codec.js');
+  const shown: string[] = [];
+  const foreign: string[] = [];
+  for (const d of docs) {
+    const u = universalOf(d.value as Obj);
+    if (u) shown.push(stringify(u));
+    else foreign.push(`${locate(d)}: mesh-cp has no kind ${String((d.value as Obj).kind)}`);
+  }
+  const lines = [
+    `a Kubernetes manifest (apiVersion, kind, metadata, spec). mesh-cp takes the universal format: ` +
+      `type, name and mesh at the top level and the fields of spec beside them (targetRef policies ` +
+      `keep spec); metadata, namespace and apiVersion go.`,
+    ...foreign,
+  ];
+  if (shown.length > 0) {
+    lines.push(
+      shown.length === 1
+        ? 'This document in the universal format (apply it as it is):'
+        : `These ${shown.length} documents in the universal format (apply them as they are):`,
+      `---\n${shown.join('---\n').trimEnd()}`,
+    );
+  }
+  return new DocumentError(locate(docs[0]), new Error(lines.join('\n')));
 }
 
 function targetOf(doc: Document): Target {
@@ -159,28 +221,38 @@ interface ApplyOptions {
   var: string[];
 }
 
-async function apply(cli: CliContext, o: ApplyOptions): Promise<void> {
-  const vars = parseVars(o.var);
+/**
+ * Reads and checks every document of `-f` (a file, a directory or `-`), placeholders replaced, before
+ * any request: a write or delete never starts on half-read input.
+ */
+export async function readTargets(file: string, varPairs: string[]): Promise<Target[]> {
+  const vars = parseVars(varPairs);
   const sources: Array<{ source: string; text: () => Promise<string> | string }> = [];
-  if (o.file === '-') {
+  if (file === '-') {
     sources.push({ source: 'stdin', text: readStdin });
   } else {
     let isDir: boolean;
     try {
-      isDir = statSync(o.file).isDirectory();
+      isDir = statSync(file).isDirectory();
     } catch (err) {
-      throw new UsageError(`cannot read ${o.file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+      throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
     }
-    const files = isDir ? filesOf(o.file) : [o.file];
-    if (files.length === 0) throw new UsageError(`${o.file} holds no .yaml, .yml or .json file`);
+    const files = isDir ? filesOf(file) : [file];
+    if (files.length === 0) throw new UsageError(`${file} holds no .yaml, .yml or .json file`);
     for (const f of files) sources.push({ source: f, text: () => readFileSync(f, 'utf8') });
   }
-  // Every document is read and checked before the first write.
-  const targets: Target[] = [];
+  const docs: Document[] = [];
   for (const s of sources) {
     const text = substitute(await s.text(), vars, s.source);
-    for (const doc of await documentsOf(text, s.source)) targets.push(targetOf(doc));
+    docs.push(...(await documentsOf(text, s.source)));
   }
+  const manifests = docs.filter((d) => isKubernetesManifest(d.value));
+  if (manifests.length > 0) throw await kubernetesError(manifests);
+  return docs.map(targetOf);
+}
+
+async function apply(cli: CliContext, o: ApplyOptions): Promise<void> {
+  const targets = await readTargets(o.file, o.var);
   if (targets.length === 0) throw new UsageError('no resource to apply');
   const api = await cli.api();
   const suffix = o.dryRun ? ' (dry run)' : '';

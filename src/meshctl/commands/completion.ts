@@ -1,107 +1,216 @@
-import type { Command } from 'commander';
-import { Argument } from 'commander';
-import type { CliContext } from '../cli-context.js';
-import { UsageError } from '../cli-context.js';
+import type { Argument, Command, Option } from 'commander';
+import { Argument as CommanderArgument } from 'commander';
+import type { CliContext, GlobalOptions, Writer } from '../cli-context.js';
+import { UsageError, createCliContext } from '../cli-context.js';
 import { KIND_TABLE } from '../kind-table.js';
+import { collectionPath, findKind } from '../kinds.js';
+import type { ListBody } from '../resource-table.js';
+import { inspectSubjects, inspectTypes } from './inspect.js';
 
-/** What the shell may offer at one command path. */
-interface CompletionNode {
-  /** `get`, `config control-planes add`; empty for the program itself. */
+// Completion as cobra (kumactl) does it: the shell scripts are small and ask `meshctl __complete
+// <words…>` for the words, so bash, zsh and fish share one completer that knows the command tree,
+// the registry's kinds and, from the server, meshes and resource names.
+
+/** The word `meshctl __complete` prints alone when the shell should complete file names. */
+export const FILES = ':files';
+
+/** The first argument of `meshctl` that asks for completions (not a command: handled before parsing). */
+export const COMPLETE_COMMAND = '__complete';
+
+/** How long a completion waits for the server before it offers nothing. */
+const SERVER_WAIT_MS = 2000;
+
+/** What the completer knows of the line: the command reached, its arguments and the flags given. */
+interface Line {
+  program: Command;
+  command: Command;
+  /** `config control-planes switch`; empty for the program. */
   path: string;
-  subcommands: string[];
-  flags: string[];
-  /** Flags that take a value (the next word is not a command or argument). */
-  valueFlags: string[];
-  /** Words for each positional argument, by position. */
-  args: string[][];
+  args: string[];
+  /** Values of the flags given, by long name (`--mesh`), short ones resolved. */
+  flags: Map<string, string>;
+  cli: CliContext;
 }
 
-/** Words for an argument: a kind argument offers the registry's kinds, others their choices. */
-function argumentWords(name: string, choices: readonly string[] | undefined): string[] {
-  // The collection path (plural) and the kind name (singular) of each kind; other spellings work too.
-  if (name === 'kind') {
-    return [...new Set(KIND_TABLE.flatMap((k) => [k.path, ...k.aliases, k.kind.toLowerCase()]))].sort();
-  }
-  return choices ? [...choices] : [];
+/** The kind words `get` and the other kind arguments take: paths, aliases and kind names. */
+function kindWords(stored = false): string[] {
+  const kinds = KIND_TABLE.filter((k) => !stored || !k.derived);
+  return [...new Set(kinds.flatMap((k) => [k.path, ...k.aliases, k.kind.toLowerCase()]))].sort();
 }
 
-/** The completion nodes of a command and everything under it. */
-export function completionNodes(cmd: Command, path = '', inherited: string[] = []): CompletionNode[] {
-  const own = cmd.options.filter((o) => !o.hidden);
-  const valueFlags = [
-    ...inherited,
-    ...own
-      .filter((o) => o.required || o.optional)
-      .flatMap((o) => [o.long, o.short].filter(Boolean) as string[]),
-  ];
-  const subs = cmd.commands.filter((c) => !(c as unknown as { _hidden?: boolean })._hidden);
-  const node: CompletionNode = {
-    path,
-    subcommands: subs.map((c) => c.name()),
-    flags: [...own.map((o) => o.long ?? o.short ?? ''), '--help'].filter((f) => f !== ''),
-    valueFlags,
-    args: cmd.registeredArguments.map((a) => argumentWords(a.name(), a.argChoices)),
-  };
-  // Program options (global flags) take their values anywhere.
-  const passOn = path === '' ? valueFlags : inherited;
-  return [node, ...subs.flatMap((c) => completionNodes(c, path ? `${path} ${c.name()}` : c.name(), passOn))];
-}
-
-/** A bash completion script for the program's command tree. */
-export function bashCompletion(program: Command): string {
-  const nodes = completionNodes(program);
-  const quote = (words: string[]): string => words.join(' ');
-  const cases = nodes.map((n) => {
-    const positional = n.args
-      .map((words, i) => `        ${i}) words="${quote(words)}" ;;`)
-      .concat([`        *) words="" ;;`]);
-    return [
-      `    "${n.path}")`,
-      `      valueflags=" ${quote(n.valueFlags)} "`,
-      `      flags="${quote(n.flags)}"`,
-      `      subcommands="${quote(n.subcommands)}"`,
-      `      case "$npos" in`,
-      ...positional,
-      `      esac ;;`,
-    ].join('\n');
+/** Resolves after `ms` with `fallback`, or with `work` if it is first; never rejects. */
+async function within<T>(work: Promise<T>, fallback: T, ms = SERVER_WAIT_MS): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(fallback), ms);
   });
+  try {
+    return await Promise.race([work.catch(() => fallback), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Names of the items of a list, read from the server (`name=` narrows it to those containing `word`). */
+async function namesOf(line: Line, path: string, word: string): Promise<string[]> {
+  return within(
+    (async () => {
+      const api = await line.cli.api();
+      const res = await api.request<ListBody>('GET', path, {
+        query: { size: 1000, name: word || undefined },
+      });
+      return res.body.items.map((i) => String(i.name ?? ''));
+    })(),
+    [],
+  );
+}
+
+const meshNames = (line: Line, word: string) => namesOf(line, '/meshes', word);
+
+/** Names of the resources of the kind named by the first argument, in `--mesh` (default `default`). */
+async function resourceNames(line: Line, word: string): Promise<string[]> {
+  const kind = line.args[0] === undefined ? undefined : findKind(line.args[0]);
+  if (!kind || kind.singleton) return [];
+  if (
+    line.path === 'inspect' &&
+    !(kind.isPolicy || ['Dataplane', 'ZoneIngress', 'ZoneEgress'].includes(kind.kind))
+  )
+    return [];
+  return namesOf(line, collectionPath(kind, line.flags.get('--mesh') ?? 'default'), word);
+}
+
+const contextNames = async (line: Line): Promise<string[]> =>
+  (await within(line.cli.config(), undefined))?.contexts.map((c) => c.name) ?? [];
+const controlPlaneNames = async (line: Line): Promise<string[]> =>
+  (await within(line.cli.config(), undefined))?.controlPlanes.map((c) => c.name) ?? [];
+
+type Words = string[] | typeof FILES;
+type Completer = (line: Line, word: string) => Words | Promise<Words>;
+
+/** Values of flags, by long name; a `path → completer` map where the same flag means another thing. */
+const FLAG_VALUES: Record<string, Completer | Record<string, Completer>> = {
+  '--output': (line) =>
+    ['config view', 'revert'].includes(line.path) ? ['yaml', 'json'] : ['table', 'yaml', 'json'],
+  '--mesh': meshNames,
+  '--context': contextNames,
+  '--name': {
+    'config control-planes switch': contextNames,
+    'config control-planes remove': controlPlaneNames,
+  },
+  '--file': () => FILES,
+  '--config-file': () => FILES,
+  '--ca-cert': () => FILES,
+  '--kind': () => kindWords(true),
+  '--type': (line) => inspectTypes(line.args[0] ?? ''),
+  '--status': () => ['online', 'offline', 'partially_degraded'],
+  '--proxy-type': () => ['dataplane', 'ingress', 'egress'],
+  '--scope': () => ['cp', 'ingress', 'egress'],
+};
+
+/** Words of positional arguments, by the argument's name. */
+const ARGUMENT_WORDS: Record<string, Completer> = {
+  kind: (line) => kindWords(line.path !== 'get'),
+  what: () => inspectSubjects(),
+  name: resourceNames,
+};
+
+/** The words of one positional argument: its completer, else its choices. */
+function argumentWords(arg: Argument | undefined, line: Line, word: string): Words | Promise<Words> {
+  if (!arg) return [];
+  const completer = ARGUMENT_WORDS[arg.name()];
+  if (completer) return completer(line, word);
+  return arg.argChoices ? [...arg.argChoices] : [];
+}
+
+/** The option of `cmd` (or a program option) that a flag word names. */
+function optionOf(line: Pick<Line, 'command' | 'program'>, flag: string): Option | undefined {
+  const find = (c: Command) => c.options.find((o) => o.long === flag || o.short === flag);
+  return find(line.command) ?? find(line.program);
+}
+
+const takesValue = (o: Option): boolean => o.required;
+
+/**
+ * The words to offer for the last of `words` (the words after `meshctl`; the last is the one being
+ * completed, maybe empty), or {@link FILES}. Walks the command tree as commander parses it: flags
+ * that take a value skip the next word, a subcommand name before any argument descends.
+ */
+export async function completeWords(
+  program: Command,
+  words: readonly string[],
+  deps: { env: NodeJS.ProcessEnv; stderr: Writer },
+): Promise<Words> {
+  const flags = new Map<string, string>();
+  const line: Omit<Line, 'cli'> = { program, command: program, path: '', args: [], flags };
+  let pending: Option | undefined;
+  for (const w of words.slice(0, -1)) {
+    if (pending) {
+      flags.set(pending.long ?? pending.short ?? '', w);
+      pending = undefined;
+      continue;
+    }
+    if (w.startsWith('-') && w.length > 1) {
+      const eq = w.startsWith('--') ? w.indexOf('=') : -1;
+      const opt = optionOf(line, eq > 0 ? w.slice(0, eq) : w);
+      if (opt && eq > 0) flags.set(opt.long ?? '', w.slice(eq + 1));
+      else if (opt && takesValue(opt)) pending = opt;
+      continue;
+    }
+    const sub = line.args.length === 0 ? line.command.commands.find((c) => c.name() === w) : undefined;
+    if (sub) {
+      line.command = sub;
+      line.path = line.path ? `${line.path} ${w}` : w;
+    } else {
+      line.args.push(w);
+    }
+  }
+  const globals: GlobalOptions = {
+    configFile: flags.get('--config-file'),
+    context: flags.get('--context'),
+    apiAddress: flags.get('--api-address'),
+    apiToken: flags.get('--api-token'),
+  };
+  const cli = createCliContext({
+    globals: () => globals,
+    env: deps.env,
+    stdout: { write: () => undefined },
+    stderr: deps.stderr,
+  });
+  const full: Line = { ...line, cli };
+  const word = words.at(-1) ?? '';
+  let found: Words;
+  if (pending) {
+    const entry = FLAG_VALUES[pending.long ?? ''];
+    const completer = typeof entry === 'function' ? entry : entry?.[full.path];
+    found = completer ? await completer(full, word) : [];
+  } else if (word.startsWith('-')) {
+    const own = full.command.options.filter((o) => !o.hidden).map((o) => o.long ?? o.short ?? '');
+    found = [...own, '--help'].filter((f) => f !== '');
+  } else if (full.args.length === 0 && full.command.commands.length > 0) {
+    found = full.command.commands.map((c) => c.name());
+  } else {
+    const declared = full.command.registeredArguments;
+    const arg = declared[full.args.length] ?? (declared.at(-1)?.variadic ? declared.at(-1) : undefined);
+    found = await argumentWords(arg, full, word);
+  }
+  return found === FILES ? FILES : [...new Set(found)].filter((w) => w.startsWith(word));
+}
+
+/** A bash completion script: each TAB runs `meshctl __complete` with the words of the line. */
+export function bashCompletion(program: Command): string {
   const name = program.name();
   const fn = `_${name.replace(/[^A-Za-z0-9_]/g, '_')}_complete`;
   return `# ${name} completion for bash: source <(${name} completion bash)
-${fn}_node() {
-  valueflags=""; flags=""; subcommands=""; words=""
-  case "$1" in
-${cases.join('\n')}
-    *) return 1 ;;
-  esac
-}
-
 ${fn}() {
-  local cur="\${COMP_WORDS[COMP_CWORD]}" path="" npos=0 skip=0 i w
-  local valueflags flags subcommands words
-  for ((i = 1; i < COMP_CWORD; i++)); do
-    w="\${COMP_WORDS[i]}"
-    if ((skip)); then skip=0; continue; fi
-    ${fn}_node "$path" "$npos"
-    case "$w" in
-      -*) [[ "$valueflags" == *" $w "* ]] && skip=1; continue ;;
-    esac
-    if [[ " $subcommands " == *" $w "* && $npos -eq 0 ]]; then
-      path="\${path:+$path }$w"
-    else
-      npos=$((npos + 1))
-    fi
-  done
-  ${fn}_node "$path" "$npos" || return 0
-  # The word is the value of a flag: let the shell complete file names.
-  if ((skip)); then COMPREPLY=($(compgen -f -- "$cur")); return 0; fi
-  if [[ "$cur" == -* ]]; then
-    COMPREPLY=($(compgen -W "$flags" -- "$cur"))
-  elif ((npos == 0)) && [[ -n "$subcommands" ]]; then
-    COMPREPLY=($(compgen -W "$subcommands" -- "$cur"))
-  else
-    COMPREPLY=($(compgen -W "$words" -- "$cur"))
+  local cur="\${COMP_WORDS[COMP_CWORD]}" out
+  # The program as typed, asked for the words of this line (the current word included).
+  out=$("\${COMP_WORDS[0]}" ${COMPLETE_COMMAND} "\${COMP_WORDS[@]:1:$COMP_CWORD}" 2>/dev/null) || return 0
+  if [[ "$out" == "${FILES}" ]]; then
+    COMPREPLY=($(compgen -f -- "$cur"))
+    return 0
   fi
+  local IFS=$'\\n'
+  COMPREPLY=($out)
 }
 complete -F ${fn} ${name}
 `;
@@ -115,15 +224,54 @@ autoload -U +X bashcompinit && bashcompinit
 ${bashCompletion(program)}`;
 }
 
-/** `meshctl completion bash|zsh`: prints a completion script made from the command tree. */
+/** A fish completion script: the same `meshctl __complete`, file names through fish's own. */
+export function fishCompletion(program: Command): string {
+  const name = program.name();
+  const fn = `__${name.replace(/[^A-Za-z0-9_]/g, '_')}_complete`;
+  return `# ${name} completion for fish: ${name} completion fish | source
+function ${fn}
+    set -l args (commandline -opc)
+    set -l program $args[1]
+    set -e args[1]
+    set -l current (commandline -ct)
+    set -l out ($program ${COMPLETE_COMMAND} $args $current 2>/dev/null)
+    if test "$out" = "${FILES}"
+        __fish_complete_path $current
+        return
+    end
+    printf '%s\\n' $out
+end
+complete -c ${name} -f -a '(${fn})'
+`;
+}
+
+const SCRIPTS: Record<string, (program: Command) => string> = {
+  bash: bashCompletion,
+  zsh: zshCompletion,
+  fish: fishCompletion,
+};
+
+/** `meshctl completion bash|zsh|fish`: prints a completion script. */
 export function registerCompletion(program: Command, cli: CliContext): void {
   program
     .command('completion')
-    .description('print a shell completion script (bash or zsh): source <(meshctl completion bash)')
-    .addArgument(new Argument('<shell>', 'bash or zsh').choices(['bash', 'zsh']))
+    .description(
+      'print a shell completion script: source <(meshctl completion bash), or … zsh; meshctl completion fish | source',
+    )
+    .addArgument(new CommanderArgument('<shell>', 'bash, zsh or fish').choices(Object.keys(SCRIPTS)))
     .action((shell: string) => {
-      if (shell === 'bash') cli.stdout.write(bashCompletion(program));
-      else if (shell === 'zsh') cli.stdout.write(zshCompletion(program));
-      else throw new UsageError(`completion is for bash or zsh, not "${shell}"`);
+      const script = SCRIPTS[shell];
+      if (!script) throw new UsageError(`completion is for bash, zsh or fish, not "${shell}"`);
+      cli.stdout.write(script(program));
     });
+}
+
+/** `meshctl __complete <words…>`: the words for the shell, one a line (see {@link completeWords}). */
+export async function runComplete(
+  program: Command,
+  words: readonly string[],
+  deps: { env: NodeJS.ProcessEnv; stdout: Writer; stderr: Writer },
+): Promise<void> {
+  const found = await completeWords(program, words.length === 0 ? [''] : words, deps);
+  deps.stdout.write(found === FILES ? `${FILES}\n` : found.map((w) => `${w}\n`).join(''));
 }

@@ -1,11 +1,31 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { createApiClient } from '../api-client.js';
 import type { CliContext } from '../cli-context.js';
-import { UsageError } from '../cli-context.js';
+import { UsageError, parseOutputFormat } from '../cli-context.js';
 import type { ApiServerCoordinates, MeshctlConfig } from '../config-file.js';
 import { writeConfig } from '../config-file.js';
+
+/** A token as `config view` shows it: its first characters and its length, never the whole. */
+export function maskToken(token: string): string {
+  return `${token.slice(0, 6)}…(masked, ${token.length} characters)`;
+}
+
+/** The config with every token masked. */
+function masked(config: MeshctlConfig): MeshctlConfig {
+  return {
+    ...config,
+    controlPlanes: config.controlPlanes.map((cp) => {
+      const api = cp.coordinates.apiServer;
+      if (api.authToken === undefined) return cp;
+      return {
+        ...cp,
+        coordinates: { ...cp.coordinates, apiServer: { ...api, authToken: maskToken(api.authToken) } },
+      };
+    }),
+  };
+}
 
 /** Options of `config control-planes add`. */
 interface AddOptions {
@@ -72,6 +92,23 @@ async function add(cli: CliContext, o: AddOptions): Promise<void> {
 /** `meshctl config control-planes add|list|switch|remove`: the contexts in the config file. */
 export function registerConfig(program: Command, cli: CliContext): void {
   const config = program.command('config').description('manage the control planes meshctl talks to');
+  config
+    .command('view')
+    .description('show the config file (tokens masked)')
+    .option('-o, --output <format>', 'output format: yaml or json', 'yaml')
+    .action(async (o: { output: string }) => {
+      const format = parseOutputFormat(o.output);
+      const path = cli.configPath();
+      const shown = masked(await cli.config());
+      if (format === 'json') {
+        cli.printJson(shown);
+        return;
+      }
+      const note = existsSync(path) ? '' : ' (no such file: the defaults)';
+      cli.stdout.write(`# ${path}${note}\n`);
+      await cli.printYaml(shown);
+    });
+
   const cps = config.command('control-planes').description('add, list, switch and remove control planes');
 
   cps
