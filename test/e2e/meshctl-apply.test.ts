@@ -174,6 +174,12 @@ describe('meshctl apply and delete (issue 18 point 1)', () => {
       expect(r.stdout).toBe('');
     }
     expect(await status('/meshes/ok')).toBe(404);
+    // Nested past the bound the server holds bodies to: refused with where, not a stack overflow.
+    const deep = await run(['apply', '-f', '-'], `type: Mesh\nname: deep\nx: ${'['.repeat(100_000)}\n`);
+    expect(deep.code).toBe(1);
+    expect(deep.stderr).toMatch(
+      /^Error: stdin: not valid YAML or JSON at line 3, column \d+: .*more than 64 levels/,
+    );
     const none = await run(['apply', '-f', join(dir.path, 'missing.yaml')]);
     expect(none.code).toBe(1);
     expect(none.stderr).toContain('ENOENT');

@@ -7,6 +7,8 @@ import type { CliContext } from '../cli-context.js';
 import { UsageError } from '../cli-context.js';
 import type { KindInfo } from '../kind-table.js';
 import { itemPath, kindOfType } from '../kinds.js';
+import { readYaml, type YamlDocuments } from '../../util/bounded-yaml.js';
+import { lineColumn, StructureLimitError } from '../../util/structure-bounds.js';
 
 /** A document of an input, and where it came from. */
 interface Document {
@@ -74,10 +76,19 @@ export function substitute(text: string, vars: ReadonlyMap<string, string>, sour
 
 /** The documents of one text: YAML (several documents) or JSON; lists (`items`, arrays) are spread. */
 async function documentsOf(text: string, source: string): Promise<Document[]> {
-  const { parseAllDocuments } = await import('../yaml-codec.js');
   const docs: Document[] = [];
-  const parsed = parseAllDocuments(text);
-  const all = Array.isArray(parsed) ? parsed : [parsed];
+  let all: YamlDocuments['documents'];
+  try {
+    // Bounded as the server's bodies are: a file nested thousands of levels deep is refused, not a stack overflow.
+    all = readYaml(text).documents;
+  } catch (err) {
+    if (!(err instanceof StructureLimitError)) throw err;
+    const { line, column } = lineColumn(text, err.offset);
+    throw new DocumentError(
+      source,
+      new Error(`not valid YAML or JSON at line ${line}, column ${column}: ${err.message}`),
+    );
+  }
   all.forEach((doc, i) => {
     const at = { source, index: i + 1 };
     if (doc.errors.length > 0) {
