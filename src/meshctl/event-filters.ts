@@ -8,6 +8,7 @@ export interface EventFilterOptions {
   mesh?: string;
   name?: string;
   actor?: string;
+  includeSecretData?: boolean;
 }
 
 /** Adds the `/_events` filter flags to a command. */
@@ -17,7 +18,11 @@ export function eventFilterOptions(command: Command): Command {
     .option('--kind <kind>', 'only entries of this stored kind (singular or plural, e.g. dataplanes)')
     .option('-m, --mesh <mesh>', 'only entries in this mesh (and of the mesh itself)')
     .option('--name <name>', 'only entries of resources of this name')
-    .option('--actor <name>', 'only changes made by this user');
+    .option('--actor <name>', 'only changes made by this user')
+    .option(
+      '--include-secret-data',
+      "show secrets' data instead of its sha256 (needs the right to read them)",
+    );
 }
 
 /** The query of `/_events` for the flags; `--kind` is resolved to the registry's kind name. */
@@ -28,5 +33,6 @@ export function eventQuery(opts: EventFilterOptions): Record<string, string | un
     mesh: opts.mesh,
     name: opts.name,
     actor: opts.actor,
+    includeSecretData: opts.includeSecretData ? 'true' : undefined,
   };
 }

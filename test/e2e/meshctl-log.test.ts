@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
@@ -217,6 +218,33 @@ describe('meshctl history, diff, revert, watch and audit', () => {
     const paged = await run('audit', '--from-revision', '2', '--size', '1');
     expect(paged.stdout).toMatch(/\n2 +\S+ +create +TrafficPermission +default\/allow-all-default/);
     expect(paged.stdout).toContain('Rest of the log: meshctl audit --from-revision 2 --size 1 --offset 1');
+  });
+
+  it("history and audit show a secret's data as its sha256, and the data with --include-secret-data", async () => {
+    await api('PUT', '/meshes/default/secrets/db-password', {
+      type: 'Secret',
+      mesh: 'default',
+      name: 'db-password',
+      data: b64('hunter2'),
+    });
+    const digest = { sha256: createHash('sha256').update('hunter2').digest('hex') };
+    const hidden = await run('history', 'secret', 'db-password', '-o', 'json');
+    expect(hidden.code, hidden.stderr).toBe(0);
+    expect(
+      (JSON.parse(hidden.stdout) as Page).items.map((i) => (i.resource as { data: unknown }).data),
+    ).toEqual([digest]);
+    const shown = await run('history', 'secret', 'db-password', '-o', 'json', '--include-secret-data');
+    expect(
+      (JSON.parse(shown.stdout) as Page).items.map((i) => (i.resource as { data: unknown }).data),
+    ).toEqual([b64('hunter2')]);
+    const audit = async (...flags: string[]) =>
+      (
+        JSON.parse(
+          (await run('audit', '--kind', 'secret', '--name', 'db-password', '-o', 'json', ...flags)).stdout,
+        ) as Page
+      ).items.map((i) => (i.resource as { data: unknown }).data);
+    expect(await audit()).toEqual([digest]);
+    expect(await audit('--include-secret-data')).toEqual([b64('hunter2')]);
   });
 
   it('audit errors: an unknown kind is a usage error, a bad filter value the server’s causes', async () => {

@@ -20,6 +20,10 @@ export function registerHistory(program: Command, cli: CliContext): void {
     .option('-o, --output <format>', 'output format: table, yaml or json (with each state)', 'table')
     .option('--size <n>', 'page size (server default 100)', positiveInt('size'))
     .option('--offset <k>', 'where the page starts (from "Rest of the history")')
+    .option(
+      '--include-secret-data',
+      "show a secret's data instead of its sha256 (needs the right to read it)",
+    )
     .addHelpText(
       'after',
       `
@@ -32,7 +36,7 @@ Examples:
       async (
         word: string,
         name: string,
-        opts: { mesh: string; output: string; size?: number; offset?: string },
+        opts: { mesh: string; output: string; size?: number; offset?: string; includeSecretData?: boolean },
       ) => {
         const kind = storedKindOrFail(word);
         const format = parseOutputFormat(opts.output);
@@ -41,7 +45,11 @@ Examples:
           'GET',
           `${itemPath(kind, opts.mesh, name)}/_history`,
           {
-            query: { size: opts.size, offset: opts.offset },
+            query: {
+              size: opts.size,
+              offset: opts.offset,
+              includeSecretData: opts.includeSecretData ? 'true' : undefined,
+            },
           },
         );
         await cli.print(format, res.body, () => {
