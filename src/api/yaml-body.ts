@@ -6,7 +6,7 @@ import { structureRefusal } from './json-body.js';
 /**
  * How often a YAML body may use one anchor through aliases (yaml's `maxAliasCount`: each use of an
  * anchor counts, times the aliases nested in what it anchors). It bounds the work of resolving
- * aliases; the bytes they expand to are bounded by {@link yamlValueProblem} (issue 15).
+ * aliases; the bytes they expand to are bounded by {@link yamlValueProblem}.
  */
 export const MAX_ALIAS_COUNT = 100;
 

@@ -78,6 +78,6 @@ export const LONGEST_DEFAULT_NAME =
 
 /**
  * The token types whose global signing key `<type>-token-signing-key-1` is created at start on
- * standalone and global when the type has no key (decisions §3, issue 4).
+ * standalone and global when the type has no key (decisions §3).
  */
 export const GLOBAL_SIGNING_KEY_TYPES = ['user', 'zone', 'zone-ingress'] as const;

@@ -215,7 +215,7 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
 
   /** The Hello of an authenticated stream: well formed, and of the zone its token is for. */
   const checkHello = (hello: Hello, tokenZone: string): void => {
-    // Its strings go to the zone insight and to log lines (issue 15: no control or bidi characters).
+    // Its strings go to the zone insight and to log lines (no control or bidi characters).
     const bad = controlCharacterCauses(hello, NO_MULTI_LINE_KEYS, 1)[0];
     if (bad) throw fail('BAD_REQUEST', `the Hello's ${bad.field} ${bad.message}`);
     if (tokenZone !== hello.zone) {

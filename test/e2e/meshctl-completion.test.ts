@@ -14,7 +14,7 @@ const needs = (program: string): void => {
     throw new Error(`${program} is not installed: apt-get install -y ${program} (.ci/run does)`);
 };
 
-describe('meshctl completion bash|zsh|fish (issue 18 point 1)', () => {
+describe('meshctl completion bash|zsh|fish', () => {
   const dir = tempDir('meshctl-completion-');
   const config = join(dir.path, 'config.yaml');
   // The scripts run `meshctl __complete …`: a `meshctl` on the PATH, as `npm install -g` makes one.
