@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
-import { startListeningPlane, tempDir } from '../helpers/control-plane.js';
+import { startHttpsPlane, startListeningPlane, tempDir } from '../helpers/control-plane.js';
 import { meshctl, tableRows } from '../helpers/meshctl.js';
 
 /**
@@ -468,12 +468,7 @@ describe('meshctl hint on a self-signed certificate', () => {
   const config = join(dir.path, 'config.yaml');
 
   beforeAll(async () => {
-    cp = await startListeningPlane({
-      MESH_STORE_TYPE: 'level',
-      MESH_STORE_LEVEL_PATH: join(dir.path, 'data'),
-      MESH_API_SERVER_HTTPS_ENABLED: 'true',
-      MESH_API_SERVER_HTTPS_PORT: '0',
-    });
+    cp = await startHttpsPlane(join(dir.path, 'data'));
   });
   afterAll(async () => {
     await cp.close();

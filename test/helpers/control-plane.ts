@@ -45,6 +45,20 @@ export async function startListeningPlane(
   return cp;
 }
 
+/**
+ * A listening control plane (as {@link startListeningPlane}) that also serves HTTPS on a free port,
+ * with a LevelDB store in `dataDir`: the self-signed certificate made at first start is written to
+ * `<dataDir>/tls`.
+ */
+export function startHttpsPlane(dataDir: string): Promise<ControlPlane> {
+  return startListeningPlane({
+    MESH_STORE_TYPE: 'level',
+    MESH_STORE_LEVEL_PATH: dataDir,
+    MESH_API_SERVER_HTTPS_ENABLED: 'true',
+    MESH_API_SERVER_HTTPS_PORT: '0',
+  });
+}
+
 /** A temp dir removed by the returned cleanup. */
 export function tempDir(prefix = 'mesh-cp-'): { path: string; cleanup: () => void } {
   const path = mkdtempSync(join(tmpdir(), prefix));
