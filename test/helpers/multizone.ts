@@ -10,10 +10,10 @@ import type { MultizoneOptions } from '../../src/runtime/multizone.js';
 const logger = process.env.MZ_DEBUG ? createLogger('debug') : undefined;
 import { testConfig } from './control-plane.js';
 
-/** A TrafficPermission of mesh `default` from every service to every service. */
-export const tp = (name: string) => {
+/** A TrafficPermission of `mesh` (`default` unless told) from every service to every service. */
+export const tp = (name: string, mesh = 'default') => {
   const all = [{ match: { 'mesh.io/service': '*' } }];
-  return { type: 'TrafficPermission', mesh: 'default', name, sources: all, destinations: all };
+  return { type: 'TrafficPermission', mesh, name, sources: all, destinations: all };
 };
 
 /** Short sync timers for in-process tests. */
