@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { startHttpsPlane, startListeningPlane, tempDir } from '../helpers/control-plane.js';
-import { meshctl, tableRows } from '../helpers/meshctl.js';
+import { callApi, meshctl, tableRows } from '../helpers/meshctl.js';
 
 /**
  * The daily habits of kumactl that meshctl lacked: tag filters and all meshes on `get`, `delete -f`,
@@ -41,18 +41,7 @@ describe('meshctl daily habits', () => {
   const dir = tempDir('meshctl-habits-');
   const config = join(dir.path, 'config.yaml');
   const run = (args: string[], stdin?: string) => meshctl(args, { config, stdin });
-  const api = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${base}${path}`, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return {
-      status: res.status,
-      body: text === '' ? undefined : (JSON.parse(text) as Record<string, unknown>),
-    };
-  };
+  const api = (method: string, path: string, body?: unknown) => callApi(base, method, path, body);
   const put = async (path: string, body: unknown) => {
     const res = await api('PUT', path, body);
     expect(res.status, `PUT ${path}: ${JSON.stringify(res.body)}`).toBeLessThan(300);
