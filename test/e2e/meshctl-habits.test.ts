@@ -6,6 +6,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { startHttpsPlane, startListeningPlane, tempDir } from '../helpers/control-plane.js';
 import { callApi, meshctl, tableRows } from '../helpers/meshctl.js';
+import { tp } from '../helpers/multizone.js';
 
 /**
  * The daily habits of kumactl that meshctl lacked: tag filters and all meshes on `get`, `delete -f`,
@@ -27,13 +28,7 @@ const dataplane = (mesh: string, name: string, tags: Record<string, string>, out
   },
 });
 
-const permission = (mesh: string, name: string, destination: string) => ({
-  type: 'TrafficPermission',
-  mesh,
-  name,
-  sources: [{ match: { [SVC]: '*' } }],
-  destinations: [{ match: { [SVC]: destination } }],
-});
+const permission = (mesh: string, name: string, destination: string) => tp(name, mesh, destination);
 
 describe('meshctl daily habits', () => {
   let cp: ControlPlane;
