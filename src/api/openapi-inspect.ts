@@ -14,6 +14,21 @@ const object = (properties: Json, required: string[] = Object.keys(properties), 
 });
 const schema = (n: string): Json => ref('schemas', n);
 
+/** A built-in gateway's listeners, their hosts and the routes of each host, whose destinations are `destination`s. */
+const gatewayListeners = (destination: Json): Json =>
+  array(
+    object({
+      port: integer,
+      protocol: strings,
+      hosts: array(
+        object({
+          hostName: strings,
+          routes: array(object({ route: strings, destinations: array(destination) })),
+        }),
+      ),
+    }),
+  );
+
 /** The `@type` of each section of a ConfigDump, as config-dump.ts writes them. */
 const ADMIN = 'type.googleapis.com/envoy.admin.v3.';
 
@@ -148,25 +163,7 @@ export function inspectSchemas(registry: Registry): Json {
           ...schema('ResourceKey'),
           description: 'The MeshGateway; empty names when none selects the proxy',
         },
-        listeners: array(
-          object({
-            port: integer,
-            protocol: strings,
-            hosts: array(
-              object({
-                hostName: strings,
-                routes: array(
-                  object({
-                    route: strings,
-                    destinations: array(
-                      object({ tags: schema('Tags'), policies: schema('GatewayPolicies') }),
-                    ),
-                  }),
-                ),
-              }),
-            ),
-          }),
-        ),
+        listeners: gatewayListeners(object({ tags: schema('Tags'), policies: schema('GatewayPolicies') })),
         policies: {
           ...schema('GatewayPolicies'),
           description: 'TrafficLog and TrafficTrace of the whole gateway',
@@ -208,18 +205,7 @@ export function inspectSchemas(registry: Registry): Json {
       kind: gatewayKind,
       dataplane: schema('ResourceKey'),
       gateway: schema('ResourceKey'),
-      listeners: array(
-        object({
-          port: integer,
-          protocol: strings,
-          hosts: array(
-            object({
-              hostName: strings,
-              routes: array(object({ route: strings, destinations: array(schema('Tags')) })),
-            }),
-          ),
-        }),
-      ),
+      listeners: gatewayListeners(schema('Tags')),
     }),
     AffectedDataplane: {
       description: 'A proxy a policy affects, and where',

@@ -432,6 +432,14 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
     /** The direction's messages once the Welcome is sent; false for one the stream does not carry. */
     let onMessage: ((m: ReceivedMessage) => boolean) | undefined;
     let hello: Hello | undefined;
+    /** Ends the stream over a message it does not carry, with a log line naming the zone. */
+    const closeOutOfPlace = (end: StreamEnd): void => {
+      logger?.warn(
+        { zone: printable(tokenZone), url, reason: end.details },
+        'a zone sent a message out of place',
+      );
+      stream.close(end);
+    };
     const stream = createPeerStream(call, {
       timers,
       onMessage(m) {
@@ -440,23 +448,12 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
             code: grpc.status.INVALID_ARGUMENT,
             details: `a message that is not a SyncMessage of proto/sync.proto (${m.undecodable ?? 'no details'})`,
           };
-          logger?.warn(
-            { zone: printable(tokenZone), url, reason: end.details },
-            'a zone sent a message out of place',
-          );
-          stream.close(end);
+          closeOutOfPlace(end);
           return;
         }
         if (onMessage) {
-          if (!onMessage(m)) {
-            // The session ends with the stream (and says so); this line says which message did it.
-            const end = toStreamEnd(outOfPlace(m, direction));
-            logger?.warn(
-              { zone: printable(tokenZone), url, reason: end.details },
-              'a zone sent a message out of place',
-            );
-            stream.close(end);
-          }
+          // The session ends with the stream (and says so); the log line says which message did it.
+          if (!onMessage(m)) closeOutOfPlace(toStreamEnd(outOfPlace(m, direction)));
           return;
         }
         if (hello) {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/control-plane.js';
+import { tp } from '../helpers/multizone.js';
 import { REPO_ROOT, startNpm } from '../helpers/process.js';
 
 const N = 100;
@@ -175,13 +176,7 @@ describe('npm start as a process: crash with SIGKILL loses no answered write', (
         const res = await fetch(`http://127.0.0.1:${port}/meshes/default/traffic-permissions/tp-gone`, {
           method: 'PUT',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({
-            type: 'TrafficPermission',
-            mesh: 'default',
-            name: 'tp-gone',
-            sources: [{ match: { 'mesh.io/service': '*' } }],
-            destinations: [{ match: { 'mesh.io/service': '*' } }],
-          }),
+          body: JSON.stringify(tp('tp-gone')),
         });
         expect(res.status).toBe(201);
       }

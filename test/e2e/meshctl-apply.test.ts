@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { startListeningPlane, tempDir } from '../helpers/control-plane.js';
 import { meshctl } from '../helpers/meshctl.js';
+import { tp } from '../helpers/multizone.js';
 
 const MESH_AND_PROXY = `type: Mesh
 name: shop
@@ -22,13 +23,7 @@ networking:
         mesh.io/service: web
 `;
 
-const permission = (name: string) => ({
-  type: 'TrafficPermission',
-  mesh: 'shop',
-  name,
-  sources: [{ match: { 'mesh.io/service': '*' } }],
-  destinations: [{ match: { 'mesh.io/service': 'web' } }],
-});
+const permission = (name: string) => tp(name, 'shop', 'web');
 
 // The built CLI as a process against a control plane on a free port (npm test builds dist first).
 describe('meshctl apply and delete (issue 18 point 1)', () => {

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { startListeningPlane, tempDir } from '../helpers/control-plane.js';
 import { meshctl } from '../helpers/meshctl.js';
+import { tp } from '../helpers/multizone.js';
 import { REPO_ROOT } from '../helpers/process.js';
 
 /** Whether a program is on the PATH. */
@@ -45,13 +46,7 @@ describe('meshctl completion bash|zsh|fish', () => {
     const res = await fetch(`${base}/meshes/shop/traffic-permissions/tp-1`, {
       method: 'PUT',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        type: 'TrafficPermission',
-        mesh: 'shop',
-        name: 'tp-1',
-        sources: [{ match: { 'mesh.io/service': '*' } }],
-        destinations: [{ match: { 'mesh.io/service': '*' } }],
-      }),
+      body: JSON.stringify(tp('tp-1', 'shop')),
     });
     expect(res.ok).toBe(true);
     expect(

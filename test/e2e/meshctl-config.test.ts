@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
-import { startListeningPlane, tempDir } from '../helpers/control-plane.js';
+import { startHttpsPlane, startListeningPlane, tempDir } from '../helpers/control-plane.js';
 import { meshctl, tableRows } from '../helpers/meshctl.js';
 
 // The built CLI as a process (npm test builds dist first), against a control plane on a free port.
@@ -219,13 +219,7 @@ describe('meshctl over HTTPS: --ca-cert and --skip-verify', () => {
   const run = (...args: string[]) => meshctl(args, { config });
 
   beforeAll(async () => {
-    // A level store: the self-signed certificate made at first start is written to <data>/tls.
-    cp = await startListeningPlane({
-      MESH_STORE_TYPE: 'level',
-      MESH_STORE_LEVEL_PATH: join(dir.path, 'data'),
-      MESH_API_SERVER_HTTPS_ENABLED: 'true',
-      MESH_API_SERVER_HTTPS_PORT: '0',
-    });
+    cp = await startHttpsPlane(join(dir.path, 'data'));
     https = `https://127.0.0.1:${cp.ports.https}`;
   });
   afterAll(async () => {

@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
-import { startListeningPlane, tempDir } from '../helpers/control-plane.js';
-import { meshctl, tableRows } from '../helpers/meshctl.js';
+import { startHttpsPlane, startListeningPlane, tempDir } from '../helpers/control-plane.js';
+import { callApi, meshctl, tableRows } from '../helpers/meshctl.js';
+import { tp } from '../helpers/multizone.js';
 
 /**
  * The daily habits of kumactl that meshctl lacked: tag filters and all meshes on `get`, `delete -f`,
@@ -27,13 +28,7 @@ const dataplane = (mesh: string, name: string, tags: Record<string, string>, out
   },
 });
 
-const permission = (mesh: string, name: string, destination: string) => ({
-  type: 'TrafficPermission',
-  mesh,
-  name,
-  sources: [{ match: { [SVC]: '*' } }],
-  destinations: [{ match: { [SVC]: destination } }],
-});
+const permission = (mesh: string, name: string, destination: string) => tp(name, mesh, destination);
 
 describe('meshctl daily habits', () => {
   let cp: ControlPlane;
@@ -41,18 +36,7 @@ describe('meshctl daily habits', () => {
   const dir = tempDir('meshctl-habits-');
   const config = join(dir.path, 'config.yaml');
   const run = (args: string[], stdin?: string) => meshctl(args, { config, stdin });
-  const api = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${base}${path}`, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return {
-      status: res.status,
-      body: text === '' ? undefined : (JSON.parse(text) as Record<string, unknown>),
-    };
-  };
+  const api = (method: string, path: string, body?: unknown) => callApi(base, method, path, body);
   const put = async (path: string, body: unknown) => {
     const res = await api('PUT', path, body);
     expect(res.status, `PUT ${path}: ${JSON.stringify(res.body)}`).toBeLessThan(300);
@@ -468,12 +452,7 @@ describe('meshctl hint on a self-signed certificate', () => {
   const config = join(dir.path, 'config.yaml');
 
   beforeAll(async () => {
-    cp = await startListeningPlane({
-      MESH_STORE_TYPE: 'level',
-      MESH_STORE_LEVEL_PATH: join(dir.path, 'data'),
-      MESH_API_SERVER_HTTPS_ENABLED: 'true',
-      MESH_API_SERVER_HTTPS_PORT: '0',
-    });
+    cp = await startHttpsPlane(join(dir.path, 'data'));
   });
   afterAll(async () => {
     await cp.close();

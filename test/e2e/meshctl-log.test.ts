@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { b64, decodeJwt } from '../helpers/auth.js';
 import { startListeningPlane, tempDir } from '../helpers/control-plane.js';
-import { meshctl, startMeshctl } from '../helpers/meshctl.js';
+import { callApi, meshctl, startMeshctl } from '../helpers/meshctl.js';
 import { eventually } from '../helpers/multizone.js';
 
 /**
@@ -28,14 +28,9 @@ describe('meshctl history, diff, revert, watch and audit', () => {
   let address: string;
 
   const api = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${address}${path}`, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    expect(res.status, `${method} ${path}: ${text}`).toBeLessThan(300);
-    return { headers: res.headers, body: text === '' ? undefined : (JSON.parse(text) as unknown) };
+    const res = await callApi(address, method, path, body);
+    expect(res.status, `${method} ${path}: ${res.text}`).toBeLessThan(300);
+    return res;
   };
   const permission = (mesh: string, name: string, source: string) =>
     api('PUT', `/meshes/${mesh}/${TP}/${name}`, {

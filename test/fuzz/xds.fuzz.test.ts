@@ -2,14 +2,15 @@ import * as grpc from '@grpc/grpc-js';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
-import { startControlPlane } from '../../src/runtime/control-plane.js';
 import { createLogger } from '../../src/runtime/logger.js';
 import { CLUSTER, CLUSTER_LOAD_ASSIGNMENT, LISTENER } from '../../src/xds/type-urls.js';
+import { issueDataplaneToken } from '../helpers/auth.js';
 import { capturedLog } from '../helpers/captured-log.js';
-import { testConfig, tempDir } from '../helpers/control-plane.js';
+import { startListeningPlane, tempDir } from '../helpers/control-plane.js';
 import { measureLoopDelay } from '../helpers/loop-delay.js';
 import {
   encodeAdsRequest,
+  putDataplane,
   rawAdsClient,
   rawAdsExchange,
   rawAdsRequest,
@@ -117,19 +118,11 @@ describe(`xDS fuzz (FUZZ_SEED=${SEED})`, () => {
   let token: string;
   const log = capturedLog();
 
-  const put = async (name: string, service: string, port: number) => {
-    const res = await cp.app.inject({
-      method: 'PUT',
-      url: `/meshes/default/dataplanes/${name}`,
-      payload: {
-        type: 'Dataplane',
-        mesh: 'default',
-        name,
-        networking: { address: '127.0.0.1', inbound: [{ port, tags: { [SVC]: service } }] },
-      },
+  const put = (name: string, service: string, port: number) =>
+    putDataplane(cp.app, 'default', name, {
+      address: '127.0.0.1',
+      inbound: [{ port, tags: { [SVC]: service } }],
     });
-    expect(res.statusCode, res.body).toBe(201);
-  };
 
   /** The first answer of a stream, or the status it ended with; fails past the deadline. */
   const firstOf = (client: RawAdsClient): Promise<{ answered: true } | grpc.StatusObject> =>
@@ -140,26 +133,13 @@ describe(`xDS fuzz (FUZZ_SEED=${SEED})`, () => {
       `xDS fuzz seed: ${SEED} (replay: FUZZ_SEED=${SEED} npx vitest run test/fuzz/xds.fuzz.test.ts)`,
     );
     dir = tempDir('mesh-cp-xds-fuzz-');
-    cp = await startControlPlane(
-      testConfig({
-        MESH_STORE_TYPE: 'level',
-        MESH_STORE_LEVEL_PATH: dir.path,
-        MESH_API_SERVER_PORT: '0',
-        MESH_API_SERVER_HTTPS_ENABLED: 'false',
-        MESH_DIAGNOSTICS_PORT: '0',
-        MESH_XDS_SERVER_GRPC_PORT: '0',
-      }),
+    cp = await startListeningPlane(
+      { MESH_STORE_TYPE: 'level', MESH_STORE_LEVEL_PATH: dir.path },
       { logger: createLogger('info', log.stream) },
     );
-    await cp.defaultsReady;
     await put('client-1', 'client', 1);
     await put('web-1', 'web', 8080);
-    const issued = await cp.app.inject({
-      method: 'POST',
-      url: '/tokens/dataplane',
-      payload: { mesh: 'default', name: 'client-1' },
-    });
-    token = issued.body;
+    token = await issueDataplaneToken(cp.app, { mesh: 'default', name: 'client-1' });
     // The protos are parsed, and the paths compiled, at the first requests (client and server):
     // once, not a request's cost.
     for (const node of [

@@ -21,6 +21,16 @@ export async function issueUserToken(
   return res.body;
 }
 
+/** Issues a data plane token as the loopback admin through `POST /tokens/dataplane`; fails the test if it is refused. */
+export async function issueDataplaneToken(
+  app: FastifyInstance,
+  body: Record<string, unknown>,
+): Promise<string> {
+  const res = await app.inject({ method: 'POST', url: '/tokens/dataplane', payload: body });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.body;
+}
+
 /** The decoded header and payload of a JWT (no verification: for looking at what was issued). */
 export function decodeJwt(token: string): {
   header: Record<string, unknown>;

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Logger } from 'pino';
 import type { Config } from '../../src/config/schema.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
@@ -26,7 +27,10 @@ export async function startTestPlane(
 }
 
 /** A control plane listening on 127.0.0.1 (free ports, no HTTPS), memory store unless `env` says. */
-export async function startListeningPlane(env: Record<string, string> = {}): Promise<ControlPlane> {
+export async function startListeningPlane(
+  env: Record<string, string> = {},
+  opts: { logger?: Logger } = {},
+): Promise<ControlPlane> {
   const cp = await startControlPlane(
     testConfig({
       MESH_API_SERVER_PORT: '0',
@@ -35,9 +39,24 @@ export async function startListeningPlane(env: Record<string, string> = {}): Pro
       MESH_XDS_SERVER_GRPC_PORT: '0',
       ...env,
     }),
+    { logger: opts.logger },
   );
   await cp.defaultsReady;
   return cp;
+}
+
+/**
+ * A listening control plane (as {@link startListeningPlane}) that also serves HTTPS on a free port,
+ * with a LevelDB store in `dataDir`: the self-signed certificate made at first start is written to
+ * `<dataDir>/tls`.
+ */
+export function startHttpsPlane(dataDir: string): Promise<ControlPlane> {
+  return startListeningPlane({
+    MESH_STORE_TYPE: 'level',
+    MESH_STORE_LEVEL_PATH: dataDir,
+    MESH_API_SERVER_HTTPS_ENABLED: 'true',
+    MESH_API_SERVER_HTTPS_PORT: '0',
+  });
 }
 
 /** A temp dir removed by the returned cleanup. */

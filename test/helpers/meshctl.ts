@@ -33,6 +33,27 @@ export function meshctl(
   });
 }
 
+/** A call of the HTTP API at `base` (JSON `body` when given): its status, headers, text, and the text parsed (undefined when empty). */
+export async function callApi(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; headers: Headers; text: string; body: Record<string, unknown> | undefined }> {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return {
+    status: res.status,
+    headers: res.headers,
+    text,
+    body: text === '' ? undefined : (JSON.parse(text) as Record<string, unknown>),
+  };
+}
+
 /** The rows of a printed table, each split into its cells (columns are 3+ spaces apart). */
 export function tableRows(text: string): string[][] {
   return text

@@ -10,11 +10,14 @@ import type { MultizoneOptions } from '../../src/runtime/multizone.js';
 const logger = process.env.MZ_DEBUG ? createLogger('debug') : undefined;
 import { testConfig } from './control-plane.js';
 
-/** A TrafficPermission of mesh `default` from every service to every service. */
-export const tp = (name: string) => {
-  const all = [{ match: { 'mesh.io/service': '*' } }];
-  return { type: 'TrafficPermission', mesh: 'default', name, sources: all, destinations: all };
-};
+/** A TrafficPermission of `mesh` (`default` unless told) from every service to `destination` (every service unless told). */
+export const tp = (name: string, mesh = 'default', destination = '*') => ({
+  type: 'TrafficPermission',
+  mesh,
+  name,
+  sources: [{ match: { 'mesh.io/service': '*' } }],
+  destinations: [{ match: { 'mesh.io/service': destination } }],
+});
 
 /** Short sync timers for in-process tests. */
 export const FAST_SYNC = {

@@ -1,5 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { connect, constants } from 'node:http2';
 import type { ClientHttp2Session, ClientHttp2Stream } from 'node:http2';
+import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import type { ControlPlane } from '../../src/runtime/control-plane.js';
+import { CHANNEL_OPTIONS, syncClientConstructor, type SyncClient } from '../../src/zones/sync-protocol.js';
 
 /** How the sync port ended a raw call: its gRPC status, and how many body bytes the client got written. */
 export interface RawCallEnd {
@@ -51,6 +56,13 @@ export function grpcFrame(bytes: Buffer): Buffer {
   const frame = Buffer.alloc(5);
   frame.writeUInt32BE(bytes.length, 1);
   return Buffer.concat([frame, bytes]);
+}
+
+/** A gRPC client of the sync port of `global`, trusting the certificate it made in its data dir `dir`. */
+export function syncClientOf(global: ControlPlane, dir: string): SyncClient {
+  const Client = syncClientConstructor();
+  const ca = readFileSync(join(dir, 'tls', 'cert.pem'));
+  return new Client(`127.0.0.1:${global.ports.kds}`, grpc.credentials.createSsl(ca), CHANNEL_OPTIONS);
 }
 
 /** A TLS HTTP/2 connection to the sync port that trusts `ca`. */

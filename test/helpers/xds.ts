@@ -2,6 +2,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
+import type { FastifyInstance } from 'fastify';
+import { expect } from 'vitest';
 import { ADS_METHOD_PATH } from '../../src/xds/ads-protocol.js';
 import {
   CLUSTER,
@@ -34,6 +36,21 @@ export function sidecar(
     name,
     networking: { address: '10.0.0.1', inbound: inbounds.map((tags, i) => ({ port: 8080 + i, tags })) },
   };
+}
+
+/** Writes a Dataplane through `PUT /meshes/{mesh}/dataplanes/{name}`; fails the test unless it is created. */
+export async function putDataplane(
+  app: FastifyInstance,
+  mesh: string,
+  name: string,
+  networking: Record<string, unknown>,
+): Promise<void> {
+  const res = await app.inject({
+    method: 'PUT',
+    url: `/meshes/${mesh}/dataplanes/${name}`,
+    payload: { type: 'Dataplane', mesh, name, networking },
+  });
+  expect(res.statusCode, res.body).toBe(201);
 }
 
 /** A gateway Dataplane with these gateway tags. */

@@ -3,17 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { bearer, issueUserToken } from '../helpers/auth.js';
 import { startListeningPlane, startTestPlane } from '../helpers/control-plane.js';
+import { tp } from '../helpers/multizone.js';
 
 const SIGNING_KEY = '/global-secrets/user-token-signing-key-1';
 const EVIL = 'https://evil.example';
-
-const tp = (name: string) => ({
-  type: 'TrafficPermission',
-  mesh: 'default',
-  name,
-  sources: [{ match: { 'mesh.io/service': '*' } }],
-  destinations: [{ match: { 'mesh.io/service': '*' } }],
-});
 
 /** A request on a real port from 127.0.0.1 with the given headers (Host included: what a browser sends). */
 function raw(

@@ -5,6 +5,7 @@ import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { startControlPlane } from '../../src/runtime/control-plane.js';
 import { bearer, issueUserToken } from '../helpers/auth.js';
 import { startTestPlane, tempDir, testConfig } from '../helpers/control-plane.js';
+import { tp } from '../helpers/multizone.js';
 import { clientPki, httpsRequest } from '../helpers/tls.js';
 
 // A browser sends a POST with no content type, or as a form or text, from any web page without a
@@ -23,14 +24,6 @@ const REFUSED_POST = {
   details:
     'a POST must say "Content-Type: application/json" (or a YAML type), even with no body: a web page can make a browser send a POST without one, with its client certificate or from loopback',
 };
-
-const tp = (name: string) => ({
-  type: 'TrafficPermission',
-  mesh: 'default',
-  name,
-  sources: [{ match: { 'mesh.io/service': '*' } }],
-  destinations: [{ match: { 'mesh.io/service': '*' } }],
-});
 
 describe('a POST that a web page could forge is refused (loopback admin)', () => {
   let cp: ControlPlane;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { startTestPlane } from '../helpers/control-plane.js';
+import { expectErrorShape } from '../helpers/error-shape.js';
 import { measureLoopDelay, measureRssGrowth } from '../helpers/loop-delay.js';
 
 // Bodies nested deeper, or holding more values, than any resource: each is refused (400 naming
@@ -24,13 +25,6 @@ async function stallOf<T>(work: () => Promise<T>, tries = 3): Promise<{ result: 
     if (next.maxMs < least.maxMs) least = next;
   }
   return least;
-}
-
-/** Every error answer has exactly the wire shape (decisions §4). */
-function expectErrorShape(body: Record<string, unknown>): void {
-  expect(Object.keys(body).filter((k) => !['title', 'details', 'causes'].includes(k))).toEqual([]);
-  expect(typeof body.title).toBe('string');
-  expect(typeof body.details).toBe('string');
 }
 
 describe('deep and large bodies are refused before they are built', () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { startTestPlane } from '../helpers/control-plane.js';
+import { expectErrorShape } from '../helpers/error-shape.js';
 
 // Issue 15 items 2 and 3: bodies that cost far more than their size.
 
@@ -13,16 +14,6 @@ const trafficPermission = (sources: unknown[]) => ({
   destinations: [{ match: { 'kuma.io/service': '*' } }],
 });
 const yaml = { 'content-type': 'application/yaml' };
-
-/** Every error answer has exactly the wire shape (decisions §4). */
-function expectErrorShape(body: Record<string, unknown>): void {
-  expect(Object.keys(body).filter((k) => !['title', 'details', 'causes'].includes(k))).toEqual([]);
-  expect(typeof body.title).toBe('string');
-  expect(typeof body.details).toBe('string');
-  for (const cause of (body.causes ?? []) as Array<Record<string, unknown>>) {
-    expect(Object.keys(cause).sort()).toEqual(['field', 'message']);
-  }
-}
 
 /** PUTs a YAML body, expects it refused with `status` in our shape, and nothing stored at `url`. */
 async function expectYamlRefused(

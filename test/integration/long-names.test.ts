@@ -6,6 +6,7 @@ import { registry } from '../../src/resources/registry.js';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { samplesBySegment } from '../helpers/golden.js';
 import { startListeningPlane, startTestPlane } from '../helpers/control-plane.js';
+import { expectErrorShape } from '../helpers/error-shape.js';
 
 type Method = 'GET' | 'PUT' | 'DELETE';
 
@@ -18,8 +19,7 @@ function expectOurError(res: LightMyRequestResponse, status: number): Record<str
   expect(res.headers['content-type']).toMatch(/^application\/json/);
   expect(res.headers['x-request-id']).toEqual(expect.any(String));
   const body = res.json() as Record<string, unknown>;
-  expect(Object.keys(body).filter((k) => !['title', 'details', 'causes'].includes(k))).toEqual([]);
-  expect(body).toMatchObject({ title: expect.any(String), details: expect.any(String) });
+  expectErrorShape(body);
   return body;
 }
 

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { createProxyInsights } from '../../src/xds/proxy-insights.js';
 import { startTestPlane } from '../helpers/control-plane.js';
+import { putDataplane } from '../helpers/xds.js';
 
 const SVC = 'mesh.io/service';
 
@@ -13,17 +14,10 @@ describe('proxy insights from ADS streams (issue 17 point 4, decisions §11)', (
 
   beforeAll(async () => {
     cp = await startTestPlane();
-    const res = await cp.app.inject({
-      method: 'PUT',
-      url: '/meshes/default/dataplanes/web-1',
-      payload: {
-        type: 'Dataplane',
-        mesh: 'default',
-        name: 'web-1',
-        networking: { address: '10.0.0.1', inbound: [{ port: 8080, tags: { [SVC]: 'web' } }] },
-      },
+    await putDataplane(cp.app, 'default', 'web-1', {
+      address: '10.0.0.1',
+      inbound: [{ port: 8080, tags: { [SVC]: 'web' } }],
     });
-    expect(res.statusCode).toBe(201);
   });
   afterAll(async () => {
     await cp.close();

@@ -3,10 +3,11 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
-import { CHANNEL_OPTIONS, syncClientConstructor } from '../../src/zones/sync-protocol.js';
+import { CHANNEL_OPTIONS } from '../../src/zones/sync-protocol.js';
 import type { SyncClient, SyncMessage } from '../../src/zones/sync-protocol.js';
 import { tempDir } from '../helpers/control-plane.js';
 import { capturingLogger, eventually, startGlobal, zoneToken } from '../helpers/multizone.js';
+import { syncClientOf } from '../helpers/sync-wire.js';
 
 describe("a zone's Hello with control or bidi characters (issue 15 item 7)", () => {
   const dir = tempDir('mz-hello-');
@@ -18,9 +19,7 @@ describe("a zone's Hello with control or bidi characters (issue 15 item 7)", () 
   beforeAll(async () => {
     global = await startGlobal(dir.path, {}, { logger });
     token = await zoneToken(global, 'zone-1');
-    const Client = syncClientConstructor();
-    const ca = readFileSync(join(dir.path, 'tls', 'cert.pem'));
-    client = new Client(`127.0.0.1:${global.ports.kds}`, grpc.credentials.createSsl(ca), CHANNEL_OPTIONS);
+    client = syncClientOf(global, dir.path);
   });
   afterAll(async () => {
     client?.close();
@@ -84,9 +83,7 @@ describe('a zone that sends what a stream does not carry at that point', () => {
 
   beforeAll(async () => {
     global = await startGlobal(dir.path, {}, { logger });
-    const Client = syncClientConstructor();
-    const ca = readFileSync(join(dir.path, 'tls', 'cert.pem'));
-    client = new Client(`127.0.0.1:${global.ports.kds}`, grpc.credentials.createSsl(ca), CHANNEL_OPTIONS);
+    client = syncClientOf(global, dir.path);
   });
   afterAll(async () => {
     client?.close();

@@ -4,9 +4,9 @@ import { startControlPlane } from '../../src/runtime/control-plane.js';
 import type { DataplaneResource, ProxyIdentity } from '../../src/xds/node-identity.js';
 import { dataplaneLookup, nodeIdentity } from '../../src/xds/node-identity.js';
 import { authnWarning, createProxyTokenCheck } from '../../src/xds/proxy-token.js';
-import { b64, decodeJwt } from '../helpers/auth.js';
+import { b64, decodeJwt, issueDataplaneToken } from '../helpers/auth.js';
 import { testConfig } from '../helpers/control-plane.js';
-import { gatewayProxy, sidecar } from '../helpers/xds.js';
+import { gatewayProxy, putDataplane, sidecar } from '../helpers/xds.js';
 
 const SVC = 'mesh.io/service';
 
@@ -16,11 +16,7 @@ describe('proxy token check (decisions §11)', () => {
   // A clock the test moves: the token service verifies expiry by it.
   let nowMs = Date.parse('2026-03-01T00:00:00Z');
   let web: DataplaneResource;
-  const issue = async (body: Record<string, unknown>): Promise<string> => {
-    const res = await cp.app.inject({ method: 'POST', url: '/tokens/dataplane', payload: body });
-    expect(res.statusCode, res.body).toBe(200);
-    return res.body;
-  };
+  const issue = (body: Record<string, unknown>): Promise<string> => issueDataplaneToken(cp.app, body);
   const check = () => createProxyTokenCheck({ tokens: cp.tokens, authnType: 'dpToken' });
 
   beforeAll(async () => {
@@ -34,23 +30,13 @@ describe('proxy token check (decisions §11)', () => {
       });
       expect(res.statusCode).toBe(201);
     }
-    const put = await cp.app.inject({
-      method: 'PUT',
-      url: '/meshes/default/dataplanes/web-1',
-      payload: {
-        type: 'Dataplane',
-        mesh: 'default',
-        name: 'web-1',
-        networking: {
-          address: '10.0.0.1',
-          inbound: [
-            { port: 8080, tags: { [SVC]: 'web', version: 'v1' } },
-            { port: 8081, tags: { [SVC]: 'web-api' } },
-          ],
-        },
-      },
+    await putDataplane(cp.app, 'default', 'web-1', {
+      address: '10.0.0.1',
+      inbound: [
+        { port: 8080, tags: { [SVC]: 'web', version: 'v1' } },
+        { port: 8081, tags: { [SVC]: 'web-api' } },
+      ],
     });
-    expect(put.statusCode, put.body).toBe(201);
     // The proxy as stored, found from a node as the xDS server will find it.
     const identity = nodeIdentity({ id: 'default.web-1' }, dataplaneLookup(cp.views));
     expect(identity).toMatchObject({ ok: true, mesh: 'default', name: 'web-1' });

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { CLUSTER, LISTENER } from '../../src/xds/type-urls.js';
+import { issueDataplaneToken } from '../helpers/auth.js';
 import { tempDir } from '../helpers/control-plane.js';
 import { eventually, startGlobal, startZone, zoneToken } from '../helpers/multizone.js';
-import { rawAdsClient, rawNode, type RawAdsClient } from '../helpers/xds.js';
+import { putDataplane, rawAdsClient, rawNode, type RawAdsClient } from '../helpers/xds.js';
 
 const SVC = 'mesh.io/service';
 
@@ -24,21 +25,11 @@ describe('Global answers a zone proxy’s views through its zone (issue 17, poin
       ['client-1', '127.0.0.1', 'client', 'greeter'],
       ['greeter-1', '10.0.1.1', 'greeter', undefined],
     ] as const) {
-      const put = await z.app.inject({
-        method: 'PUT',
-        url: `/meshes/default/dataplanes/${name}`,
-        payload: {
-          type: 'Dataplane',
-          mesh: 'default',
-          name,
-          networking: {
-            address,
-            inbound: [{ port: 50051, tags: { [SVC]: inbound } }],
-            ...(outbound ? { outbound: [{ port: 10001, tags: { [SVC]: outbound } }] } : {}),
-          },
-        },
+      await putDataplane(z.app, 'default', name, {
+        address,
+        inbound: [{ port: 50051, tags: { [SVC]: inbound } }],
+        ...(outbound ? { outbound: [{ port: 10001, tags: { [SVC]: outbound } }] } : {}),
       });
-      expect(put.statusCode, put.body).toBe(201);
     }
     const ingress = await z.app.inject({
       method: 'PUT',
@@ -53,17 +44,13 @@ describe('Global answers a zone proxy’s views through its zone (issue 17, poin
       10_000,
       'the proxies on Global',
     );
-    const issued = await z.app.inject({
-      method: 'POST',
-      url: '/tokens/dataplane',
-      payload: { mesh: 'default', name: 'client-1', validFor: '1h' },
-    });
+    const token = await issueDataplaneToken(z.app, { mesh: 'default', name: 'client-1', validFor: '1h' });
     const c = rawAdsClient(z.ports.xds);
     client = c;
     c.send({
       type_url: LISTENER,
       resource_names: ['greeter'],
-      node: rawNode('default.client-1', { 'dataplane.token': issued.body }),
+      node: rawNode('default.client-1', { 'dataplane.token': token }),
     });
     const lds = await c.next();
     c.send({

@@ -4,9 +4,10 @@ import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { decodeAny } from '../../src/xds/encode-any.js';
 import { UNKNOWN_LISTENERS_PER_STREAM } from '../../src/xds/mesh-config-source.js';
 import { CLUSTER, LISTENER } from '../../src/xds/type-urls.js';
+import { issueDataplaneToken } from '../helpers/auth.js';
 import { startListeningPlane } from '../helpers/control-plane.js';
 import { measureLoopDelay } from '../helpers/loop-delay.js';
-import { rawAdsClient, rawNode, type RawAdsClient, type RawResponse } from '../helpers/xds.js';
+import { putDataplane, rawAdsClient, rawNode, type RawAdsClient, type RawResponse } from '../helpers/xds.js';
 
 const SVC = 'mesh.io/service';
 const size = (r: RawResponse): number => r.resources.reduce((n, a) => n + a.value.length, 0);
@@ -18,19 +19,11 @@ describe('xDS resource names: a cap per request, and made-up names answered only
   let token: string;
   const open: RawAdsClient[] = [];
 
-  const put = async (name: string, service: string, port: number) => {
-    const res = await cp.app.inject({
-      method: 'PUT',
-      url: `/meshes/default/dataplanes/${name}`,
-      payload: {
-        type: 'Dataplane',
-        mesh: 'default',
-        name,
-        networking: { address: '127.0.0.1', inbound: [{ port, tags: { [SVC]: service } }] },
-      },
+  const put = (name: string, service: string, port: number) =>
+    putDataplane(cp.app, 'default', name, {
+      address: '127.0.0.1',
+      inbound: [{ port, tags: { [SVC]: service } }],
     });
-    expect(res.statusCode, res.body).toBeLessThan(300);
-  };
   /** A stream of client-1 asking Listeners `resourceNames`. */
   const subscribe = (resourceNames: string[]) => {
     const client = rawAdsClient(cp.ports.xds);
@@ -47,12 +40,7 @@ describe('xDS resource names: a cap per request, and made-up names answered only
     cp = await startListeningPlane();
     await put('client-1', 'client', 1);
     await put('web-1', 'web', 8080);
-    const issued = await cp.app.inject({
-      method: 'POST',
-      url: '/tokens/dataplane',
-      payload: { mesh: 'default', name: 'client-1' },
-    });
-    token = issued.body;
+    token = await issueDataplaneToken(cp.app, { mesh: 'default', name: 'client-1' });
     // The protos are parsed at the first request (client and server): once, not a request's cost.
     const warm = subscribe(['web']);
     await warm.next();

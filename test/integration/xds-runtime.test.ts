@@ -3,9 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { decodeAny } from '../../src/xds/encode-any.js';
 import { LISTENER } from '../../src/xds/type-urls.js';
+import { issueDataplaneToken } from '../helpers/auth.js';
 import { startListeningPlane } from '../helpers/control-plane.js';
 import { eventually } from '../helpers/multizone.js';
-import { rawAdsClient, rawNode } from '../helpers/xds.js';
+import { putDataplane, rawAdsClient, rawNode } from '../helpers/xds.js';
 
 const SVC = 'mesh.io/service';
 
@@ -16,23 +17,11 @@ describe('the data plane server of a standalone control plane (issue 17, decisio
 
   beforeAll(async () => {
     cp = await startListeningPlane();
-    const put = await cp.app.inject({
-      method: 'PUT',
-      url: '/meshes/default/dataplanes/web-1',
-      payload: {
-        type: 'Dataplane',
-        mesh: 'default',
-        name: 'web-1',
-        networking: { address: '127.0.0.1', inbound: [{ port: 8080, tags: { [SVC]: 'web' } }] },
-      },
+    await putDataplane(cp.app, 'default', 'web-1', {
+      address: '127.0.0.1',
+      inbound: [{ port: 8080, tags: { [SVC]: 'web' } }],
     });
-    expect(put.statusCode).toBe(201);
-    const issued = await cp.app.inject({
-      method: 'POST',
-      url: '/tokens/dataplane',
-      payload: { mesh: 'default', name: 'web-1', validFor: '1h' },
-    });
-    token = issued.body;
+    token = await issueDataplaneToken(cp.app, { mesh: 'default', name: 'web-1', validFor: '1h' });
   });
   afterAll(async () => {
     await cp?.close();

@@ -2,38 +2,19 @@ import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { LISTENER } from '../../src/xds/type-urls.js';
-import { b64, decodeJwt } from '../helpers/auth.js';
+import { b64, decodeJwt, issueDataplaneToken } from '../helpers/auth.js';
 import { startListeningPlane } from '../helpers/control-plane.js';
-import { rawAdsClient, rawNode, type RawAdsClient } from '../helpers/xds.js';
+import { putDataplane, rawAdsClient, rawNode, statusWithin, type RawAdsClient } from '../helpers/xds.js';
 
 const SVC = 'mesh.io/service';
 const jti = (token: string): string => String(decodeJwt(token).payload.jti);
-
-/** The status a stream ends with, or a failure when it is still open after `ms`. */
-async function endsWithin(client: RawAdsClient, ms = 5000): Promise<grpc.StatusObject> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      client.status,
-      new Promise<never>((_, fail) => {
-        timer = setTimeout(() => fail(new Error(`the stream was still open after ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** An open xDS stream ends with its data plane token, as a watch stream ends with its user token. */
 describe('xDS streams end when their data plane token is revoked or expires', () => {
   let cp: ControlPlane;
   const open: RawAdsClient[] = [];
 
-  const issue = async (body: Record<string, unknown>): Promise<string> => {
-    const res = await cp.app.inject({ method: 'POST', url: '/tokens/dataplane', payload: body });
-    expect(res.statusCode, res.body).toBe(200);
-    return res.body;
-  };
+  const issue = (body: Record<string, unknown>): Promise<string> => issueDataplaneToken(cp.app, body);
   const putSecret = async (name: string, data: string) => {
     const res = await cp.app.inject({
       method: 'PUT',
@@ -58,17 +39,10 @@ describe('xDS streams end when their data plane token is revoked or expires', ()
 
   beforeAll(async () => {
     cp = await startListeningPlane();
-    const res = await cp.app.inject({
-      method: 'PUT',
-      url: '/meshes/default/dataplanes/web-1',
-      payload: {
-        type: 'Dataplane',
-        mesh: 'default',
-        name: 'web-1',
-        networking: { address: '127.0.0.1', inbound: [{ port: 8080, tags: { [SVC]: 'web' } }] },
-      },
+    await putDataplane(cp.app, 'default', 'web-1', {
+      address: '127.0.0.1',
+      inbound: [{ port: 8080, tags: { [SVC]: 'web' } }],
     });
-    expect(res.statusCode, res.body).toBe(201);
   });
   afterAll(async () => {
     for (const c of open) c.close();
@@ -83,7 +57,7 @@ describe('xDS streams end when their data plane token is revoked or expires', ()
     // A secret that is not a token secret changes nothing.
     await putSecret('unrelated', b64('x'));
     await putSecret('dataplane-token-revocations-default', b64(jti(revoked)));
-    const status = await endsWithin(doomed);
+    const status = await statusWithin(doomed);
     expect(status.code).toBe(grpc.status.UNAUTHENTICATED);
     expect(status.details).toBe(
       `the data plane token is not valid: the token ${jti(revoked)} has been revoked`,
@@ -96,7 +70,7 @@ describe('xDS streams end when their data plane token is revoked or expires', ()
     const token = await issue({ mesh: 'default', name: 'web-1', validFor: '2s' });
     const expiresAt = new Date(Number(decodeJwt(token).payload.exp) * 1000).toISOString();
     const client = await connected(token);
-    const status = await endsWithin(client, 6000);
+    const status = await statusWithin(client, 6000);
     expect(status.code).toBe(grpc.status.UNAUTHENTICATED);
     expect(status.details).toBe(
       `the data plane token ${jti(token)} expired at ${expiresAt}: issue a new one (POST /tokens/dataplane) and reconnect`,
@@ -111,7 +85,7 @@ describe('xDS streams end when their data plane token is revoked or expires', ()
       url: '/meshes/default/secrets/dataplane-token-signing-key-default-1',
     });
     expect(del.statusCode, del.body).toBe(200);
-    const status = await endsWithin(client);
+    const status = await statusWithin(client);
     expect(status.code).toBe(grpc.status.UNAUTHENTICATED);
     expect(status.details).toContain('dataplane-token-signing-key-default-1, which no longer exists');
   });
