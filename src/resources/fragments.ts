@@ -2,7 +2,10 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /** Names of resources and meshes (decisions §2): 1–253 chars of [0-9a-z._-], starting alphanumeric. */
-export const resourceName = z.string().regex(/^[0-9a-z][0-9a-z._-]{0,252}$/, {
+export const RESOURCE_NAME = /^[0-9a-z][0-9a-z._-]{0,252}$/;
+
+/** {@link RESOURCE_NAME} as a zod schema, with the message a cause gives. */
+export const resourceName = z.string().regex(RESOURCE_NAME, {
   message: 'must be 1 to 253 characters of [0-9a-z._-], starting with a letter or digit',
 });
 

@@ -8,6 +8,7 @@ import { AdsStream } from './ads-stream.js';
 import type { ConfigSource, ProxyHandle } from './config-source.js';
 import type { StreamStatus } from './grpc-status.js';
 import { streamStatusOf } from './grpc-status.js';
+import { AppError } from '../util/errors.js';
 import type { StreamInfo } from './stream-info.js';
 
 /** Events of the ADS server; payloads are live objects, kept in memory only. */
@@ -116,13 +117,14 @@ export class AdsServer extends EventEmitter<AdsServerEvents> {
     let opening = false;
     let ended = false;
 
-    const finish = (status: StreamStatus, fromPeer = false): void => {
+    const finish = (unclipped: StreamStatus, fromPeer = false): void => {
       if (ended) return;
       ended = true;
+      const status = { code: unclipped.code, details: clipDetails(unclipped.details) };
       if (!fromPeer) {
         if (status.code === grpc.status.OK) call.end();
         // grpc-js: an `error` event on a server stream becomes the call's status.
-        else call.emit('error', { code: status.code, details: clipDetails(status.details) });
+        else call.emit('error', status);
       }
       unsubscribe?.();
       handle?.closed();
@@ -197,13 +199,21 @@ export class AdsServer extends EventEmitter<AdsServerEvents> {
       stream = s;
       this.open.set(info.id, { stream: s, finish });
       const unsubscribeChange = h.onChange(() => s.changed());
-      const unsubscribeEnd = h.onEnd?.((err) => finish(streamStatusOf(err)));
+      const unsubscribeEnd = h.onEnd?.((err) => {
+        if (!(err instanceof AppError)) this.emit('streamError', info, err);
+        finish(streamStatusOf(err));
+      });
       unsubscribe = () => {
         unsubscribeChange();
         unsubscribeEnd?.();
       };
       this.emit('connect', info);
-      for (const req of early.splice(0)) s.receive(req);
+      for (const req of early.splice(0)) {
+        // Checked again now that the stream counts its types (it did not exist when they came).
+        const problem = unusable(req);
+        if (problem) return finish(problem);
+        s.receive(req);
+      }
     };
 
     call.on('data', (req: DiscoveryRequest) => {

@@ -117,8 +117,8 @@ function watchToken(
       (result) => {
         if (!result.ok) ended(refused(result));
       },
-      (err: unknown) =>
-        ended(err instanceof AppError ? err : new AppError('INTERNAL', 'Token check failed', String(err))),
+      // Not an AppError: the ADS server logs it and ends the stream as INTERNAL, naming no detail.
+      (err: unknown) => ended(err as AppError),
     );
   });
   return stop;
@@ -137,35 +137,36 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
       if (!allowed.ok) throw refused(allowed);
       const { mesh, name } = who;
       const ends = new Set<(err: unknown) => void>();
-      let over = false;
+      // Ends at most once (watchToken's own guard), never after `closed`.
       const stopWatch = watchToken(deps, { mesh, name, token: token.token }, allowed, (err) => {
-        if (over) return;
-        over = true;
         for (const listener of ends) listener(err);
       });
-      /** The Listener names asked for, sorted; the key of those that exist (what the config is computed for). */
+      /** The Listener names asked for, sorted. */
       let services: string[] = [];
-      let servicesKey: string | undefined;
       /** Listener names this stream was sent: they stay while asked for (see `existing`). */
       let sent = new Set<string>();
-      let cached: { services: string; config: ProxylessConfig } | undefined;
+      /** The config of the names answered now; undefined when a write or a new request may change it. */
+      let cached: { config: ProxylessConfig } | undefined;
       let footprint: ProxyFootprint | undefined;
       /** The proxy's own networking, read again after a write of its Dataplane or its Mesh. */
       let own: { networking: Networking | undefined } | undefined;
       const config = (): { version: number; config: ProxylessConfig } => {
         const version = deps.sources.revision();
-        if (cached === undefined || cached.services !== servicesKey) {
+        if (cached === undefined) {
           own ??= { networking: deps.sources.dataplane(mesh, name) };
           const at = shared.of(mesh, version);
           const present = existing(services, at, own.networking, sent);
           sent = new Set(present);
-          const key = present.join('\u0000');
-          const computed = at.compute(own.networking, present, key);
-          // Every name asked for is in the footprint: a service that comes to exist touches it.
-          const reach = new Set([...computed.footprint.reach, ...services]);
+          const computed = at.compute(own.networking, present, present.join('\u0000'));
+          // Every name asked for is in the footprint: a service that comes to exist touches it. The
+          // shared footprint is copied only when some name asked is not answered (rarely).
+          const absent = services.filter((n) => !sent.has(n));
+          const reach =
+            absent.length === 0
+              ? computed.footprint.reach
+              : new Set([...computed.footprint.reach, ...absent]);
           footprint = { ...computed.footprint, reach, self: name };
-          servicesKey = key;
-          cached = { services: key, config: computed.config };
+          cached = { config: computed.config };
         }
         return { version, config: cached.config };
       };
@@ -173,7 +174,7 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
         resources(typeUrl, names) {
           if (typeUrl === LISTENER && !sameStrings(names, services)) {
             services = [...names].sort();
-            servicesKey = undefined;
+            cached = undefined;
           }
           const { version, config: c } = config();
           if (typeUrl === LISTENER)
@@ -200,7 +201,6 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
           return () => ends.delete(listener);
         },
         closed() {
-          over = true;
           stopWatch();
           ends.clear();
           cached = undefined;
@@ -238,7 +238,9 @@ function existing(
 ): string[] {
   const known = (n: string): boolean =>
     isServerListenerName(n) ? namesOwnInbound(networking, n) : at.exists(n);
-  let unknownLeft = UNKNOWN_LISTENERS_PER_STREAM - asked.filter((n) => sent.has(n) && !known(n)).length;
+  // Names already sent stay, and the unknown among them count first.
+  let unknownLeft = UNKNOWN_LISTENERS_PER_STREAM;
+  for (const n of asked) if (sent.has(n) && !known(n)) unknownLeft--;
   return asked.filter((n) => sent.has(n) || known(n) || (!isServerListenerName(n) && unknownLeft-- > 0));
 }
 

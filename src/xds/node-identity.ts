@@ -1,4 +1,6 @@
 import type { Networking } from '../policies/proxy-interfaces.js';
+import { RESOURCE_NAME } from '../resources/fragments.js';
+import { printable } from '../util/printable.js';
 import type { Refusal } from './refusal.js';
 import { refusal } from './refusal.js';
 
@@ -47,9 +49,6 @@ const named = (ref: ProxyRef): string => `Dataplane "${ref.name}" in mesh "${ref
 const createHint = (ref: ProxyRef): string =>
   `create it first (PUT /meshes/${ref.mesh}/dataplanes/${ref.name})`;
 
-/** Mesh and resource names (decisions §2): 1–253 characters of [0-9a-z._-], starting with a letter or digit. */
-const NAME = /^[0-9a-z][0-9a-z._-]{0,252}$/;
-
 /** The longest node id that can name a Dataplane: a mesh name, a dot, a Dataplane name. */
 export const NODE_ID_MAX_LENGTH = 253 + 1 + 253;
 
@@ -63,13 +62,14 @@ export function nodeIdSplits(id: string): ProxyRef[] {
   const from = Math.max(0, id.length - 254);
   for (let at = id.indexOf('.', from); at !== -1 && at <= 253; at = id.indexOf('.', at + 1)) {
     const ref = { mesh: id.slice(0, at), name: id.slice(at + 1) };
-    if (NAME.test(ref.mesh) && NAME.test(ref.name)) splits.push(ref);
+    if (RESOURCE_NAME.test(ref.mesh) && RESOURCE_NAME.test(ref.name)) splits.push(ref);
   }
   return splits;
 }
 
-/** A value as a message quotes it: JSON-quoted (control characters escaped), cut at 64 characters. */
-const quote = (value: string): string => JSON.stringify(value.length > 64 ? `${value.slice(0, 63)}…` : value);
+/** A value as a message quotes it: JSON-quoted, control and bidi characters escaped, cut at 64 characters. */
+const quote = (value: string): string =>
+  printable(JSON.stringify(value.length > 64 ? `${value.slice(0, 63)}…` : value));
 
 /** Why `id` cannot be a node id (too long, or characters no name has), or undefined. */
 function unusableId(id: string): Refusal | undefined {
@@ -107,7 +107,7 @@ function metadataRef(metadata: Record<string, unknown>): ProxyRef | Refusal | un
     if (typeof value !== 'string' || value === '') {
       return refusal('INVALID_ARGUMENT', `node.metadata "${key}" must be a non-empty string`);
     }
-    if (!NAME.test(value)) {
+    if (!RESOURCE_NAME.test(value)) {
       return refusal(
         'INVALID_ARGUMENT',
         `node.metadata "${key}" is ${quote(value)}, which is not a name: 1 to 253 characters of [0-9a-z._-], starting with a letter or digit`,
