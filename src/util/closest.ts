@@ -15,6 +15,9 @@ export function editDistance(a: string, b: string): number {
   return rows[a.length][b.length];
 }
 
+/** Names longer than this are compared with no candidate. */
+const MAX_NAME_LENGTH = 128;
+
 /**
  * The candidate nearest to `name` (case-insensitive), when it is near: at most a quarter of the
  * name's length in edits, and at most 2; `prefix`, shared by the name and every candidate, is not
@@ -22,10 +25,15 @@ export function editDistance(a: string, b: string): number {
  */
 export function closest(name: string, candidates: Iterable<string>, prefix = ''): string | undefined {
   const bare = name.slice(prefix.length).toLowerCase();
+  // Names are short; a long one (a 16 KB path segment) is near none and would cost a table of its length per candidate.
+  if (bare.length > MAX_NAME_LENGTH) return undefined;
   let best: string | undefined;
   let bestDistance = Math.min(2, Math.floor(bare.length / 4)) + 1;
   for (const candidate of candidates) {
-    const distance = editDistance(bare, candidate.slice(prefix.length).toLowerCase());
+    const other = candidate.slice(prefix.length).toLowerCase();
+    // At least the difference in length in edits: too far without building the table.
+    if (Math.abs(other.length - bare.length) >= bestDistance) continue;
+    const distance = editDistance(bare, other);
     if (distance < bestDistance) {
       best = candidate;
       bestDistance = distance;

@@ -3,6 +3,7 @@ import { parse } from 'yaml';
 import { prefersYaml } from '../../src/api/yaml-answers.js';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { startTestPlane } from '../helpers/control-plane.js';
+import { measureLoopDelay } from '../helpers/loop-delay.js';
 
 /** Issue 18, point 5: API errors that say what to do, and YAML both ways. */
 describe('API errors that say what to do', () => {
@@ -35,6 +36,15 @@ describe('API errors that say what to do', () => {
         title: 'Not found',
         details: `no such endpoint: GET ${url}` + (meant === undefined ? '' : `; did you mean ${meant}?`),
       });
+    }
+  });
+
+  it('an unknown path segment of 16 KB is a plain 404, looked up without holding the loop', async () => {
+    for (const url of [`/${'x'.repeat(16_000)}`, `/meshes/default/${'x'.repeat(16_000)}`]) {
+      const { result: res, maxMs } = await measureLoopDelay(() => call('GET', url));
+      expect(res.statusCode).toBe(404);
+      expect(res.json().details).not.toContain('did you mean');
+      expect(maxMs).toBeLessThan(100);
     }
   });
 
