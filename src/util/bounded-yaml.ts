@@ -58,14 +58,24 @@ function* boundedCst(
     if (afterScalarMark) afterScalarMark = false;
     else {
       const c = lexeme.charCodeAt(0);
-      // \x1f marks a plain or block scalar (its text is the next lexeme); quotes, aliases, `[`, `{`.
+      // \x1f marks a plain or block scalar (its text is the next lexeme); quotes, aliases, `[`, `{`;
+      // and the indicators `-`, `?` and `:`, each of which may stand for an empty value that no
+      // other lexeme marks (`-` alone on a line is a null item). A pair thus counts up to three.
       if (c === 0x1f) {
         afterScalarMark = true;
         nodes++;
       } else if (c === 0x22 || c === 0x27 || c === 0x2a) nodes++;
-      else if ((c === 0x5b || c === 0x7b) && lexeme.length === 1) nodes++;
+      else if (lexeme.length === 1 && (c === 0x5b || c === 0x7b || c === 0x2d || c === 0x3f || c === 0x3a))
+        nodes++;
     }
-    for (const token of parser.next(lexeme)) tokens.push(token);
+    for (const token of parser.next(lexeme)) {
+      tokens.push(token);
+      // A document is complete: the bounds hold per document (a file of several is read as several bodies).
+      if (token.type === 'document') {
+        nodes = 0;
+        lexemes = 0;
+      }
+    }
     const { stack } = parser;
     const now = stack[stack.length - 1];
     if (now !== top) {

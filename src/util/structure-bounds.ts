@@ -7,7 +7,7 @@
 export interface StructureBounds {
   /** Arrays and objects (sequences and mappings) nested in one another; the outermost counts as 1. */
   maxDepth: number;
-  /** Keys, scalars (aliases included), arrays and objects in all; each counts as one. */
+  /** Keys, scalars (aliases included), arrays and objects in all, each one; YAML adds its `-`, `?` and `:` (empty values). */
   maxNodes: number;
   /**
    * YAML only: lexical tokens (scalars, indicators, spaces, line breaks, comments). Reading YAML costs

@@ -144,6 +144,16 @@ describe('deep and large bodies are refused before they are built', () => {
     expect(maxMs).toBeLessThan(LOOP_MS);
   }, 120_000);
 
+  it('YAML: 120,000 empty items (a "-" alone on each line) are 400 naming the node bound', async () => {
+    const maxMs = await expectRefused(
+      '/meshes/empty',
+      yaml,
+      `type: Mesh\nname: empty\nx:\n${'-\n'.repeat(120_000)}`,
+      /^the YAML body is too large at line \d+, column \d+: it has more than 50000 keys and values/,
+    );
+    expect(maxMs).toBeLessThan(LOOP_MS);
+  }, 60_000);
+
   it('YAML: 1 MB of line breaks is 400 naming the token bound, without holding the loop', async () => {
     const maxMs = await expectRefused(
       '/meshes/blank',
