@@ -180,6 +180,15 @@ describe('secret data in history, the audit log and watch', () => {
       expect((page.json() as List).items.filter((i) => i.kind?.endsWith('Secret'))).toEqual([]);
     });
 
+    it('lets any reader pass ?includeSecretData=true where the answer holds no secret: a kind without data', async () => {
+      const events = await inject('GET', '/_events?kind=Mesh&includeSecretData=true', { token: reader });
+      expect(events.statusCode).toBe(200);
+      const history = await inject('GET', '/meshes/default/_history?includeSecretData=true', {
+        token: reader,
+      });
+      expect(history.statusCode).toBe(200);
+    });
+
     it("lets an admin of one mesh have that mesh's secret data, and nothing of another", async () => {
       const own = await inject('GET', '/_events?mesh=default&kind=Secret&includeSecretData=true', {
         token: meshAdmin,
