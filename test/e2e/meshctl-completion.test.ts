@@ -9,6 +9,9 @@ import { tp } from '../helpers/multizone.js';
 import { REPO_ROOT } from '../helpers/process.js';
 
 /** Whether a program is on the PATH. */
+/** `text` as one single-quoted shell word. */
+const shellQuote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
+
 /** Fails (never skips) when a shell the completion scripts are tested in is missing: `.ci/run` installs them. */
 const needs = (program: string): void => {
   if (spawnSync('sh', ['-c', `command -v ${program}`]).status !== 0)
@@ -78,7 +81,9 @@ describe('meshctl completion bash|zsh|fish', () => {
     const quoted = words.map((w) => `'${w}'`).join(' ');
     const r = await shell(
       'bash',
-      `source ${script}; COMP_WORDS=(${quoted}); COMP_CWORD=${words.length - 1}; _meshctl_complete; printf '%s\\n' "\${COMPREPLY[@]}"`,
+      `source ${script}; COMP_WORDS=(${quoted}); COMP_CWORD=${words.length - 1}; ` +
+        `COMP_LINE=${shellQuote(words.join(' '))}; COMP_POINT=\${#COMP_LINE}; ` +
+        `_meshctl_complete; printf '%s\\n' "\${COMPREPLY[@]}"`,
     );
     expect(r.stderr).toBe('');
     return r.stdout.split('\n').filter(Boolean);
@@ -156,6 +161,19 @@ describe('meshctl completion bash|zsh|fish', () => {
     expect(
       await complete(script, ['meshctl', '--api-address', 'http://127.0.0.1:1', 'get', 'mesh', '']),
     ).toEqual([]);
+    // --flag=value: bash splits the word at = (and :), and replaces only what follows.
+    expect(await complete(script, ['meshctl', 'get', 'dataplanes', '--mesh=s'])).toEqual(['shop']);
+    expect(await complete(script, ['meshctl', 'get', 'meshes', '--output=j'])).toEqual(['json']);
+    // An address with a colon before the command is one word, not three.
+    const address = `http://127.0.0.1:${cp.ports.api}`;
+    expect(await complete(script, ['meshctl', '--api-address', address, 'get', 'mesh', 'sh'])).toEqual([
+      'shop',
+    ]);
+    // A file name with a space is one candidate.
+    writeFileSync(join(dir.path, 'my file.yaml'), '');
+    expect(await complete(script, ['meshctl', 'apply', '-f', join(dir.path, 'my')])).toEqual([
+      join(dir.path, 'my file.yaml'),
+    ]);
     // A file for -f.
     writeFileSync(join(dir.path, 'policy-file.yaml'), '');
     expect(await complete(script, ['meshctl', 'apply', '-f', join(dir.path, 'policy-f')])).toEqual([
@@ -181,13 +199,17 @@ describe('meshctl completion bash|zsh|fish', () => {
       const r = await shell(
         'zsh',
         `autoload -U compinit && compinit -u; source ${script}; ` +
-          `emulate sh; COMP_WORDS=(${quoted}); COMP_CWORD=${line.length - 1}; _meshctl_complete; printf '%s\\n' "\${COMPREPLY[@]}"`,
+          `emulate sh; COMP_WORDS=(${quoted}); COMP_CWORD=${line.length - 1}; ` +
+          `COMP_LINE=${shellQuote(line.join(' '))}; COMP_POINT=\${#COMP_LINE}; ` +
+          `_meshctl_complete; printf '%s\\n' "\${COMPREPLY[@]}"`,
       );
       expect(r.stderr).toBe('');
       return r.stdout.split('\n').filter(Boolean);
     };
     expect(await words(['meshctl', 'ap'])).toEqual(['apply']);
     expect(await words(['meshctl', 'get', 'dataplanes', '--mesh', 's'])).toEqual(['shop']);
+    // zsh replaces the whole word: the answer keeps what comes before the =.
+    expect(await words(['meshctl', 'get', 'dataplanes', '--mesh=s'])).toEqual(['--mesh=shop']);
   });
 
   it('prints a fish script that asks meshctl for the words', async () => {

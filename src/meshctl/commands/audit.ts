@@ -130,6 +130,7 @@ function restCommand(opts: AuditOptions, offset: string): string {
     ['--name', opts.name],
     ['--actor', opts.actor],
     ['--newest-first', opts.newestFirst ? '' : undefined],
+    ['--include-secret-data', opts.includeSecretData ? '' : undefined],
     ['--size', opts.size],
     ['--offset', offset],
   ];

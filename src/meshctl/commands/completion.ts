@@ -183,6 +183,14 @@ export async function completeWords(
     const entry = FLAG_VALUES[pending.long ?? ''];
     const completer = typeof entry === 'function' ? entry : entry?.[full.path];
     found = completer ? await completer(full, word) : [];
+  } else if (word.startsWith('--') && word.includes('=')) {
+    // `--flag=partial`: the flag's values, each with the `--flag=` typed before it.
+    const eq = word.indexOf('=');
+    const opt = optionOf(full, word.slice(0, eq));
+    const entry = opt ? FLAG_VALUES[opt.long ?? ''] : undefined;
+    const completer = typeof entry === 'function' ? entry : entry?.[full.path];
+    const values = completer ? await completer(full, word.slice(eq + 1)) : [];
+    found = values === FILES ? FILES : values.map((v) => `${word.slice(0, eq + 1)}${v}`);
   } else if (word.startsWith('-')) {
     const own = full.command.options.filter((o) => !o.hidden).map((o) => o.long ?? o.short ?? '');
     found = [...own, '--help'].filter((f) => f !== '');
@@ -202,15 +210,33 @@ export function bashCompletion(program: Command): string {
   const fn = `_${name.replace(/[^A-Za-z0-9_]/g, '_')}_complete`;
   return `# ${name} completion for bash: source <(${name} completion bash)
 ${fn}() {
-  local cur="\${COMP_WORDS[COMP_CWORD]}" out
+  local line="\${COMP_LINE:0:$COMP_POINT}" out keep drop c
+  local -a words
+  # The words as typed, split at blanks only: bash's own COMP_WORDS also splits at = and :, which
+  # --mesh=x and URLs hold. No glob expands (set -f) in the words or in the answers.
+  set -f
+  words=($line)
+  set +f
+  [[ "$line" == *[[:blank:]] ]] && words+=("")
+  local cur="\${line##*[[:blank:]]}"
   # The program as typed, asked for the words of this line (the current word included).
-  out=$("\${COMP_WORDS[0]}" ${COMPLETE_COMMAND} "\${COMP_WORDS[@]:1:$COMP_CWORD}" 2>/dev/null) || return 0
-  if [[ "$out" == "${FILES}" ]]; then
-    COMPREPLY=($(compgen -f -- "$cur"))
-    return 0
-  fi
+  out=$("\${words[0]}" ${COMPLETE_COMMAND} "\${words[@]:1}" 2>/dev/null) || return 0
+  [[ -n "$out" ]] || return 0
+  # bash replaces only the part of the word after its last = or : (COMP_WORDBREAKS): drop the rest.
+  keep="$cur"
+  for c in = :; do [[ "$COMP_WORDBREAKS" == *"$c"* ]] && keep="\${keep##*"$c"}"; done
+  drop="\${cur:0:\${#cur}-\${#keep}}"
   local IFS=$'\\n'
-  COMPREPLY=($out)
+  set -f
+  if [[ "$out" == "${FILES}" ]]; then
+    compopt -o filenames 2>/dev/null
+    COMPREPLY=($(compgen -f -- "$keep"))
+  else
+    COMPREPLY=($out)
+    [[ -n "$drop" ]] && COMPREPLY=("\${COMPREPLY[@]#"$drop"}")
+  fi
+  set +f
+  return 0
 }
 complete -F ${fn} ${name}
 `;

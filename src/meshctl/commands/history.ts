@@ -56,13 +56,14 @@ Examples:
           const offset = nextOffset(res.body.next);
           const mesh = kind.scope === 'mesh' && opts.mesh !== 'default' ? ` --mesh ${opts.mesh}` : '';
           const size = opts.size !== undefined ? ` --size ${opts.size}` : '';
+          const data = opts.includeSecretData ? ' --include-secret-data' : '';
           return {
             headers: HISTORY_HEADERS,
             rows: res.body.items.map(historyRow),
             footer:
               offset === undefined
                 ? undefined
-                : `Rest of the history: meshctl history ${word} ${name}${mesh}${size} --offset ${offset}`,
+                : `Rest of the history: meshctl history ${word} ${name}${mesh}${size}${data} --offset ${offset}`,
           };
         });
       },
