@@ -22,7 +22,7 @@ export interface AuthDeps {
 }
 
 /**
- * Registers authentication and authorization as one `onRequest` hook (issue 4), so a refused request
+ * Registers authentication and authorization as one `onRequest` hook, so a refused request
  * is answered before its body is read. A `Host` that is not `host[:port]` is 400 first; a POST that a
  * web page could forge is 415 (browser-writes.ts). Routes declare `config: {kind?, action, adminOnly?}`; a route
  * that declares nothing is admin only. Unknown paths (404) and CORS preflights are not authorized;

@@ -79,7 +79,7 @@ const uncounted = (credential: 'loopback address' | 'client certificate', req: F
 });
 
 /**
- * Creates the authenticator (issue 4, decisions §7). A bearer user token decides, even from loopback;
+ * Creates the authenticator (decisions §7). A bearer user token decides, even from loopback;
  * then a client certificate verified against `clientCertsDir`, with no foreign `Origin`; then
  * loopback, when the request names this control plane in `Host` and no foreign `Origin`;
  * else anonymous. A browser sends the certificate and the loopback address by itself, for any page:

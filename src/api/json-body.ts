@@ -27,7 +27,7 @@ export function structureRefusal(format: 'JSON' | 'YAML', text: string, err: Str
  */
 export function parseJsonBody(text: string): unknown {
   if (text.length === 0) throw new AppError('INVALID_BODY', 'Invalid request body', 'request body is empty');
-  // Bounded before JSON.parse builds anything: 1 MB of `[` is 500,000 levels, which parse in
+  // Bounded before JSON.parse builds anything: 1 MB of balanced `[]` is 500,000 levels, which parse in
   // ~100 ms and then overflow every recursive walk of the value.
   try {
     checkJsonStructure(text);

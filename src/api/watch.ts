@@ -134,8 +134,9 @@ export function createWatchHub(deps: {
     queue = [];
     for (const entries of batches) {
       for (const e of entries) {
-        // The entry's text as each kind of watcher sees it, made once per entry.
-        const texts = new Map<SecretData, string>();
+        // The entry's text as each kind of watcher sees it, made once per entry (and only when sent).
+        let digestText: string | undefined;
+        let dataText: string | undefined;
         for (const w of watchers) {
           if (!w.live || w.closed || e.revision < w.next) continue;
           if (mayRevoke(w, e)) {
@@ -146,9 +147,7 @@ export function createWatchHub(deps: {
           }
           w.next = e.revision + 1;
           if (!w.match(e)) continue;
-          let text = texts.get(w.secretData);
-          if (text === undefined) texts.set(w.secretData, (text = textFor(w, e)));
-          push(w, text);
+          push(w, w.secretData === 'include' ? (dataText ??= textFor(w, e)) : (digestText ??= textFor(w, e)));
         }
       }
     }

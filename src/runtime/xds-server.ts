@@ -128,7 +128,10 @@ export async function startXdsServer(deps: {
   });
   const sweep = setInterval(() => {
     for (const { peer, suppressed } of refusals.sweep()) {
-      logger?.warn({ peer, suppressed }, 'proxy refusals not logged (one line per address per 10 s)');
+      logger?.warn(
+        { peer, suppressed },
+        `proxy refusals not logged (one line per address per ${REFUSAL_LOG_INTERVAL_MS / 1000} s)`,
+      );
     }
   }, REFUSAL_LOG_INTERVAL_MS);
   sweep.unref();

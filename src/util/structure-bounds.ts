@@ -2,7 +2,7 @@
  * How deep and how large a JSON or YAML text may be, measured on the text before any value is built:
  * the parsers that build values (YAML's composer, and the code that walks the values afterwards:
  * validation, canonical JSON, deep-equal, hashing) recurse once per level, and a 1 MB body of `[`
- * is 500,000 levels.
+ * is a million levels (half a million balanced ones).
  */
 export interface StructureBounds {
   /** Arrays and objects (sequences and mappings) nested in one another; the outermost counts as 1. */
