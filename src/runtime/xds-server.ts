@@ -21,7 +21,7 @@ import {
   type StreamCounters,
 } from '../xds/proxy-insights.js';
 import { authnWarning, createProxyTokenCheck } from '../xds/proxy-token.js';
-import { createRefusalLog, peerHost } from '../xds/refusal-log.js';
+import { createRefusalLog, peerHost } from '../util/refusal-log.js';
 import { countersOf } from '../xds/stream-info.js';
 import { SHORT_TYPE } from '../xds/type-urls.js';
 import { onMeshChange, xdsSources } from './xds-sources.js';

@@ -16,6 +16,7 @@ import type { EntrySender, SenderLimits } from './entry-sender.js';
 import { createEntrySender, planStart } from './entry-sender.js';
 import { statusName, toStreamEnd } from './grpc-errors.js';
 import { createIngressServices } from './ingress-services.js';
+import { createRefusalLog } from '../util/refusal-log.js';
 import type { PeerStream, StreamEnd, StreamTimers } from './peer-stream.js';
 import { DEFAULT_TIMERS, createPeerStream } from './peer-stream.js';
 import type { DumpReply } from './dump-requests.js';
@@ -87,6 +88,9 @@ interface Session {
 }
 
 const SYSTEM_ACTOR: Actor = { name: 'mesh-cp', groups: ['mesh-system'], address: 'local' };
+
+/** Refusals before authentication are logged once per caller address per this interval. */
+const REFUSAL_LOG_INTERVAL_MS = 10_000;
 
 /** Meta key of what Global applied of a zone's log. */
 export const upCursorKey = (zone: string): string => `sync.up.${zone}`;
@@ -391,15 +395,40 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
     }
   };
 
-  /** Logs why a stream was refused and ends it with the status of `err`. */
-  const refuse = (end: (e: StreamEnd) => void, err: unknown, where: { url: string; zone?: string }): void => {
+  // A caller without a valid token costs a line per address per interval, not one per try.
+  const refusals = createRefusalLog({ intervalMs: REFUSAL_LOG_INTERVAL_MS, now: deps.now });
+  const sweep = setInterval(() => {
+    for (const { peer, suppressed } of refusals.sweep()) {
+      logger?.warn(
+        { url: peer, suppressed },
+        `zone connections refused and not logged (one line per address per ${REFUSAL_LOG_INTERVAL_MS / 1000} s)`,
+      );
+    }
+  }, REFUSAL_LOG_INTERVAL_MS);
+  sweep.unref();
+
+  /**
+   * Logs why a stream was refused and ends it with the status of `err`; with `peer` (a refusal
+   * before authentication), within the rate limit of the caller's address.
+   */
+  const refuse = (
+    end: (e: StreamEnd) => void,
+    err: unknown,
+    where: { url: string; zone?: string; peer?: string },
+  ): void => {
     const e = toStreamEnd(err);
+    const verdict = where.peer === undefined ? { log: true, suppressed: 0 } : refusals.refused(where.peer);
+    if (!verdict.log) {
+      end(e);
+      return;
+    }
     logger?.warn(
       {
         zone: where.zone === undefined ? undefined : printable(where.zone),
         url: where.url,
         code: statusName(e.code),
         reason: e.details,
+        ...(verdict.suppressed > 0 ? { suppressed: verdict.suppressed } : {}),
       },
       'zone connection refused',
     );
@@ -421,7 +450,10 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
       (err: unknown) => {
         if (call.cancelled) return;
         // grpc-js: an `error` event on a server stream becomes the call's status.
-        refuse((e) => call.emit('error', { code: e.code, details: e.details }), err, { url });
+        refuse((e) => call.emit('error', { code: e.code, details: e.details }), err, {
+          url,
+          peer: call.getPeer(),
+        });
       },
     );
   };
@@ -583,6 +615,7 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
       return dumps.ask(zone, (r) => down.stream.send({ dumpRequest: r }), req);
     },
     async close() {
+      clearInterval(sweep);
       unsubscribe();
       dumps.close();
       ingress.close();

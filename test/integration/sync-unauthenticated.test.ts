@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
+import { createLogger } from '../../src/runtime/logger.js';
+import { capturedLog } from '../helpers/captured-log.js';
 import { tempDir } from '../helpers/control-plane.js';
 import { measureLoopDelay, measureRssGrowth as rssGrowth } from '../helpers/loop-delay.js';
 import { startGlobal, zoneToken } from '../helpers/multizone.js';
@@ -83,5 +85,34 @@ describe('the sync port reads no message before the zone token in the call metad
       expect(scope.written).toBeLessThan(8 * MiB);
     }
     expect(global.views.get('Zone', undefined, 'zone-1')).toBeUndefined();
+  });
+});
+
+describe('refusals before authentication are logged within a rate limit', () => {
+  const dir = tempDir('mz-refusal-log-');
+  let global: ControlPlane;
+  let ca: Buffer;
+  const log = capturedLog();
+  const sessions: ClientHttp2Session[] = [];
+
+  beforeAll(async () => {
+    global = await startGlobal(dir.path, {}, { logger: createLogger('info', log.stream) });
+    ca = readFileSync(join(dir.path, 'tls', 'cert.pem'));
+  });
+  afterAll(async () => {
+    for (const s of sessions) s.close();
+    await global?.close();
+    dir.cleanup();
+  });
+
+  it('twenty calls without a token from one address: one log line, every call refused', async () => {
+    const session = await connectSync(global.ports.kds, ca);
+    sessions.push(session);
+    for (let i = 0; i < 20; i++) {
+      const end = await rawSyncCall(session, { body: [] });
+      expect(end.code).toBe(grpc.status.UNAUTHENTICATED);
+    }
+    const refused = log.lines.filter((l) => l.includes('zone connection refused'));
+    expect(refused).toHaveLength(1);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRefusalLog, peerHost } from '../../../src/xds/refusal-log.js';
+import { createRefusalLog, peerHost } from '../../../src/util/refusal-log.js';
 
 describe('refusal log lines: one per address per interval', () => {
   it('logs the first refusal, counts the next ones, and logs the count with the first after the interval', () => {

@@ -1,5 +1,5 @@
 /**
- * Which refused xDS streams get a log line: one per caller address per interval. A caller that is
+ * Which refused streams (of the xDS and sync ports) get a log line: one per caller address per interval. A caller that is
  * refused again and again (a misconfigured proxy in a restart loop, or someone probing the port
  * without a token) writes one line, then, on its first refusal after the interval, one more that
  * counts the lines left out (`suppressed`); a sweep every interval logs the count of callers that
