@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
+import { deadlineTimer } from '../util/deadline-timer.js';
 import type { History, SecretData } from '../app/history.js';
 import { eventItem } from '../app/history.js';
 import type { LogEntry } from '../events/types.js';
@@ -47,11 +48,9 @@ interface Watcher {
   credential?: StreamCredential;
   /** The credential held with the log at this revision: later entries it `affects` need a re-check. */
   checkedTo: number;
-  expiry?: NodeJS.Timeout;
+  /** Cancels the cut-off at the credential's expiry. */
+  stopExpiry?: () => void;
 }
-
-/** The longest delay node's timers take (a longer one fires after 1 ms). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Entries read from the log per step of a backlog. */
 const BACKLOG_CHUNK = 200;
@@ -98,7 +97,7 @@ export function createWatchHub(deps: {
 
   const drop = (w: Watcher): void => {
     w.closed = true;
-    if (w.expiry) clearTimeout(w.expiry);
+    w.stopExpiry?.();
     watchers.delete(w);
     stopIfIdle();
   };
@@ -248,17 +247,7 @@ export function createWatchHub(deps: {
 
   /** Ends the stream when its token expires; re-armed while the time left is beyond one timer. */
   const armExpiry = (w: Watcher, expiry: StreamEnd & { inMs: number }): void => {
-    const deadline = Date.now() + expiry.inMs;
-    const arm = (): void => {
-      const left = deadline - Date.now();
-      if (left <= 0) {
-        cut(w, expiry.title, expiry.details);
-        return;
-      }
-      w.expiry = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
-      w.expiry.unref();
-    };
-    arm();
+    w.stopExpiry = deadlineTimer(expiry.inMs, () => cut(w, expiry.title, expiry.details));
   };
 
   return {

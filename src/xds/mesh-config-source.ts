@@ -9,6 +9,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import { sameStrings } from '../util/deep-equal.js';
 import { AppError, type ErrorCode } from '../util/errors.js';
+import { deadlineTimer } from '../util/deadline-timer.js';
 import type { Node } from './ads-protocol.js';
 import type { ConfigSource, NamedResource, ProxyHandle } from './config-source.js';
 import type { DumpSources } from './dump.js';
@@ -58,9 +59,6 @@ export interface MeshConfigDeps {
   now?: () => Date;
 }
 
-/** The longest delay node's timers take (a longer one fires after 1 ms). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
 /**
  * Ends a stream when its token stops holding, as watch streams end with their user token: at its
  * expiry (a timer), and when a write may have revoked it (a token Secret of the mesh, or the
@@ -76,11 +74,11 @@ function watchToken(
   if (admitted.tokenId === undefined) return () => undefined;
   const { mesh, name } = proxy;
   const now = deps.now ?? (() => new Date());
-  let timer: NodeJS.Timeout | undefined;
+  let stopExpiry: (() => void) | undefined;
   let stopped = false;
   const stop = (): void => {
     stopped = true;
-    if (timer) clearTimeout(timer);
+    stopExpiry?.();
     unsubscribe();
   };
   const ended = (err: AppError): void => {
@@ -90,21 +88,13 @@ function watchToken(
   };
   const expiresAt = admitted.expiresAt;
   if (expiresAt) {
-    const deadline = Date.now() + (expiresAt.getTime() - now().getTime());
     const expired = new AppError(
       'UNAUTHENTICATED',
       'Token expired',
       `the data plane token ${admitted.tokenId} expired at ${expiresAt.toISOString()}: issue a new one (POST /tokens/dataplane) and reconnect`,
     );
-    // Always in a later turn: the stream subscribes to its end once the open has resolved.
-    const arm = (): void => {
-      const left = deadline - Date.now();
-      if (left <= 0) return ended(expired);
-      timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
-      timer.unref();
-    };
-    timer = setTimeout(arm, 0);
-    timer.unref();
+    // Always in a later turn (soon): the stream subscribes to its end once the open has resolved.
+    stopExpiry = deadlineTimer(expiresAt.getTime() - now().getTime(), () => ended(expired), true);
   }
   const unsubscribe = deps.onMeshChange((m, write) => {
     if (m !== mesh || stopped) return;
