@@ -328,17 +328,20 @@ describe('two mesh-cp instances on PostgreSQL restarted under write load (issue 
 
       // Both instances come to the head of the log in PostgreSQL (the other's writes arrive by
       // notification or by the poll), and say they are ready there.
-      const [{ revision: headRow }] = await onCluster<{ revision: string }>(
-        database,
-        'SELECT revision FROM mesh_log_head',
+      // The head is read again at each probe: a write refused during the restart may still land
+      // after the load (start-up's signing keys are tried again until the log takes them).
+      const converged = await eventually(
+        async () => {
+          const [{ revision }] = await onCluster<{ revision: string }>(
+            database,
+            'SELECT revision FROM mesh_log_head',
+          );
+          return { head: Number(revision), samples: await Promise.all(instances.map(ready)) };
+        },
+        ({ head, samples }) => samples.every((sample) => sample.body.revision === head),
       );
-      const head = Number(headRow);
-      const heads = await eventually(
-        () => Promise.all(instances.map(ready)),
-        (samples) => samples.every((sample) => sample.body.revision === head),
-      );
-      for (const sample of heads) {
-        expect(sample).toEqual({ status: 200, body: { status: 'ready', revision: head } });
+      for (const sample of converged.samples) {
+        expect(sample).toEqual({ status: 200, body: { status: 'ready', revision: converged.head } });
       }
       // The cluster works again too: one instance leads, and each listens for the other's commits
       // again (the poll alone would hide a listener that never came back).
