@@ -69,7 +69,7 @@ function watchToken(
   deps: MeshConfigDeps,
   proxy: { mesh: string; name: string; token: string | undefined },
   admitted: { tokenId?: string; expiresAt?: Date },
-  end: (err: AppError) => void,
+  end: (err: unknown) => void,
 ): () => void {
   if (admitted.tokenId === undefined) return () => undefined;
   const { mesh, name } = proxy;
@@ -81,7 +81,7 @@ function watchToken(
     stopExpiry?.();
     unsubscribe();
   };
-  const ended = (err: AppError): void => {
+  const ended = (err: unknown): void => {
     if (stopped) return;
     stop();
     end(err);
@@ -108,7 +108,7 @@ function watchToken(
         if (!result.ok) ended(refused(result));
       },
       // Not an AppError: the ADS server logs it and ends the stream as INTERNAL, naming no detail.
-      (err: unknown) => ended(err as AppError),
+      (err: unknown) => ended(err),
     );
   });
   return stop;
