@@ -106,7 +106,7 @@ export function createInspectQueries(deps: {
     matchedPolicies(mesh, name) {
       const p = requireProxy(mesh, name);
       if (p.kind === 'SidecarDataplane') {
-        return sidecarBody(mesh, p.cells.items(proxyInterfaces(p.networking)));
+        return sidecarBody(mesh, p.cells.items(p.interfaces));
       }
       // A gateway proxy that no MeshGateway selects: the reference's empty answer, not an error.
       return Buffer.from(JSON.stringify(p.view ?? unselectedGatewayView()));
@@ -129,7 +129,7 @@ export function createInspectQueries(deps: {
           items.push({
             kind: 'SidecarDataplane',
             dataplane: { mesh, name: proxy },
-            attachments: p.cells.attachmentsOf(desc.kind, name, proxyInterfaces(p.networking)),
+            attachments: p.cells.attachmentsOf(desc.kind, name, p.interfaces),
           });
         } else if (p?.view) {
           const listeners =

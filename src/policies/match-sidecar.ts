@@ -19,12 +19,14 @@
  * Ties go to the later `creationTime`, then to the name that sorts first.
  *
  * `matchSidecar` matches one proxy against candidates already grouped by kind, so that a view kept
- * up to date write by write calls it per proxy with only the candidates a change can reach.
+ * up to date write by write calls it per proxy with only the candidates a change can reach. The
+ * services a proxyless client dials (`dialled`) are outbounds too (`proxyInterfaces`).
  */
 import type { PolicyResource } from './policy-resource.js';
 import { proxyInterfaces, type Networking } from './proxy-interfaces.js';
 import { routeDestinations } from './route-destinations.js';
 import {
+  allForDialled,
   allForInbound,
   allForProxy,
   bestForInbound,
@@ -62,6 +64,13 @@ export const ATTACHMENT_KINDS = {
   dataplane: { best: ['TrafficTrace', 'ProxyTemplate'], all: ['VirtualOutbound'] },
 } as const;
 
+/**
+ * The inbound kinds a proxyless client applies itself, listed on each outbound it dials: the
+ * FaultInjections whose sources match the client and whose destinations match an inbound of the
+ * service's endpoints (the client injects the fault that server-side proxies would), best first.
+ */
+export const DIALLED_KINDS = ['FaultInjection'] as const;
+
 /** The kinds matched by a top-level `targetRef` (Kuma 2.0's new policies), listed on the `dataplane` item. */
 export const TARGET_REF_POLICY_KINDS = ['MeshTrafficPermission', 'MeshAccessLog', 'MeshTrace'] as const;
 
@@ -72,8 +81,10 @@ export const TARGET_REF_POLICY_KINDS = ['MeshTrafficPermission', 'MeshAccessLog'
 export function matchSidecar<P extends PolicyResource>(
   networking: Networking,
   candidates: CandidatesByKind<P>,
+  dialled?: readonly string[],
+  endpointTags: (service: string) => ReadonlyArray<Readonly<Record<string, string>>> = () => [],
 ): SidecarItem<P>[] {
-  const proxy = proxyInterfaces(networking);
+  const proxy = proxyInterfaces(networking, dialled);
   const items: SidecarItem<P>[] = [];
   const of = (kind: string): readonly P[] => candidates[kind] ?? [];
   const push = (type: AttachmentType, name: string, service: string, matched: Record<string, P[]>) => {
@@ -103,6 +114,12 @@ export function matchSidecar<P extends PolicyResource>(
     for (const [kind, fromSource] of outboundSources) {
       const best = bestForService(outbound.service, fromSource);
       if (best) matched[kind] = [best];
+    }
+    if (outbound.dialled) {
+      for (const kind of DIALLED_KINDS) {
+        const all = allForDialled(proxy.tagSets, endpointTags(outbound.service), of(kind));
+        if (all.length > 0) matched[kind] = all;
+      }
     }
     for (const service of routeDestinations(outbound.service, matched.TrafficRoute?.[0]))
       reached.add(service);

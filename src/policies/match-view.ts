@@ -1,9 +1,12 @@
 /**
- * The match view: which policies apply to which proxy, kept as a projection (issue 16 point 6).
+ * The match view: which policies apply to which proxy, kept as a projection. It is the one place
+ * that decides: the inspect API lists its entries and the xDS server renders each proxy's config
+ * from its entry, so what inspect says is what the proxy gets.
  *
- * A mesh's matches are built on its first inspect read (like mesh insights: start-up replays nothing
- * into them), then every committed write keeps them current before the write answers, because the
- * resource views call their listeners synchronously as they apply an entry:
+ * Every mesh that has proxies is built at start (`buildAll`, in slices that yield the event loop);
+ * a mesh created later is built on its first read. Then every committed write keeps the view current
+ * before the write answers, because the resource views call their listeners synchronously as they
+ * apply an entry:
  * - a proxy write re-matches that proxy alone;
  * - sidecars that match identically (same inbound tags, outbound services and gateway tags, in
  *   order: replicas of one workload) share one match class and its cells (`matchClassKey`), so the
@@ -16,6 +19,12 @@
  * Building a mesh goes the same way, policy by policy through its reach, so its cost is the number of
  * (policy, reached proxy) pairs rather than proxies × policies.
  *
+ * The services a proxyless client dials (the Listener names its xDS streams ask for) are outbounds of
+ * its entry (`setDialled`). The view also keeps the mesh's endpoints (every inbound, by service) and
+ * which classes reach each service, so that after each write it tells its listeners exactly which
+ * proxies' served config may have changed (`onProxiesChanged`): those whose own matches it touched,
+ * and those that reach a service whose endpoints, or whose inbounds' matches, it touched.
+ *
  * Built-in gateway proxies are matched by the gateway half (`GatewayMatcher`): their view is
  * recomputed whole when anything in the mesh that can change it is written (few proxies, small views).
  */
@@ -23,10 +32,17 @@ import type { ResourceViews, ViewItem } from '../projections/resource-views.js';
 import type { SidecarItem } from './match-sidecar.js';
 import type { PolicyResource } from './policy-resource.js';
 import { gatewayReach } from './match-gateway.js';
-import { isBuiltinGateway, proxyInterfaces, type Networking } from './proxy-interfaces.js';
+import {
+  isBuiltinGateway,
+  proxyInterfaces,
+  type Networking,
+  type ProxyInterfaces,
+} from './proxy-interfaces.js';
 import { reachSelectors } from './reach-selectors.js';
 import { matchClassKey, SidecarCells, SIDECAR_KINDS, type Candidates } from './sidecar-cells.js';
+import { SERVICE_TAG } from '../resources/fragments.js';
 import { MATCH_ALL, tagSelectorMatches } from './tag-selector.js';
+import { DIALLED_KINDS } from './match-sidecar.js';
 
 type ChangeEntry = Parameters<Parameters<ResourceViews['onChange']>[0]>[0];
 
@@ -51,21 +67,66 @@ export interface GatewayMatcher<V> {
   policiesIn(view: V): Iterable<string>;
 }
 
-/** One proxy's matches; a sidecar's cells are shared with every proxy of its match class. */
+/**
+ * One proxy's matches; a sidecar's cells are shared with every proxy of its match class, its
+ * `interfaces` name its own inbounds and outbounds (the services it dials among them).
+ */
 export type ProxyMatches<V> =
-  | { kind: 'SidecarDataplane'; networking: Networking; cells: SidecarCells }
+  | {
+      kind: 'SidecarDataplane';
+      networking: Networking;
+      interfaces: ProxyInterfaces;
+      cells: SidecarCells;
+      /** The match class (`matchClassKey`): proxies with equal keys have equal entries. */
+      classKey: string;
+    }
   | { kind: 'MeshGatewayDataplane'; networking: Networking; view: V | undefined };
+
+/** One inbound of a proxy of the mesh, as an endpoint of its service. */
+export interface EndpointRef {
+  /** The Dataplane's name. */
+  proxy: string;
+  /** The inbound's index in the Dataplane's `networking.inbound`. */
+  index: number;
+  /** The inbound's own address, else the proxy's. */
+  address: string;
+  port: number;
+  tags: Readonly<Record<string, string>>;
+  /** `health.ready`, absent = ready. */
+  ready: boolean;
+}
+
+/** Which proxies' served config a write may have changed. */
+export type ProxiesChange =
+  | { all: true }
+  | {
+      all: false;
+      proxies: ReadonlySet<string>;
+      /** A Dataplane was written (proxies that read every Dataplane, such as servers' callers, care). */
+      dataplanes: boolean;
+    };
+
+/** What `buildAll` built. */
+export interface BuildReport {
+  meshes: number;
+  proxies: number;
+  /** The longest stretch the build held the event loop, in milliseconds. */
+  longestSliceMs: number;
+}
 
 /** Sidecars that match identically (`matchClassKey`): one set of cells, the proxies that share it. */
 interface MatchClass {
   key: string;
   cells: SidecarCells;
   members: Set<string>;
+  /** The services this class reaches, as indexed in `reachIndex`. */
+  reach: Set<string>;
 }
 
 interface SidecarProxy {
   kind: 'SidecarDataplane';
   networking: Networking;
+  interfaces: ProxyInterfaces;
   cls: MatchClass;
 }
 
@@ -89,6 +150,16 @@ interface MeshMatches<V> {
   affectedGateways: Map<string, Set<string>>;
   /** The sorted proxies of each policy, made on read and dropped when they may have changed. */
   sorted: Map<string, string[]>;
+  /** Service → the classes that reach it (their outbounds' services and their routes' destinations). */
+  reachIndex: Map<string, Set<MatchClass>>;
+  /** Service → proxy name → that proxy's inbounds of the service. */
+  served: Map<string, Map<string, EndpointRef[]>>;
+  /** Service → its endpoints' distinct inbound tag sets (by JSON) with how many inbounds have each. */
+  tagSets: Map<string, Map<string, { tags: Readonly<Record<string, string>>; count: number }>>;
+  /** What `endpointTags` answers, per service, until its tag sets change. */
+  tagSetLists: Map<string, Array<Readonly<Record<string, string>>>>;
+  /** While the mesh is built in slices: the remaining steps (a read finishes them at once). */
+  steps?: Generator<void, void, void>;
 }
 
 /** Read side of the match view. */
@@ -101,6 +172,20 @@ export interface MatchView<V> {
   candidates(mesh: string, kind: string): readonly PolicyResource[];
   /** The mesh's built-in gateway proxies, by name. */
   gatewayProxies(mesh: string): ReadonlyArray<readonly [string, ProxyMatches<V>]>;
+  /** Every inbound of the mesh's proxies that serves `service` (ready or not), by proxy name then index. */
+  endpoints(mesh: string, service: string): EndpointRef[];
+  /** The policies of `kind` listed on inbound `index` of proxy `name` (empty when none or no such proxy). */
+  inboundPolicies(mesh: string, name: string, index: number, kind: string): readonly PolicyResource[];
+  /**
+   * The services a proxyless client dials on one of its streams (`stream`: any key unique per open
+   * stream); `undefined` when the stream ends. The proxy's dialled services are the union over its
+   * open streams, and are outbounds of its entry.
+   */
+  setDialled(mesh: string, name: string, stream: string, services: readonly string[] | undefined): void;
+  /** Calls `listener` after each change with the proxies whose served config it may have changed. */
+  onProxiesChanged(listener: (mesh: string, change: ProxiesChange) => void): () => void;
+  /** Builds every mesh that has proxies, in slices of at most `sliceMs` of work, yielding between them. */
+  buildAll(opts?: { sliceMs?: number }): Promise<BuildReport>;
 }
 
 const policyKey = (kind: string, name: string): string => `${kind}/${name}`;
@@ -109,11 +194,49 @@ const tagKey = (k: string, v: string): string => `${k}\u0000${v}`;
 /** Creates the view over the resource views; it follows their changes from now on. */
 export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher<V>): MatchView<V> {
   const meshes = new Map<string, MeshMatches<V>>();
-  /** While a mesh is built, gateway proxies wait to be matched once at the end. */
-  let building = false;
+  /** Mesh → proxy → stream → the services it dials (kept whether or not the mesh is built). */
+  const dialledBy = new Map<string, Map<string, Map<string, readonly string[]>>>();
+  const listeners = new Set<(mesh: string, change: ProxiesChange) => void>();
+  /** The proxies marked by the change being applied, per mesh (`true`: all of them). */
+  const pending = new Map<string, { all: boolean; proxies: Set<string>; dataplanes: boolean }>();
 
   const networkingOf = (item: Pick<ViewItem, 'resource'>): Networking =>
     (item.resource.networking ?? { address: '' }) as Networking;
+
+  const dialledOf = (mesh: string, name: string): readonly string[] | undefined => {
+    const streams = dialledBy.get(mesh)?.get(name);
+    if (!streams || streams.size === 0) return undefined;
+    return [...new Set([...streams.values()].flat())].sort();
+  };
+
+  const marks = (mesh: string) => {
+    let p = pending.get(mesh);
+    if (!p) pending.set(mesh, (p = { all: false, proxies: new Set(), dataplanes: false }));
+    return p;
+  };
+  const markProxy = (mesh: string, name: string): void => {
+    if (listeners.size > 0) marks(mesh).proxies.add(name);
+  };
+  const markClass = (mesh: string, cls: MatchClass): void => {
+    if (listeners.size === 0) return;
+    const p = marks(mesh);
+    for (const n of cls.members) p.proxies.add(n);
+  };
+  const markService = (m: MeshMatches<V>, mesh: string, service: string): void => {
+    for (const cls of m.reachIndex.get(service) ?? []) markClass(mesh, cls);
+  };
+  const flush = (): void => {
+    if (pending.size === 0) return;
+    const done = [...pending];
+    pending.clear();
+    for (const [mesh, p] of done) {
+      const change: ProxiesChange = p.all
+        ? { all: true }
+        : { all: false, proxies: p.proxies, dataplanes: p.dataplanes };
+      if (!change.all && p.proxies.size === 0 && !p.dataplanes) continue;
+      for (const l of listeners) l(mesh, change);
+    }
+  };
 
   /** Drops the sorted proxies of the policies a class lists (its members changed). */
   const forgetSorted = (m: MeshMatches<V>, cls: MatchClass): void => {
@@ -140,6 +263,14 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     m.sorted.delete(key);
   };
 
+  /** Moves the class's entries in the reach index to the services it reaches now. */
+  const indexReach = (m: MeshMatches<V>, cls: MatchClass, on: boolean): void => {
+    const now = on ? cls.cells.reachedServices() : new Set<string>();
+    for (const s of cls.reach) if (!now.has(s)) link(m, m.reachIndex, s, cls, false);
+    for (const s of now) if (!cls.reach.has(s)) link(m, m.reachIndex, s, cls, true);
+    cls.reach = now;
+  };
+
   /** Runs `change` on a class's cells and moves the reverse index by what it changed for `kinds`. */
   const tracked = (
     m: MeshMatches<V>,
@@ -160,7 +291,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
   const gatewayPolicies = (p: GatewayProxy<V>): Set<string> =>
     new Set(p.view !== undefined ? gateway.policiesIn(p.view) : []);
 
-  const rematchGateway = (m: MeshMatches<V>, name: string): void => {
+  const rematchGateway = (m: MeshMatches<V>, mesh: string, name: string): void => {
     const p = m.proxies.get(name);
     if (p?.kind !== 'MeshGatewayDataplane') return;
     const before = gatewayPolicies(p);
@@ -168,6 +299,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     const after = gatewayPolicies(p);
     for (const k of before) if (!after.has(k)) link(m, m.affectedGateways, k, name, false);
     for (const k of after) if (!before.has(k)) link(m, m.affectedGateways, k, name, true);
+    markProxy(mesh, name);
   };
 
   const classTags = (cls: MatchClass): Set<string> => {
@@ -181,10 +313,90 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     return keys;
   };
 
-  const removeProxy = (m: MeshMatches<V>, name: string): void => {
+  /** Indexes (or un-indexes) a proxy's inbounds as endpoints of their services; marks their callers. */
+  const indexServed = (
+    m: MeshMatches<V>,
+    mesh: string,
+    name: string,
+    networking: Networking | undefined,
+    on: boolean,
+  ): void => {
+    if (!networking) return;
+    const byService = new Map<string, EndpointRef[]>();
+    (networking.inbound ?? []).forEach((ib, index) => {
+      const service = ib.tags?.[SERVICE_TAG] ?? '';
+      const ref: EndpointRef = {
+        proxy: name,
+        index,
+        address: ib.address ?? networking.address,
+        port: ib.port,
+        tags: ib.tags,
+        ready: (ib as { health?: { ready?: boolean } }).health?.ready !== false,
+      };
+      const list = byService.get(service);
+      if (list) list.push(ref);
+      else byService.set(service, [ref]);
+    });
+    for (const [service, refs] of byService) {
+      markService(m, mesh, service);
+      for (const ref of refs) countTagSet(m, mesh, service, ref.tags, on ? 1 : -1);
+      let owners = m.served.get(service);
+      if (on) {
+        if (!owners) m.served.set(service, (owners = new Map()));
+        owners.set(name, refs);
+      } else if (owners?.delete(name) && owners.size === 0) {
+        m.served.delete(service);
+      }
+    }
+  };
+
+  /**
+   * Counts one inbound tag set of a service's endpoints in or out. When a tag set appears or goes,
+   * the faults the service's proxyless callers apply may change: their dialled faults are placed again.
+   */
+  const countTagSet = (
+    m: MeshMatches<V>,
+    mesh: string,
+    service: string,
+    tags: Readonly<Record<string, string>>,
+    delta: 1 | -1,
+  ): void => {
+    const key = JSON.stringify(tags);
+    let sets = m.tagSets.get(service);
+    if (!sets) m.tagSets.set(service, (sets = new Map()));
+    const entry = sets.get(key);
+    const count = (entry?.count ?? 0) + delta;
+    if (count > 0) {
+      if (entry) entry.count = count;
+      else sets.set(key, { tags, count });
+      if (entry) return;
+    } else {
+      sets.delete(key);
+      if (sets.size === 0) m.tagSets.delete(service);
+    }
+    m.tagSetLists.delete(service);
+    for (const cls of m.reachIndex.get(service) ?? []) {
+      if (!cls.cells.dialledServices().includes(service)) continue;
+      tracked(m, cls, DIALLED_KINDS, () => cls.cells.refreshDialled(m.candidates));
+      markClass(mesh, cls);
+    }
+  };
+
+  const endpointTags = (m: MeshMatches<V>) => (service: string) => {
+    let list = m.tagSetLists.get(service);
+    if (!list) {
+      list = [...(m.tagSets.get(service)?.values() ?? [])].map((e) => e.tags);
+      m.tagSetLists.set(service, list);
+    }
+    return list;
+  };
+
+  const removeProxy = (m: MeshMatches<V>, mesh: string, name: string): void => {
     const p = m.proxies.get(name);
     if (!p) return;
+    markProxy(mesh, name);
     m.proxies.delete(name);
+    indexServed(m, mesh, name, p.networking, false);
     if (p.kind === 'MeshGatewayDataplane') {
       for (const k of gatewayPolicies(p)) link(m, m.affectedGateways, k, name, false);
       m.gateways.delete(name);
@@ -200,28 +412,43 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
       for (const n of cls.cells.namesOf(kind)) link(m, m.affectedClasses, policyKey(kind, n), cls, false);
     }
     for (const t of classTags(cls)) link(m, m.classIndex, t, cls, false);
+    indexReach(m, cls, false);
   };
 
-  const putProxy = (m: MeshMatches<V>, name: string, networking: Networking): void => {
-    removeProxy(m, name);
+  const putProxy = (m: MeshMatches<V>, mesh: string, name: string, networking: Networking): void => {
+    removeProxy(m, mesh, name);
+    markProxy(mesh, name);
+    indexServed(m, mesh, name, networking, true);
     if (networking.gateway && isBuiltinGateway(networking)) {
       m.proxies.set(name, { kind: 'MeshGatewayDataplane', networking, view: undefined });
       m.gateways.add(name);
-      if (!building) rematchGateway(m, name);
+      if (!m.steps) rematchGateway(m, mesh, name);
       return;
     }
-    const key = matchClassKey(networking);
+    const dialled = dialledOf(mesh, name);
+    const key = matchClassKey(networking, dialled);
     let cls = m.classes.get(key);
     if (!cls) {
-      const created: MatchClass = { key, cells: new SidecarCells(networking), members: new Set() };
+      const created: MatchClass = {
+        key,
+        cells: new SidecarCells(networking, dialled, endpointTags(m)),
+        members: new Set(),
+        reach: new Set(),
+      };
       cls = created;
       m.classes.set(key, cls);
       for (const t of classTags(cls)) link(m, m.classIndex, t, cls, true);
       tracked(m, cls, SIDECAR_KINDS, () => created.cells.recomputeAll(m.candidates));
+      indexReach(m, cls, true);
     }
     cls.members.add(name);
     forgetSorted(m, cls);
-    m.proxies.set(name, { kind: 'SidecarDataplane', networking, cls });
+    m.proxies.set(name, {
+      kind: 'SidecarDataplane',
+      networking,
+      interfaces: proxyInterfaces(networking, dialled),
+      cls,
+    });
   };
 
   /** The classes one of whose tag sets one of `policy`'s reach selectors matches. */
@@ -249,6 +476,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
 
   const putPolicy = (
     m: MeshMatches<V>,
+    mesh: string,
     kind: string,
     name: string,
     after: PolicyResource | undefined,
@@ -263,14 +491,20 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
       if (before) reached(m, before, classes);
       if (after) reached(m, after, classes);
       for (const cls of classes) {
-        for (const c of cls.cells.update(kind, before, after, m.candidates)) {
+        const update = cls.cells.update(kind, before, after, m.candidates);
+        for (const c of update.listings) {
           link(m, m.affectedClasses, policyKey(c.kind, c.name), cls, c.listed);
         }
+        if (!update.touched) continue;
+        markClass(mesh, cls);
+        if (kind === 'TrafficRoute') indexReach(m, cls, true);
+        // Callers of this class's inbounds are served what those inbounds' matches say (faults).
+        if (update.inbound) for (const ib of cls.cells.interfaces.inbounds) markService(m, mesh, ib.service);
       }
     }
     // Gateway views read gateways, routes and per-destination policies: re-match the gateway proxies
     // the old or the new version can reach (`gatewayReach`: most kinds reach every gateway proxy).
-    if (!building && m.gateways.size > 0) {
+    if (!m.steps && m.gateways.size > 0) {
       const selectors = [
         ...((before && gatewayReach(before)) ?? []),
         ...((after && gatewayReach(after)) ?? []),
@@ -280,68 +514,112 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
         const p = m.proxies.get(g) as GatewayProxy<V>;
         const tagSets = proxyInterfaces(p.networking).tagSets;
         if (selectors.some(({ match }) => tagSets.some((tags) => tagSelectorMatches(match, tags)))) {
-          rematchGateway(m, g);
+          rematchGateway(m, mesh, g);
         }
       }
     }
   };
 
-  /** Builds a mesh: proxies first, then each policy through its reach (routes first). */
-  const build = (mesh: string): MeshMatches<V> => {
-    const m: MeshMatches<V> = {
-      candidates: new Map(),
-      proxies: new Map(),
-      classes: new Map(),
-      classIndex: new Map(),
-      gateways: new Set(),
-      affectedClasses: new Map(),
-      affectedGateways: new Map(),
-      sorted: new Map(),
-    };
-    meshes.set(mesh, m);
-    building = true;
-    try {
-      views.each('Dataplane', mesh, (item) => putProxy(m, item.name, networkingOf(item)));
-      for (const kind of MATCHED_KINDS) {
-        views.each(kind, mesh, (item) =>
-          putPolicy(m, kind, item.name, item.resource as unknown as PolicyResource),
-        );
+  const emptyMesh = (): MeshMatches<V> => ({
+    candidates: new Map(),
+    proxies: new Map(),
+    classes: new Map(),
+    classIndex: new Map(),
+    gateways: new Set(),
+    affectedClasses: new Map(),
+    affectedGateways: new Map(),
+    sorted: new Map(),
+    reachIndex: new Map(),
+    served: new Map(),
+    tagSets: new Map(),
+    tagSetLists: new Map(),
+  });
+
+  /**
+   * The steps of building a mesh: proxies first, then each policy through its reach (routes first),
+   * one item per step. Writes applied between steps keep the partial view current; a step reads the
+   * item's current version and skips what a write already put.
+   */
+  function* buildSteps(mesh: string, m: MeshMatches<V>): Generator<void, void, void> {
+    const names: string[] = [];
+    views.each('Dataplane', mesh, (item) => names.push(item.name));
+    for (const name of names) {
+      const item = views.get('Dataplane', mesh, name);
+      if (item && m.proxies.get(name)?.networking !== item.resource.networking) {
+        putProxy(m, mesh, name, networkingOf(item));
       }
-    } finally {
-      building = false;
+      yield;
     }
-    for (const g of m.gateways) rematchGateway(m, g);
+    for (const kind of MATCHED_KINDS) {
+      const policies: string[] = [];
+      views.each(kind, mesh, (item) => policies.push(item.name));
+      for (const name of policies) {
+        const item = views.get(kind, mesh, name);
+        const resource = item?.resource as unknown as PolicyResource | undefined;
+        if (resource && m.candidates.get(kind)?.get(name) !== resource)
+          putPolicy(m, mesh, kind, name, resource);
+        yield;
+      }
+    }
+    m.steps = undefined;
+    for (const g of m.gateways) rematchGateway(m, mesh, g);
+  }
+
+  /** Starts building a mesh; its steps run when `finish` or the slicer drives them. */
+  const start = (mesh: string): MeshMatches<V> => {
+    const m = emptyMesh();
+    meshes.set(mesh, m);
+    m.steps = buildSteps(mesh, m);
+    return m;
+  };
+
+  const finish = (m: MeshMatches<V>): MeshMatches<V> => {
+    const steps = m.steps;
+    if (steps) while (!steps.next().done);
     return m;
   };
 
   const meshOf = (mesh: string): MeshMatches<V> | undefined => {
     if (!views.get('Mesh', undefined, mesh)) return undefined;
-    return meshes.get(mesh) ?? build(mesh);
+    return finish(meshes.get(mesh) ?? start(mesh));
   };
 
   views.onChange((e: ChangeEntry) => {
-    if (e.kind === 'Mesh') {
-      if (e.operation === 'delete') meshes.delete(e.name);
-      return;
+    try {
+      if (e.kind === 'Mesh') {
+        if (e.operation === 'delete') meshes.delete(e.name);
+        else if (meshes.has(e.name) && listeners.size > 0) marks(e.name).all = true;
+        return;
+      }
+      const mesh = e.mesh;
+      const m = mesh === undefined ? undefined : meshes.get(mesh);
+      if (!m || mesh === undefined) return;
+      if (e.kind === 'Dataplane') {
+        if (listeners.size > 0) marks(mesh).dataplanes = true;
+        if (e.operation === 'delete' || !e.resource) removeProxy(m, mesh, e.name);
+        else putProxy(m, mesh, e.name, networkingOf({ resource: e.resource }));
+        return;
+      }
+      if (!MATCHED_KINDS.has(e.kind)) return;
+      const after =
+        e.operation === 'delete' ? undefined : (e.resource as unknown as PolicyResource | undefined);
+      putPolicy(m, mesh, e.kind, e.name, after);
+    } finally {
+      flush();
     }
-    const m = e.mesh === undefined ? undefined : meshes.get(e.mesh);
-    if (!m) return;
-    if (e.kind === 'Dataplane') {
-      if (e.operation === 'delete' || !e.resource) removeProxy(m, e.name);
-      else putProxy(m, e.name, networkingOf({ resource: e.resource }));
-      return;
-    }
-    if (!MATCHED_KINDS.has(e.kind)) return;
-    const after =
-      e.operation === 'delete' ? undefined : (e.resource as unknown as PolicyResource | undefined);
-    putPolicy(m, e.kind, e.name, after);
   });
 
   return {
     proxy(mesh, name) {
       const p = meshOf(mesh)?.proxies.get(name);
       if (p?.kind !== 'SidecarDataplane') return p;
-      return { kind: p.kind, networking: p.networking, cells: p.cls.cells };
+      return {
+        kind: p.kind,
+        networking: p.networking,
+        interfaces: p.interfaces,
+        cells: p.cls.cells,
+        classKey: p.cls.key,
+      };
     },
     affected(mesh, kind, name) {
       const m = meshOf(mesh);
@@ -363,6 +641,73 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
       const m = meshOf(mesh);
       if (!m) return [];
       return [...m.gateways].sort().map((g) => [g, m.proxies.get(g) as GatewayProxy<V>] as const);
+    },
+    endpoints(mesh, service) {
+      const owners = meshOf(mesh)?.served.get(service);
+      if (!owners) return [];
+      const out: EndpointRef[] = [];
+      for (const name of [...owners.keys()].sort()) out.push(...(owners.get(name) as EndpointRef[]));
+      return out;
+    },
+    inboundPolicies(mesh, name, index, kind) {
+      const p = meshOf(mesh)?.proxies.get(name);
+      return p?.kind === 'SidecarDataplane' ? p.cls.cells.policiesAt(`i${index}`, kind) : [];
+    },
+    setDialled(mesh, name, stream, services) {
+      let byProxy = dialledBy.get(mesh);
+      const before = dialledOf(mesh, name);
+      if (services === undefined) {
+        const streams = byProxy?.get(name);
+        if (!streams?.delete(stream)) return;
+        if (streams.size === 0) byProxy?.delete(name);
+        if (byProxy?.size === 0) dialledBy.delete(mesh);
+      } else {
+        if (!byProxy) dialledBy.set(mesh, (byProxy = new Map()));
+        let streams = byProxy.get(name);
+        if (!streams) byProxy.set(name, (streams = new Map()));
+        streams.set(stream, [...services]);
+      }
+      const after = dialledOf(mesh, name);
+      if (JSON.stringify(before ?? []) === JSON.stringify(after ?? [])) return;
+      const m = meshes.get(mesh);
+      const p = m?.proxies.get(name);
+      if (!m || p?.kind !== 'SidecarDataplane') return;
+      try {
+        putProxy(m, mesh, name, p.networking);
+      } finally {
+        flush();
+      }
+    },
+    onProxiesChanged(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    async buildAll(opts = {}) {
+      const sliceMs = opts.sliceMs ?? 10;
+      const todo: string[] = [];
+      views.each('Mesh', undefined, (item) => {
+        if (!meshes.has(item.name) && views.count('Dataplane', item.name) > 0) todo.push(item.name);
+      });
+      let longest = 0;
+      let proxies = 0;
+      for (const mesh of todo) {
+        if (!views.get('Mesh', undefined, mesh) || meshes.has(mesh)) continue;
+        const m = start(mesh);
+        const steps = m.steps as Generator<void, void, void>;
+        for (;;) {
+          const began = performance.now();
+          let done = false;
+          let n = 0;
+          // Time is read every 64 steps: one step is a proxy or a policy through its reach.
+          while (!(done = !!steps.next().done) && (++n & 63 || performance.now() - began < sliceMs));
+          longest = Math.max(longest, performance.now() - began);
+          if (done) break;
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          if (meshes.get(mesh) !== m) break; // deleted meanwhile
+        }
+        proxies += m.proxies.size;
+      }
+      return { meshes: todo.length, proxies, longestSliceMs: Math.round(longest * 10) / 10 };
     },
   };
 }

@@ -3,6 +3,8 @@ import { SERVICE_TAG } from '../resources/fragments.js';
 
 type Tags = Record<string, string>;
 
+const NO_SERVICES: readonly string[] = [];
+
 /** The parts of a Dataplane's `networking` that matching reads (spec 2.4). */
 export interface Networking {
   address: string;
@@ -22,6 +24,8 @@ export interface InboundInterface {
 export interface OutboundInterface {
   name: string;
   service: string;
+  /** True for a service a proxyless client dials without a declared outbound (named by the service). */
+  dialled?: boolean;
 }
 
 /** The interfaces and tag sets of one proxy, derived once and read by every kind. */
@@ -36,20 +40,35 @@ export interface ProxyInterfaces {
  * Kuma's InboundInterface/OutboundInterface names: inbound `<address>:<port>:<servicePort>` with the
  * inbound's address or else the proxy's, servicePort defaulting to port; outbound
  * `<address or 127.0.0.1>:<port>` (an IPv6 address in brackets, as Go's JoinHostPort writes it).
+ *
+ * `dialled`: the services a proxyless gRPC client asks Listeners for (`xds:///<service>`). Each one
+ * that no declared outbound reaches is an outbound too, named by the service itself: the client has
+ * no outbound port, and matching must see what it is served.
  */
-export function proxyInterfaces(networking: Networking): ProxyInterfaces {
+export function proxyInterfaces(
+  networking: Networking,
+  dialled: readonly string[] = NO_SERVICES,
+): ProxyInterfaces {
   const inbounds = (networking.inbound ?? []).map((ib) => ({
     name: `${ib.address ?? networking.address}:${ib.port}:${ib.servicePort ?? ib.port}`,
     service: ib.tags[SERVICE_TAG] ?? '',
     tags: ib.tags,
   }));
-  const outbounds = (networking.outbound ?? []).map((ob) => {
+  const outbounds: OutboundInterface[] = (networking.outbound ?? []).map((ob) => {
     const address = ob.address ?? '127.0.0.1';
     return {
       name: `${isIP(address) === 6 ? `[${address}]` : address}:${ob.port}`,
       service: (ob.tags ? ob.tags[SERVICE_TAG] : ob.service) ?? '',
     };
   });
+  if (dialled.length > 0) {
+    const declared = new Set(outbounds.map((o) => o.service));
+    for (const service of dialled) {
+      if (declared.has(service)) continue;
+      declared.add(service);
+      outbounds.push({ name: service, service, dialled: true });
+    }
+  }
   const tagSets = inbounds.map((ib) => ib.tags);
   if (networking.gateway) tagSets.push(networking.gateway.tags);
   return { inbounds, outbounds, tagSets };

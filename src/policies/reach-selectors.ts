@@ -1,4 +1,4 @@
-import { ATTACHMENT_KINDS, TARGET_REF_POLICY_KINDS } from './match-sidecar.js';
+import { ATTACHMENT_KINDS, DIALLED_KINDS, TARGET_REF_POLICY_KINDS } from './match-sidecar.js';
 import { targetRefTags, type TargetRefPolicy } from './target-ref-match.js';
 import type { PolicyResource, Selector } from './policy-resource.js';
 
@@ -10,6 +10,7 @@ const BY_SELECTOR: ReadonlySet<string> = new Set([
 ]);
 const BY_TARGET_REF: ReadonlySet<string> = new Set(TARGET_REF_POLICY_KINDS);
 const INBOUND_ALL: ReadonlySet<string> = new Set(ATTACHMENT_KINDS.inbound.all);
+const DIALLED: ReadonlySet<string> = new Set(DIALLED_KINDS);
 
 /**
  * The selectors one of which must match a tag set of a proxy (an inbound's or the gateway's) for
@@ -23,7 +24,8 @@ const INBOUND_ALL: ReadonlySet<string> = new Set(ATTACHMENT_KINDS.inbound.all);
 export function reachSelectors(policy: PolicyResource): readonly Selector[] | undefined {
   const { type } = policy;
   const viaDestination = BY_DESTINATION.has(type) || INBOUND_ALL.has(type);
-  const viaSource = BY_SOURCE.has(type);
+  // FaultInjection also reaches the proxyless clients that dial its destinations (by their tags).
+  const viaSource = BY_SOURCE.has(type) || DIALLED.has(type);
   if (BY_SELECTOR.has(type)) return policy.selectors ?? [];
   if (BY_TARGET_REF.has(type)) {
     // A targetRef's tags as a selector; a ref kind that selects no listener reaches nothing.

@@ -38,9 +38,32 @@ export function bestForInbound<P extends PolicyResource>(tags: Tags, policies: r
  * best source gives RateLimit's order and FaultInjection's whenever it has one source.
  */
 export function allForInbound<P extends PolicyResource>(tags: Tags, policies: readonly P[]): P[] {
+  return bySourceOrder(policies.filter((p) => bestSelectorRank(p.destinations, [tags]) !== undefined));
+}
+
+/**
+ * The inbound policies a proxyless client applies to a service it dials, best first as on an
+ * inbound: sources against the client's tag sets, destinations against any of the service's
+ * endpoints' inbound tags.
+ */
+export function allForDialled<P extends PolicyResource>(
+  clientTags: readonly Tags[],
+  endpointTags: readonly Tags[],
+  policies: readonly P[],
+): P[] {
+  return bySourceOrder(
+    policies.filter(
+      (p) =>
+        bestSelectorRank(p.sources, clientTags) !== undefined &&
+        endpointTags.some((tags) => bestSelectorRank(p.destinations, [tags]) !== undefined),
+    ),
+  );
+}
+
+/** Policies ordered by the best rank among their sources, then as candidates are (time, name). */
+function bySourceOrder<P extends PolicyResource>(policies: readonly P[]): P[] {
   const matched: Ranked<P>[] = [];
   for (const policy of policies) {
-    if (bestSelectorRank(policy.destinations, [tags]) === undefined) continue;
     let rank = NO_RANK;
     for (const { match } of policy.sources ?? []) {
       const r = rankOf(match);

@@ -19,6 +19,7 @@
 import { SERVICE_TAG } from '../resources/fragments.js';
 import {
   ATTACHMENT_KINDS,
+  DIALLED_KINDS,
   PASS_THROUGH_SERVICE,
   TARGET_REF_POLICY_KINDS,
   type SidecarItem,
@@ -58,6 +59,17 @@ const ROUTED: ReadonlySet<string> = new Set(['HealthCheck', 'CircuitBreaker', 'R
 const DATAPLANE_BEST: ReadonlySet<string> = new Set(ATTACHMENT_KINDS.dataplane.best);
 const DATAPLANE_ALL: ReadonlySet<string> = new Set(ATTACHMENT_KINDS.dataplane.all);
 const TARGET_REF: ReadonlySet<string> = new Set(TARGET_REF_POLICY_KINDS);
+const DIALLED: ReadonlySet<string> = new Set(DIALLED_KINDS);
+
+type Tags = Readonly<Record<string, string>>;
+
+/** The inbound tag sets of the mesh's endpoints of a service (what destinations of inbound kinds match). */
+export type EndpointTags = (service: string) => readonly Tags[];
+
+const NO_ENDPOINTS: EndpointTags = () => [];
+
+/** The kinds an outbound item lists, in order: those of every outbound, then those of dialled ones. */
+const OUTBOUND_ITEM_KINDS = [...ATTACHMENT_KINDS.outbound, ...DIALLED_KINDS];
 
 /** The service kinds whose places follow the routes (the rest of the service kinds: TrafficLog). */
 export const ROUTED_KINDS: readonly string[] = [...ROUTED];
@@ -79,7 +91,9 @@ export const SIDECAR_KINDS: readonly string[] = [
 const isAll = (location: string, kind: string): boolean =>
   location[0] === 'i'
     ? INBOUND_ALL.has(kind)
-    : location[0] === 'd' && (DATAPLANE_ALL.has(kind) || TARGET_REF.has(kind));
+    : location[0] === 'o'
+      ? DIALLED.has(kind)
+      : location[0] === 'd' && (DATAPLANE_ALL.has(kind) || TARGET_REF.has(kind));
 
 /** A source-matched policy's rank towards `service`: source plus destination, or undefined. */
 function serviceRank(policy: PolicyResource, sourceRank: number, service: string): number | undefined {
@@ -108,12 +122,21 @@ function comparePlaced(a: Placed, b: Placed): number {
  * tags, in order. Proxies with equal keys match identically (replicas of one workload do), so they
  * share one `SidecarCells`; only the names of their items differ.
  */
-export function matchClassKey(networking: Networking): string {
+export function matchClassKey(networking: Networking, dialled?: readonly string[]): string {
   return JSON.stringify([
     (networking.inbound ?? []).map((ib) => ib.tags),
-    proxyInterfaces({ address: '', outbound: networking.outbound }).outbounds.map((o) => o.service),
+    proxyInterfaces({ address: '', outbound: networking.outbound }, dialled).outbounds.map((o) => o.service),
     networking.gateway?.tags ?? null,
   ]);
+}
+
+/** What one policy write did to a class: the listings that changed, and whether it was placed there at all. */
+export interface CellsUpdate {
+  listings: Listing[];
+  /** The policy is or was placed on this class (its served config may change even if no listing did). */
+  touched: boolean;
+  /** It is or was placed on an inbound (what callers of those inbounds are served may change). */
+  inbound: boolean;
 }
 
 /** The cells of every sidecar proxy of one match class (see `matchClassKey`). */
@@ -125,8 +148,12 @@ export class SidecarCells {
   private reached: Set<string>;
   private readonly logged: Set<string>;
 
-  constructor(readonly networking: Networking) {
-    this.interfaces = proxyInterfaces(networking);
+  constructor(
+    readonly networking: Networking,
+    readonly dialled?: readonly string[],
+    private readonly endpointTags: EndpointTags = NO_ENDPOINTS,
+  ) {
+    this.interfaces = proxyInterfaces(networking, dialled);
     this.logged = new Set([...this.interfaces.outbounds.map((o) => o.service), PASS_THROUGH_SERVICE]);
     this.reached = this.routedServices();
   }
@@ -149,6 +176,17 @@ export class SidecarCells {
       inbounds.forEach((ib, i) => {
         if (bestSelectorRank(policy.destinations, [ib.tags])) out.push([`i${i}`, sourceRank]);
       });
+      // A proxyless client applies, per service it dials, the faults its endpoints' inbounds list
+      // for it: sources against the client, destinations against those inbounds' tags.
+      if (DIALLED.has(kind) && bestSelectorRank(policy.sources, tagSets)) {
+        outbounds.forEach((ob, j) => {
+          if (!ob.dialled) return;
+          const reaches = this.endpointTags(ob.service).some((tags) =>
+            bestSelectorRank(policy.destinations, [tags]),
+          );
+          if (reaches) out.push([`o${j}`, sourceRank]);
+        });
+      }
     }
     if (OUTBOUND.has(kind) || ROUTED.has(kind) || kind === 'TrafficLog') {
       const source = bestSelectorRank(policy.sources, tagSets);
@@ -196,10 +234,11 @@ export class SidecarCells {
     before: PolicyResource | undefined,
     after: PolicyResource | undefined,
     candidates: Candidates,
-  ): Listing[] {
+  ): CellsUpdate {
     const was = before ? this.places(kind, before) : [];
     const now = after ? this.places(kind, after) : [];
-    if (was.length === 0 && now.length === 0) return [];
+    if (was.length === 0 && now.length === 0) return { listings: [], touched: false, inbound: false };
+    const inbound = [...was, ...now].some(([l]) => l[0] === 'i');
     const name = ((after ?? before) as PolicyResource).name;
     const suspects = new Map<string, boolean>([[name, this.lists(kind, name)]]);
     const locations = new Set<string>();
@@ -248,7 +287,29 @@ export class SidecarCells {
       if (listed !== listedBefore) changes.push({ kind, name: n, listed });
     }
     if (kind === 'TrafficRoute') changes.push(...this.refreshRouted(candidates));
-    return changes;
+    return { listings: changes, touched: true, inbound };
+  }
+
+  /** The services this class dials as a proxyless client. */
+  dialledServices(): string[] {
+    return this.interfaces.outbounds.filter((o) => o.dialled).map((o) => o.service);
+  }
+
+  /** After the endpoints' tag sets of a dialled service changed: its faults placed again. */
+  refreshDialled(candidates: Candidates): Listing[] {
+    return DIALLED_KINDS.flatMap((kind) => this.recomputeTracked(kind, candidates));
+  }
+
+  /** The services this class's traffic reaches: its outbounds' and those their routes send to. */
+  reachedServices(): Set<string> {
+    return new Set([...this.interfaces.outbounds.map((o) => o.service), ...this.reached]);
+  }
+
+  /** The cells of one location by kind, as the items list them (undefined when none). */
+  policiesAt(location: string, kind: string): readonly PolicyResource[] {
+    const c = this.cells.get(location)?.[kind];
+    if (c === undefined) return [];
+    return Array.isArray(c) ? c.map((p) => p.policy) : [c.policy];
   }
 
   /** True when a policy named `name` of `kind` is in a cell. */
@@ -299,7 +360,7 @@ export class SidecarCells {
     };
     const inboundKinds = [...ATTACHMENT_KINDS.inbound.best, ...ATTACHMENT_KINDS.inbound.all];
     inbounds.forEach((ib, i) => item('inbound', ib.name, ib.service, `i${i}`, inboundKinds));
-    outbounds.forEach((ob, j) => item('outbound', ob.name, ob.service, `o${j}`, ATTACHMENT_KINDS.outbound));
+    outbounds.forEach((ob, j) => item('outbound', ob.name, ob.service, `o${j}`, OUTBOUND_ITEM_KINDS));
     for (const location of this.cells.keys()) {
       if (location[0] === 's')
         item('service', location.slice(1), location.slice(1), location, ATTACHMENT_KINDS.service);

@@ -13,7 +13,8 @@ import { createHistory } from '../app/history.js';
 import { createQueries } from '../app/queries.js';
 import { createInspectQueries } from '../app/inspect.js';
 import { gatewayMatcher } from '../policies/gateway-matcher.js';
-import { createMatchView } from '../policies/match-view.js';
+import type { GatewayView } from '../policies/match-gateway.js';
+import { createMatchView, type BuildReport, type MatchView } from '../policies/match-view.js';
 import { createPolicyNotes } from '../xds/dump.js';
 import { inertKeysSet } from '../config/config-keys.js';
 import { xdsSources } from './xds-sources.js';
@@ -56,6 +57,8 @@ export interface ControlPlane {
   app: FastifyInstance;
   log: EventLog;
   views: ResourceViews;
+  /** The policy engine: which policies apply to each proxy; what inspect lists and xDS renders. */
+  matches: MatchView<GatewayView>;
   commands: Commands;
   /** Issues and verifies tokens (issue 4). */
   tokens: TokenService;
@@ -77,7 +80,14 @@ export interface ControlPlane {
   /** Resolves once the signing keys made at first start are written (they are made after ready). */
   defaultsReady: Promise<void>;
   /** Entries replayed at start, the snapshot they followed (issue 6) and how long start-up took. */
-  startup: { replayed: number; ms: number; snapshot?: number; snapshotResources?: number };
+  startup: {
+    replayed: number;
+    ms: number;
+    snapshot?: number;
+    snapshotResources?: number;
+    /** The policy engine's build at start: meshes, proxies, the longest slice of the event loop it held. */
+    matchView: BuildReport;
+  };
   close(): Promise<void>;
 }
 
@@ -274,12 +284,15 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   }
   const derived = createDerivedViews({ registry, views, status, summaries, now });
   const queries = createQueries({ views, derived, status });
-  // Issue 16: the policy engine, built per mesh on its first inspect read, then kept by every write.
+  // The policy engine: every mesh with proxies built now (in slices that yield the event loop),
+  // before any listener serves inspect or xDS from it; kept current by every write after.
   const matches = createMatchView(views, gatewayMatcher);
+  const matchView = await matches.buildAll();
+  opts.logger?.debug(matchView, 'policy matches built');
   const inspect = createInspectQueries({ views, matches });
   // Issue 17: a proxy's /xds, /stats and /clusters (its stream once it is connected; on Global, its zone's).
-  const dumpDeps = { config, views, xds: () => xds, multizone: () => multizone };
-  const dumpSources = xdsSources(views, localZoneOf(config));
+  const dumpDeps = { config, views, matches, xds: () => xds, multizone: () => multizone };
+  const dumpSources = xdsSources(views, matches, localZoneOf(config));
   const history = createHistory({
     registry,
     log,
@@ -435,6 +448,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
           startXdsServer({
             config,
             views,
+            matches,
             status,
             tokens,
             instanceId: serverDeps.info.instanceId,
@@ -459,6 +473,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     app,
     log,
     views,
+    matches,
     commands,
     tokens,
     httpsServer,
@@ -477,6 +492,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
       ms: Date.now() - started,
       snapshot: loaded.snapshot,
       snapshotResources: loaded.snapshotResources,
+      matchView,
     },
     close: closeAll,
   };

@@ -6,6 +6,7 @@
  */
 import type { ProxyDumpFn } from '../api/inspect-routes.js';
 import type { Config } from '../config/schema.js';
+import type { MatchView } from '../policies/match-view.js';
 import type { ResourceViews } from '../projections/resource-views.js';
 import { AppError } from '../util/errors.js';
 import type { DumpRequest } from '../zones/sync-protocol.js';
@@ -19,6 +20,8 @@ import { localZoneOf } from '../config/local-zone.js';
 export interface ProxyDumpDeps {
   config: Config;
   views: ResourceViews;
+  /** The policy engine: a proxy's config is its entry there, rendered. */
+  matches: MatchView<unknown>;
   xds(): XdsServer | undefined;
   multizone(): Multizone | undefined;
 }
@@ -31,7 +34,7 @@ export function localProxyDump(deps: ProxyDumpDeps): ProxyDumpFn {
     if (!dumps) {
       const { createProxyDumps } = await import('../xds/proxy-dumps.js');
       dumps = createProxyDumps({
-        sources: xdsSources(views, localZoneOf(config)),
+        sources: xdsSources(views, deps.matches, localZoneOf(config)),
         exists: (kind, name) => views.get(kind, undefined, name) !== undefined,
         stream: (mesh, name) => deps.xds()?.streamOf(mesh, name),
       });

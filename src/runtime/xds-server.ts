@@ -8,6 +8,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { TokenService } from '../app/token-service.js';
+import type { MatchView } from '../policies/match-view.js';
 import type { ResourceViews } from '../projections/resource-views.js';
 import type { StatusStore } from '../status/status-store.js';
 import { clipDetails } from '../xds/ads-limits.js';
@@ -45,6 +46,8 @@ export interface XdsServer {
 export async function startXdsServer(deps: {
   config: Config;
   views: ResourceViews;
+  /** The policy engine: each proxy is served its entry there. */
+  matches: MatchView<unknown>;
   status: StatusStore;
   tokens: TokenService;
   instanceId: string;
@@ -59,7 +62,8 @@ export async function startXdsServer(deps: {
   const source = createMeshConfigSource({
     lookup,
     checkToken: createProxyTokenCheck({ tokens: deps.tokens, authnType }),
-    sources: xdsSources(views, localZoneOf(config)),
+    sources: xdsSources(views, deps.matches, localZoneOf(config)),
+    matches: deps.matches,
     onMeshChange: onMeshChange(views),
     tokenSecret: (mesh, name) => isTokenSecret('dataplane', 'Secret', name, mesh),
     now: deps.now,

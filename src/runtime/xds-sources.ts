@@ -1,19 +1,16 @@
-import type { PolicyResource } from '../policies/policy-resource.js';
+import type { MatchView } from '../policies/match-view.js';
 import type { Networking } from '../policies/proxy-interfaces.js';
 import type { ResourceViews } from '../projections/resource-views.js';
-import type { XdsSources } from '../xds/mesh-config-source.js';
-import type { MeshWrite } from '../xds/proxy-footprint.js';
+import type { DumpSources } from '../xds/dump.js';
+import type { MeshWrite } from '../xds/mesh-config-source.js';
 
-/** What the xDS config reads of the mesh, from the resource views (issue 17). */
-export function xdsSources(views: ResourceViews, localZone?: string): XdsSources {
+/** What the xDS config and dumps read of the mesh: the resource views and the policy engine. */
+export function xdsSources(
+  views: ResourceViews,
+  matches: MatchView<unknown>,
+  localZone?: string,
+): DumpSources {
   return {
-    namedDataplanes: (m) => {
-      const out: Array<{ name: string; networking: Networking }> = [];
-      views.each('Dataplane', m, (item) =>
-        out.push({ name: item.name, networking: item.resource.networking as Networking }),
-      );
-      return out;
-    },
     meshExists: (m) => views.get('Mesh', undefined, m) !== undefined,
     dataplane: (m, n) => views.get('Dataplane', m, n)?.resource.networking as Networking | undefined,
     dataplanes: (m) => {
@@ -21,16 +18,11 @@ export function xdsSources(views: ResourceViews, localZone?: string): XdsSources
       views.each('Dataplane', m, (item) => out.push(item.resource.networking as Networking));
       return out;
     },
-    candidates: (m, kind) => {
-      const out: PolicyResource[] = [];
-      views.each(kind, m, (item) => out.push(item.resource as unknown as PolicyResource));
-      return out;
-    },
+    matches,
     revision: () => views.revision(),
     localZone,
   };
 }
-
 /** Calls `listener(mesh, write)` after each applied change in a mesh (a Mesh is in itself). */
 export function onMeshChange(
   views: ResourceViews,
@@ -39,7 +31,7 @@ export function onMeshChange(
   views.onChange((e) => {
     const mesh = e.kind === 'Mesh' ? e.name : e.mesh;
     if (mesh === undefined) return;
-    const write: MeshWrite = { kind: e.kind, name: e.name, resource: e.resource, previous: e.previous };
+    const write: MeshWrite = { kind: e.kind, name: e.name };
     for (const l of listeners) l(mesh, write);
   });
   return (listener) => {

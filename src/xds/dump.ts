@@ -5,43 +5,56 @@
  * endpoints, at the current revision. A connected proxy's dump (what its stream was served, with its
  * NACKs) is `stream-dump.ts`.
  */
-import type { PolicyResource } from '../policies/policy-resource.js';
+import type { MatchView } from '../policies/match-view.js';
 import { proxyInterfaces, type Networking } from '../policies/proxy-interfaces.js';
 import { AppError } from '../util/errors.js';
 import { configDump } from './config-dump.js';
-import { configCandidates, proxylessConfig } from './proxyless/config.js';
-import { readyEndpoints } from './proxyless/endpoints.js';
+import { entryMesh, renderProxy } from './render-proxy.js';
 
 /** What the dump reads, given by the runtime. */
 export interface DumpSources {
   meshExists(mesh: string): boolean;
   dataplane(mesh: string, name: string): Networking | undefined;
   dataplanes(mesh: string): Iterable<Networking>;
-  candidates(mesh: string, kind: string): readonly PolicyResource[];
+  /** The policy engine: a proxy's config is its entry there, rendered. */
+  matches: MatchView<unknown>;
   revision(): number;
   /** This control plane's zone (zone mode), whose endpoints are the local ones. */
   localZone?: string;
 }
 
-/** The services a proxy that is not connected is taken to dial: those of its declared outbounds. */
-const dialled = (networking: Networking): string[] =>
-  proxyInterfaces(networking).outbounds.map((o) => o.service);
+/**
+ * The services a proxy that is not connected is taken to dial: its entry's outbounds (its declared
+ * outbounds' services, and those it dialled if a stream of it is open elsewhere in this process).
+ */
+function rendered(src: DumpSources, mesh: string, name: string, withEndpoints: boolean) {
+  const entry = src.meshExists(mesh) ? src.matches.proxy(mesh, name) : undefined;
+  if (!entry) return undefined;
+  const interfaces = entry.kind === 'SidecarDataplane' ? entry.interfaces : proxyInterfaces(entry.networking);
+  const names = [...new Set(interfaces.outbounds.map((o) => o.service))];
+  const config = renderProxy({
+    entry,
+    names,
+    mesh,
+    meshView: entryMesh(src.matches, mesh),
+    sources: src,
+    withEndpoints,
+  });
+  return { networking: entry.networking, names, config };
+}
 
 /**
- * Per service a proxy's declared outbounds dial, what of the matched policies a proxyless client
- * cannot apply (for the inspect API; endpoints are not read, so notes about them are `/xds`'s only).
+ * Per service a proxy dials, what of the matched policies a proxyless client cannot apply (for the
+ * inspect API; endpoints are not read, so notes about them are `/xds`'s only).
  */
 export function policyNotes(
   src: DumpSources,
   mesh: string,
   name: string,
 ): Record<string, string[]> | undefined {
-  const networking = src.meshExists(mesh) ? src.dataplane(mesh, name) : undefined;
-  if (!networking) return undefined;
-  const services = dialled(networking);
-  if (services.length === 0) return undefined;
-  const candidates = configCandidates((kind) => src.candidates(mesh, kind));
-  return proxylessConfig({ networking, services, candidates }).notes;
+  const r = rendered(src, mesh, name, false);
+  if (!r || r.names.length === 0) return undefined;
+  return r.config.notes;
 }
 
 /** At most this many proxies' notes are kept per revision (GUI tabs read the same proxies again). */
@@ -74,13 +87,7 @@ export function wouldBeServedConfig(src: DumpSources, mesh: string, name: string
   if (!networking) {
     throw new AppError('NOT_FOUND', 'Not found', `Dataplane "${name}" not found in mesh "${mesh}"`);
   }
-  const served = proxylessConfig({
-    networking,
-    services: dialled(networking),
-    candidates: configCandidates((kind) => src.candidates(mesh, kind)),
-    endpoints: readyEndpoints(src.dataplanes(mesh)),
-    localZone: src.localZone,
-  });
+  const served = (rendered(src, mesh, name, true) as NonNullable<ReturnType<typeof rendered>>).config;
   const cluster =
     proxyInterfaces(networking).inbounds[0]?.service ?? networking.gateway?.tags['mesh.io/service'] ?? '';
   return { node: { id: `${mesh}.${name}`, cluster }, revision: src.revision(), ...served };

@@ -1,10 +1,12 @@
 /**
  * The ConfigSource of the ADS server over the mesh: who a stream is (the node names a Dataplane,
- * whose data plane token must cover it), and what it is served (`proxylessConfig` for the services it
- * asked Listeners for, computed at the current log revision). A write in the proxy's mesh that its
- * footprint says may change its config (`touches`) drops the cached config and tells its stream; the
- * server re-sends a type only when its bytes changed. A write no proxy reads (a Secret, a policy for
- * other clients) costs a footprint check per stream, no recomputation and no push.
+ * whose data plane token must cover it), and what it is served: its entry in the match view,
+ * rendered (`renderProxy`), for the Listener names it asked for, at the current log revision. The
+ * services a stream asks Listeners for are told to the match view (`setDialled`): they are outbounds
+ * of the proxy's entry, so inspect shows what the proxy is served. After each write the match view
+ * names the proxies whose config may have changed; only their streams drop their config and are
+ * told, and the server re-sends a type only when its bytes changed. A write no proxy reads costs no
+ * recomputation and no push.
  */
 import type * as grpc from '@grpc/grpc-js';
 import { sameStrings } from '../util/deep-equal.js';
@@ -13,19 +15,13 @@ import { deadlineTimer } from '../util/deadline-timer.js';
 import type { Node } from './ads-protocol.js';
 import type { ConfigSource, NamedResource, ProxyHandle } from './config-source.js';
 import type { DumpSources } from './dump.js';
-import { proxyInterfaces, type Networking } from '../policies/proxy-interfaces.js';
-import {
-  ownersByService,
-  proxyFootprint,
-  touches,
-  type MeshWrite,
-  type ProxyFootprint,
-} from './proxy-footprint.js';
+import type { Networking } from '../policies/proxy-interfaces.js';
+import type { MatchView } from '../policies/match-view.js';
+import { entryMesh, renderProxy } from './render-proxy.js';
 import { nodeIdentity, proxyToken, type DataplaneLookup } from './node-identity.js';
 import type { ProxyTokenCheck } from './proxy-token.js';
-import { configCandidates, proxylessConfig, type ProxylessConfig } from './proxyless/config.js';
-import { readyEndpoints } from './proxyless/endpoints.js';
-import { isServerListenerName, namesOwnInbound, withServerListeners } from './proxyless/server-listener.js';
+import type { ProxylessConfig } from './proxyless/config.js';
+import { isServerListenerName, namesOwnInbound } from './proxyless/server-listener.js';
 import type { Refusal } from './refusal.js';
 import { encodedValue } from './encode-any.js';
 import { CLUSTER, CLUSTER_LOAD_ASSIGNMENT, LISTENER } from './type-urls.js';
@@ -38,16 +34,19 @@ const CODE: Record<Refusal['code'], ErrorCode> = {
 };
 const refused = (r: Refusal): AppError => new AppError(CODE[r.code], 'Refused', r.message);
 
-/** The dump's sources and the mesh's Dataplanes with their names (what a footprint records). */
-export interface XdsSources extends DumpSources {
-  namedDataplanes(mesh: string): Iterable<{ name: string; networking: Networking }>;
+/** One committed write in a mesh (the token watch reads the kind and name). */
+export interface MeshWrite {
+  kind: string;
+  name: string;
 }
 
 /** What the source reads. */
 export interface MeshConfigDeps {
   lookup: DataplaneLookup;
   checkToken: ProxyTokenCheck;
-  sources: XdsSources;
+  sources: DumpSources;
+  /** The policy engine: what each proxy is served is its entry there. */
+  matches: MatchView<unknown>;
   /** Calls `listener(mesh, write)` after each committed write in a mesh; returns the unsubscribe function. */
   onMeshChange(listener: (mesh: string, write: MeshWrite) => void): () => void;
   /**
@@ -114,9 +113,12 @@ function watchToken(
   return stop;
 }
 
+/** Streams opened by this source, for the match view's per-stream dialled services. */
+let streamCount = 0;
+
 /** Creates the source. */
 export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
-  const shared = sharedConfigs(deps.sources);
+  const shared = sharedConfigs(deps);
   return {
     async open(node: Node, metadata: grpc.Metadata): Promise<ProxyHandle> {
       const who = nodeIdentity(node, deps.lookup);
@@ -126,6 +128,7 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
       const allowed = await deps.checkToken(who.dataplane, token.token);
       if (!allowed.ok) throw refused(allowed);
       const { mesh, name } = who;
+      const stream = `s${++streamCount}`;
       const ends = new Set<(err: unknown) => void>();
       // Ends at most once (watchToken's own guard), never after `closed`.
       const stopWatch = watchToken(deps, { mesh, name, token: token.token }, allowed, (err) => {
@@ -137,26 +140,32 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
       let sent = new Set<string>();
       /** The config of the names answered now; undefined when a write or a new request may change it. */
       let cached: { config: ProxylessConfig } | undefined;
-      let footprint: ProxyFootprint | undefined;
-      /** The proxy's own networking, read again after a write of its Dataplane or its Mesh. */
-      let own: { networking: Networking | undefined } | undefined;
+      /** Names asked but not answered (they may come to exist), and whether it serves an inbound. */
+      let waiting = false;
+      let server = false;
+      /** True while this stream computes: the match view's news of its own dialled services is not news. */
+      let computing = false;
       const config = (): { version: number; config: ProxylessConfig } => {
         const version = deps.sources.revision();
         if (cached === undefined) {
-          own ??= { networking: deps.sources.dataplane(mesh, name) };
-          const at = shared.of(mesh, version);
-          const present = existing(services, at, own.networking, sent);
-          sent = new Set(present);
-          const computed = at.compute(own.networking, present, present.join('\u0000'));
-          // Every name asked for is in the footprint: a service that comes to exist touches it. The
-          // shared footprint is copied only when some name asked is not answered (rarely).
-          const absent = services.filter((n) => !sent.has(n));
-          const reach =
-            absent.length === 0
-              ? computed.footprint.reach
-              : new Set([...computed.footprint.reach, ...absent]);
-          footprint = { ...computed.footprint, reach, self: name };
-          cached = { config: computed.config };
+          computing = true;
+          try {
+            const networking = deps.sources.dataplane(mesh, name);
+            const at = shared.of(mesh, version);
+            const present = existing(services, at, networking, sent);
+            sent = new Set(present);
+            waiting = services.some((n) => !sent.has(n));
+            server = present.some(isServerListenerName);
+            deps.matches.setDialled(
+              mesh,
+              name,
+              stream,
+              present.filter((n) => !isServerListenerName(n)),
+            );
+            cached = { config: at.compute(name, present, present.join('\u0000')) };
+          } finally {
+            computing = false;
+          }
         }
         return { version, config: cached.config };
       };
@@ -178,10 +187,14 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
           return { version, resources: [] };
         },
         onChange(listener) {
-          return deps.onMeshChange((m, write) => {
-            if (m !== mesh) return;
-            if (write.kind === 'Mesh' || (write.kind === 'Dataplane' && write.name === name)) own = undefined;
-            if (cached && footprint && !touches(footprint, write)) return;
+          return deps.matches.onProxiesChanged((m, change) => {
+            if (m !== mesh || computing) return;
+            const touched =
+              change.all ||
+              change.proxies.has(name) ||
+              // A server's callers are every Dataplane; a name not answered may come to exist.
+              (change.dataplanes && (server || waiting));
+            if (cached && !touched) return;
             cached = undefined;
             listener();
           });
@@ -194,8 +207,7 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
           stopWatch();
           ends.clear();
           cached = undefined;
-          own = undefined;
-          footprint = undefined;
+          deps.matches.setDialled(mesh, name, stream, undefined);
         },
       };
     },
@@ -269,43 +281,19 @@ function pick(
   return picked;
 }
 
-/**
- * What decides a proxy's config besides the services it dials: its tag sets, or for a proxyless
- * server its whole networking (its inbound Listener names its addresses and ports). Kept per
- * networking object: a Dataplane not rewritten keeps its object, so a push to every proxy computes
- * each key once, not once per revision.
- */
-const WORKLOAD_KEYS = {
-  client: new WeakMap<Networking, string>(),
-  server: new WeakMap<Networking, string>(),
-};
-function workloadKey(networking: Networking, server: boolean): string {
-  const keys = server ? WORKLOAD_KEYS.server : WORKLOAD_KEYS.client;
-  let key = keys.get(networking);
-  if (key === undefined) {
-    key = JSON.stringify(server ? networking : proxyInterfaces(networking).tagSets);
-    keys.set(networking, key);
-  }
-  return key;
-}
-
-/** What one mesh's proxies share at one revision: its inputs, and the configs by (tags, services). */
+/** What one mesh's proxies share at one revision: configs by (match class, names asked). */
 interface MeshAtRevision {
   /** True when a Dataplane of the mesh serves `service` (an inbound with its service tag, ready or not). */
   exists(service: string): boolean;
-  /** `servicesKey`: `services` joined by NUL (the caller keeps it). */
-  compute(
-    networking: Networking | undefined,
-    services: readonly string[],
-    servicesKey: string,
-  ): { config: ProxylessConfig; footprint: ProxyFootprint };
+  /** The config of proxy `name` for `names`; `namesKey`: `names` joined by NUL (the caller keeps it). */
+  compute(name: string, names: readonly string[], namesKey: string): ProxylessConfig;
 }
 
 /** Configs kept per mesh and revision; past it a config is computed for its stream alone. */
 const CONFIGS_PER_REVISION = 10_000;
 
 /** The configs of one mesh at one revision, by workload key. */
-type Configs = Map<string, { config: ProxylessConfig; footprint: ProxyFootprint }>;
+type Configs = Map<string, ProxylessConfig>;
 
 /**
  * `fresh`, with each resource list that encodes exactly as in `before` (the same workload's config
@@ -327,44 +315,37 @@ function keepUnchanged(before: ProxylessConfig | undefined, fresh: ProxylessConf
   };
 }
 
+/** Proxyless servers' inbound Listeners depend on their own addresses and ports, not only their class. */
+const SERVER_KEYS = new WeakMap<Networking, string>();
+function serverKey(networking: Networking): string {
+  let key = SERVER_KEYS.get(networking);
+  if (key === undefined) SERVER_KEYS.set(networking, (key = JSON.stringify(networking)));
+  return key;
+}
+
 /**
- * Proxies of one workload (same tags, same dialled services) get the same config: computed once per
- * revision and shared (the same objects, so the server also encodes them once). The inputs (policies,
- * endpoints, the owners index) are read once per mesh and revision instead of once per proxy.
+ * Proxies of one match class asking the same names get the same config: rendered once per revision
+ * and shared (the same objects, so the server also encodes them once).
  */
-function sharedConfigs(sources: XdsSources): { of(mesh: string, revision: number): MeshAtRevision } {
+function sharedConfigs(deps: MeshConfigDeps): { of(mesh: string, revision: number): MeshAtRevision } {
   const meshes = new Map<string, { revision: number; at: MeshAtRevision; configs: Configs }>();
+  const { matches, sources } = deps;
   const build = (mesh: string, configs: Configs, before: Configs | undefined): MeshAtRevision => {
-    const candidates = configCandidates((kind) => sources.candidates(mesh, kind));
-    const dataplanes = [...sources.namedDataplanes(mesh)];
-    const endpoints = readyEndpoints(dataplanes.map((d) => d.networking));
-    const owners = ownersByService(dataplanes);
+    const meshView = entryMesh(matches, mesh);
     return {
-      exists: (service) => service !== '' && owners.has(service),
-      compute(networking, services, servicesKey) {
-        // A proxyless server's inbound Listener depends on its own addresses and ports, not only tags.
-        const server = services.some(isServerListenerName);
-        const who = networking ? workloadKey(networking, server) : '-';
-        const key = `${who}\u0000${servicesKey}`;
+      exists: (service) => service !== '' && meshView.endpoints(service).length > 0,
+      compute(name, names, namesKey) {
+        const entry = matches.proxy(mesh, name);
+        if (!entry)
+          return { listeners: [], clusters: [], assignments: [], notes: {}, reach: [...names], shapedBy: [] };
+        const server = names.some(isServerListenerName);
+        const who =
+          entry.kind === 'SidecarDataplane' && !server ? entry.classKey : serverKey(entry.networking);
+        const key = `${who}\u0000${namesKey}`;
         let hit = configs.get(key);
         if (!hit) {
-          const fresh = networking
-            ? withServerListeners(services, { sources, mesh, networking }, (clientServices) =>
-                proxylessConfig({
-                  networking,
-                  services: clientServices,
-                  candidates,
-                  endpoints,
-                  localZone: sources.localZone,
-                }),
-              )
-            : { listeners: [], clusters: [], assignments: [], notes: {}, reach: [...services] };
-          const config = keepUnchanged(before?.get(key)?.config, fresh);
-          const footprint = {
-            ...proxyFootprint({ self: '', networking, reach: config.reach, candidates, owners }),
-            server,
-          };
-          hit = { config, footprint };
+          const fresh = renderProxy({ entry, names, mesh, meshView, sources, withEndpoints: true });
+          hit = keepUnchanged(before?.get(key), fresh);
           // Bounded: a proxy may ask ever other subsets of the services within one revision.
           if (configs.size < CONFIGS_PER_REVISION) configs.set(key, hit);
         }

@@ -411,7 +411,8 @@ export function meshSourceOf(cp: ControlPlane, authnType: 'dpToken' | 'none' = '
   return createMeshConfigSource({
     lookup: dataplaneLookup(cp.views),
     checkToken: createProxyTokenCheck({ tokens: cp.tokens, authnType }),
-    sources: xdsSources(cp.views),
+    sources: xdsSources(cp.views, cp.matches),
+    matches: cp.matches,
     onMeshChange: onMeshChange(cp.views),
   });
 }

@@ -35,7 +35,8 @@ export function clusterName(destination: Tags): string {
   return rest.length > 0 ? `${service}{${rest.join(',')}}` : service;
 }
 
-const matches = (destination: Tags, tags: Tags): boolean =>
+/** True when an endpoint with `tags` is one of `destination`'s (every tag present, equal or `*`). */
+export const destinationMatches = (destination: Tags, tags: Tags): boolean =>
   Object.entries(destination).every(([k, v]) => tags[k] !== undefined && (v === '*' || tags[k] === v));
 
 /** The parts of a CircuitBreaker's conf a gRPC client can apply (extra-policies.md). */
@@ -145,13 +146,13 @@ export interface AssignmentResult {
 }
 
 /**
- * The ClusterLoadAssignment of the cluster of `destination`: the matching endpoints of `localZone`
- * (all when it is undefined), unique by address and port, IP literals only, one locality per zone
- * with a weight equal to its endpoint count; zones sorted, endpoints sorted, so equal inputs give
- * equal bytes.
+ * The ClusterLoadAssignment of cluster `name` with `endpoints` (those its destination selects): the
+ * endpoints of `localZone` (all when it is undefined), unique by address and port, IP literals only,
+ * one locality per zone with a weight equal to its endpoint count; zones sorted, endpoints sorted,
+ * so equal inputs give equal bytes.
  */
 export function buildAssignment(
-  destination: Tags,
+  name: string,
   endpoints: readonly Endpoint[],
   localZone?: string,
 ): AssignmentResult {
@@ -159,7 +160,6 @@ export function buildAssignment(
   const byZone = new Map<string, Map<string, Endpoint>>();
   const elsewhere = new Set<string>();
   for (const e of endpoints) {
-    if (!matches(destination, e.tags)) continue;
     const zone = e.tags[ZONE_TAG] ?? '';
     if (localZone !== undefined && zone !== '' && zone !== localZone) {
       elsewhere.add(zone);
@@ -175,7 +175,7 @@ export function buildAssignment(
   }
   if (byZone.size === 0 && elsewhere.size > 0) {
     notes.push(
-      `${clusterName(destination)} has instances only in other zones (${[...elsewhere].sort().join(', ')}): ` +
+      `${name} has instances only in other zones (${[...elsewhere].sort().join(', ')}): ` +
         'reaching them needs a zone ingress, which mesh-cp does not serve yet',
     );
   }
@@ -194,5 +194,5 @@ export function buildAssignment(
         };
       }),
     }));
-  return { assignment: { cluster_name: clusterName(destination), endpoints: localities }, notes };
+  return { assignment: { cluster_name: name, endpoints: localities }, notes };
 }

@@ -1,55 +1,68 @@
 /**
- * The whole config of a proxyless gRPC client for the services it dials (pure: objects before
- * encoding). For each service the client asks a Listener for, the policies are chosen as for an
- * outbound of a sidecar (sources against the client's tags, destinations against the service,
- * decisions §10): TrafficRoute, Timeout, Retry and FaultInjection for the route (the fault filter
- * runs in the client here, where a sidecar would inject it on the server's inbound), CircuitBreaker
- * per destination cluster. Settings the client cannot apply are said in `notes` (for `/xds` and
- * inspect), never silently dropped.
+ * The whole config of a proxyless gRPC client for the services it dials, rendered from its entry in
+ * the match view (pure: objects before encoding). The policies were chosen there, as for any sidecar
+ * whose outbounds are the dialled services (decisions §10); this file only turns them into xDS:
+ * - per dialled service, from its outbound item: TrafficRoute (clusters, load balancer, `http`
+ *   routes) and Timeout; from its service item: Retry;
+ * - per destination cluster: the CircuitBreaker of the destination's service item;
+ * - faults as the server's inbounds would inject them: each endpoint's inbound lists its
+ *   FaultInjections (destinations against the inbound's tags); the first whose sources match the
+ *   client applies to calls sent there. When every endpoint of a route's clusters decides alike, the
+ *   fault is the route's; when they differ, each cluster carries its own, and a cluster whose
+ *   endpoints differ is split by the tags that decide (weighted by endpoint count).
+ * Settings the client cannot apply are said in `notes` (for `/xds` and inspect), never silently
+ * dropped.
  */
+import type { SidecarItem } from '../../policies/match-sidecar.js';
+import { matchSidecar } from '../../policies/match-sidecar.js';
 import type { PolicyResource } from '../../policies/policy-resource.js';
+import type { ProxyInterfaces } from '../../policies/proxy-interfaces.js';
 import { proxyInterfaces, type Networking } from '../../policies/proxy-interfaces.js';
-import { bestForDestination, bestForService, bySource } from '../../policies/select-policies.js';
+import { allForInbound, bestSelectorRank } from '../../policies/select-policies.js';
 import { SERVICE_TAG } from '../../resources/fragments.js';
 import {
   buildAssignment,
   buildCluster,
   clusterName,
+  destinationMatches,
   type CircuitBreakerConf,
-  type Endpoint,
   type LoadBalancer,
 } from './clusters.js';
-import { allDestinationsOf, buildListener, type RouteInputs } from './listener.js';
+import { allDestinationsOf, buildListener, type ClusterFaults, type RouteInputs } from './listener.js';
 
-/** The policy kinds a proxyless client's config reads. */
-export const CONFIG_KINDS = [
-  'TrafficRoute',
-  'Timeout',
-  'Retry',
-  'FaultInjection',
-  'CircuitBreaker',
-  'HealthCheck',
-] as const;
+type Tags = Readonly<Record<string, string>>;
 
-/** The mesh's policies of {@link CONFIG_KINDS}, as `candidates` takes them. */
-export function configCandidates(
-  read: (kind: string) => readonly PolicyResource[],
-): Record<string, readonly PolicyResource[]> {
-  const candidates: Record<string, readonly PolicyResource[]> = {};
-  for (const kind of CONFIG_KINDS) candidates[kind] = read(kind);
-  return candidates;
+/** One inbound of the mesh that serves a service, as an endpoint. */
+export interface ServedEndpoint {
+  address: string;
+  port: number;
+  tags: Tags;
+  /** `health.ready`; absent = ready. */
+  ready?: boolean;
 }
 
-/** What a client's config is computed from. */
-export interface ProxylessInput {
-  /** The client proxy's Dataplane networking (its tags choose the policies). */
-  networking: Networking;
+/** What rendering reads of the rest of the mesh. */
+export interface EntryMesh<E extends ServedEndpoint = ServedEndpoint> {
+  /** Every inbound of the mesh serving `service`, ready or not. */
+  endpoints(service: string): readonly E[];
+  /** The FaultInjections listed on that inbound, best first (its matched policies). */
+  faults(endpoint: E): readonly PolicyResource[];
+}
+
+/** A proxy's entry: its interfaces (dialled services among the outbounds) and matched policies. */
+export interface ClientEntry {
+  interfaces: ProxyInterfaces;
+  items: readonly SidecarItem[];
+}
+
+/** What a client's config is rendered from. */
+export interface RenderInput<E extends ServedEndpoint = ServedEndpoint> {
+  entry: ClientEntry;
   /** The services the client asked Listeners for. */
   services: readonly string[];
-  /** The mesh's policies by kind. */
-  candidates: Readonly<Record<string, readonly PolicyResource[]>>;
-  /** The ready inbounds of the mesh's proxies; absent: the policies' part only (no load assignments). */
-  endpoints?: readonly Endpoint[];
+  mesh: EntryMesh<E>;
+  /** Absent: the policies' part only (no load assignments; notes for inspect). */
+  withEndpoints?: boolean;
   /** The client's zone: endpoints of other zones are left out (no zone ingress yet). */
   localZone?: string;
 }
@@ -61,65 +74,143 @@ export interface ProxylessConfig {
   assignments: Array<Record<string, unknown>>;
   /** Per service, what could not apply. */
   notes: Record<string, string[]>;
-  /** The services dialled and those the routes send to, sorted (what the endpoints are read for). */
+  /** The services dialled and those the routes send to, sorted. */
   reach: string[];
+  /** The policies (`Kind/name`, sorted) whose settings went into this config: each is in the proxy's inspect answer. */
+  shapedBy: string[];
 }
 
 const confOf = <T>(p: PolicyResource | undefined): T | undefined => (p as { conf?: T } | undefined)?.conf;
 
-export function proxylessConfig(input: ProxylessInput): ProxylessConfig {
-  const { tagSets } = proxyInterfaces(input.networking);
-  const fromSource = (kind: string) => bySource(tagSets, input.candidates[kind] ?? []);
-  const ranked = {
-    route: fromSource('TrafficRoute'),
-    timeout: fromSource('Timeout'),
-    retry: fromSource('Retry'),
-    fault: fromSource('FaultInjection'),
-    breaker: fromSource('CircuitBreaker'),
-    health: fromSource('HealthCheck'),
+/** The first policy of `kind` listed on the item. */
+const first = (item: SidecarItem | undefined, kind: string): PolicyResource | undefined =>
+  item?.matchedPolicies[kind]?.[0];
+
+/** A cluster to build: its name, the destination it stands for, its endpoints, and its fault. */
+interface ClusterPlan<E> {
+  name: string;
+  destination: Tags;
+  endpoints: E[];
+  fault: PolicyResource | undefined;
+}
+
+/**
+ * The clusters of one destination: one, or one per value set of the tags that decide the fault
+ * when its ready endpoints decide differently.
+ */
+function planClusters<E extends ServedEndpoint>(
+  destination: Tags,
+  mesh: EntryMesh<E>,
+  faultFor: (e: E) => PolicyResource | undefined,
+): Array<ClusterPlan<E>> {
+  const service = destination[SERVICE_TAG] ?? '';
+  const endpoints = mesh
+    .endpoints(service)
+    .filter((e) => e.ready !== false && destinationMatches(destination, e.tags));
+  const decided = endpoints.map(faultFor);
+  const name = clusterName(destination);
+  if (decided.every((f) => f === decided[0])) {
+    return [{ name, destination, endpoints, fault: decided[0] }];
+  }
+  // The keys any listed FaultInjection selects on decide; endpoints alike on them decide alike.
+  const keys = new Set<string>();
+  for (const e of endpoints) {
+    for (const f of mesh.faults(e))
+      for (const d of f.destinations ?? []) for (const k in d.match) keys.add(k);
+  }
+  for (const k in destination) if (destination[k] !== '*') keys.delete(k);
+  const deciding = [...keys].sort();
+  const groups = new Map<string, ClusterPlan<E>>();
+  endpoints.forEach((e, i) => {
+    const tags: Record<string, string> = { ...destination };
+    for (const k of deciding) tags[k] = e.tags[k] ?? '';
+    const sub = clusterName(tags);
+    const group = groups.get(sub);
+    if (group) group.endpoints.push(e);
+    else groups.set(sub, { name: sub, destination, endpoints: [e], fault: decided[i] });
+  });
+  return [...groups.values()];
+}
+
+/** The client's config, rendered from its entry. */
+export function renderProxyless<E extends ServedEndpoint>(input: RenderInput<E>): ProxylessConfig {
+  const { entry, mesh } = input;
+  const { tagSets, outbounds } = entry.interfaces;
+  const itemOf = new Map<string, SidecarItem>();
+  for (const item of entry.items) itemOf.set(`${item.type}\u0000${item.name}`, item);
+  const outboundItem = (service: string): SidecarItem | undefined => {
+    const ob = outbounds.find((o) => o.service === service);
+    return ob && itemOf.get(`outbound\u0000${ob.name}`);
   };
-  const endpoints = input.endpoints;
-  const known = endpoints && new Set(endpoints.map((e) => e.tags[SERVICE_TAG]));
-  const isKnown = (service: string) => known?.has(service) ?? true;
+  const serviceItem = (service: string) => itemOf.get(`service\u0000${service}`);
+  /** The fault a call to an endpoint gets: the first of its inbound's whose sources match the client. */
+  const faultFor = (e: E): PolicyResource | undefined =>
+    mesh.faults(e).find((f) => bestSelectorRank(f.sources, tagSets) !== undefined);
+
   const listeners: ProxylessConfig['listeners'] = [];
   const clusters = new Map<string, Record<string, unknown>>();
   const assignments = new Map<string, Record<string, unknown>>();
   const notes: ProxylessConfig['notes'] = {};
   const reach = new Set<string>(input.services);
+  const shapedBy = new Set<string>();
+  const shaped = <P extends PolicyResource | undefined>(p: P): P => {
+    if (p) shapedBy.add(`${p.type}/${p.name}`);
+    return p;
+  };
 
   for (const service of [...new Set(input.services)].sort()) {
-    const route = bestForService(service, ranked.route);
-    const inputs: RouteInputs = {
-      route: confOf(route),
-      timeout: confOf(bestForService(service, ranked.timeout)),
-      retry: confOf(bestForService(service, ranked.retry)),
-      fault: confOf(bestForService(service, ranked.fault)),
-    };
+    const outbound = outboundItem(service);
+    const route = shaped(first(outbound, 'TrafficRoute'));
+    const routeConf = confOf<RouteInputs['route']>(route);
     const said: string[] = [];
-    const { listener, notes: listenerNotes } = buildListener(service, inputs, { known: isKnown(service) });
+    const known = !input.withEndpoints || (service !== '' && mesh.endpoints(service).length > 0);
+    // Every destination a call may go to, planned once (a destination may appear in several routes).
+    const plans = new Map<string, Array<ClusterPlan<E>>>();
+    for (const destination of allDestinationsOf(service, routeConf)) {
+      const key = clusterName(destination);
+      if (!plans.has(key)) plans.set(key, planClusters(destination, mesh, faultFor));
+    }
+    const faults: ClusterFaults = (destination) =>
+      (plans.get(clusterName(destination)) ?? []).map((p) => ({
+        name: p.name,
+        weight: p.endpoints.length,
+        fault: confOf(p.fault),
+      }));
+    const inputs: RouteInputs = {
+      route: routeConf,
+      timeout: confOf(shaped(first(outbound, 'Timeout'))),
+      retry: confOf(shaped(first(serviceItem(service), 'Retry'))),
+    };
+    const { listener, notes: listenerNotes } = buildListener(service, inputs, { known, faults });
     listeners.push(listener);
     said.push(...listenerNotes);
-    {
-      for (const destination of allDestinationsOf(service, inputs.route)) {
-        reach.add(destination[SERVICE_TAG] as string);
-        const name = clusterName(destination);
-        if (clusters.has(name)) continue;
-        const built = buildCluster(name, {
+    if (first(outbound, 'RateLimit')) {
+      said.push('RateLimit cannot apply to a proxyless gRPC client: the server side limits calls');
+    }
+    for (const group of plans.values()) {
+      for (const plan of group) {
+        const destService = plan.destination[SERVICE_TAG] as string;
+        if (input.withEndpoints && plan.endpoints.some((e) => e.ready !== false)) shaped(plan.fault);
+        reach.add(destService);
+        if (clusters.has(plan.name)) continue;
+        const built = buildCluster(plan.name, {
           loadBalancer: confOf<{ loadBalancer?: LoadBalancer }>(route)?.loadBalancer,
-          circuitBreaker: confOf<CircuitBreakerConf>(bestForDestination(destination, ranked.breaker)),
+          circuitBreaker: confOf<CircuitBreakerConf>(
+            shaped(first(serviceItem(destService), 'CircuitBreaker')),
+          ),
         });
-        clusters.set(name, built.cluster);
+        clusters.set(plan.name, built.cluster);
         said.push(...built.notes);
-        if (!endpoints) continue;
-        const assigned = buildAssignment(destination, endpoints, input.localZone);
-        assignments.set(name, assigned.assignment);
+        if (!input.withEndpoints) continue;
+        const assigned = buildAssignment(plan.name, plan.endpoints, input.localZone);
+        assignments.set(plan.name, assigned.assignment);
         said.push(...assigned.notes);
       }
-      if (isKnown(service) && bestForService(service, ranked.health)) {
-        said.push('HealthCheck cannot apply to a proxyless gRPC client: it has no active health checking');
-      }
     }
-    if (said.length > 0) notes[service] = said;
+    if (known && first(serviceItem(service), 'HealthCheck')) {
+      said.push('HealthCheck cannot apply to a proxyless gRPC client: it has no active health checking');
+    }
+    if (said.length > 0) notes[service] = [...new Set(said)];
   }
   const sorted = (m: Map<string, Record<string, unknown>>) =>
     [...m.keys()].sort().map((k) => m.get(k) as Record<string, unknown>);
@@ -129,5 +220,48 @@ export function proxylessConfig(input: ProxylessInput): ProxylessConfig {
     assignments: sorted(assignments),
     notes,
     reach: [...reach].sort(),
+    shapedBy: [...shapedBy].sort(),
   };
+}
+
+/** What {@link proxylessConfig} computes from: the client, its services, the mesh's policies and endpoints. */
+export interface ProxylessInput {
+  /** The client proxy's Dataplane networking (its tags choose the policies). */
+  networking: Networking;
+  /** The services the client asked Listeners for. */
+  services: readonly string[];
+  /** The mesh's policies by kind. */
+  candidates: Readonly<Record<string, readonly PolicyResource[]>>;
+  /** Every inbound of the mesh's proxies (`inboundEndpoints`); absent: the policies' part only (no load assignments). */
+  endpoints?: readonly ServedEndpoint[];
+  /** The client's zone: endpoints of other zones are left out (no zone ingress yet). */
+  localZone?: string;
+}
+
+/**
+ * The config by full recomputation: the client matched from scratch (`matchSidecar`, its dialled
+ * services as outbounds), each endpoint's faults matched from scratch for its inbound's tags. The
+ * match view's incremental entries must always render to exactly this.
+ */
+export function proxylessConfig(input: ProxylessInput): ProxylessConfig {
+  const byService = new Map<string, ServedEndpoint[]>();
+  for (const e of input.endpoints ?? []) {
+    const service = e.tags[SERVICE_TAG] ?? '';
+    const list = byService.get(service);
+    if (list) list.push(e);
+    else byService.set(service, [e]);
+  }
+  const tagSetsOf = (service: string) => (byService.get(service) ?? []).map((e) => e.tags);
+  const items = matchSidecar(input.networking, input.candidates, input.services, tagSetsOf);
+  const faults = input.candidates.FaultInjection ?? [];
+  return renderProxyless({
+    entry: { interfaces: proxyInterfaces(input.networking, input.services), items },
+    services: input.services,
+    mesh: {
+      endpoints: (service) => byService.get(service) ?? [],
+      faults: (e) => allForInbound(e.tags, faults),
+    },
+    withEndpoints: input.endpoints !== undefined,
+    localZone: input.localZone,
+  });
 }

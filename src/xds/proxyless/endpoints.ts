@@ -1,10 +1,11 @@
 /**
- * The endpoints a proxyless client may be sent: every ready inbound of the mesh's proxies (spec 2.4
- * `health.ready`, absent = ready), at the inbound's own address or else the proxy's, with the
- * inbound's tags (the service, version, zone... that destinations select on). Gateway proxies and
- * outbound-only proxies serve nothing.
+ * The endpoints a proxyless client may be sent, as a full recomputation reads them: every inbound
+ * of the mesh's proxies, at the inbound's own address or else the proxy's, with the inbound's tags
+ * (the service, version, zone... that destinations select on) and `ready: false` when its
+ * `health.ready` says so (spec 2.4; absent = ready). Only ready ones are sent; every one makes its
+ * service known. Gateway proxies and outbound-only proxies serve nothing.
  */
-import type { Endpoint } from './clusters.js';
+import type { ServedEndpoint } from './config.js';
 
 interface DataplaneNetworking {
   address: string;
@@ -16,13 +17,14 @@ interface DataplaneNetworking {
   }>;
 }
 
-/** The ready inbounds of `dataplanes` (their `networking`) as endpoints. */
-export function readyEndpoints(networkings: Iterable<DataplaneNetworking>): Endpoint[] {
-  const out: Endpoint[] = [];
+/** Every inbound of `dataplanes` (their `networking`) as an endpoint. */
+export function inboundEndpoints(networkings: Iterable<DataplaneNetworking>): ServedEndpoint[] {
+  const out: ServedEndpoint[] = [];
   for (const n of networkings) {
     for (const ib of n.inbound ?? []) {
-      if (ib.health?.ready === false) continue;
-      out.push({ address: ib.address ?? n.address, port: ib.port, tags: ib.tags });
+      const e: ServedEndpoint = { address: ib.address ?? n.address, port: ib.port, tags: ib.tags };
+      if (ib.health?.ready === false) e.ready = false;
+      out.push(e);
     }
   }
   return out;

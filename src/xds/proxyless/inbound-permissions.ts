@@ -49,7 +49,7 @@ export interface PermissionInput {
   meshTrafficPermissions: readonly TargetRefPolicy[];
 }
 
-/** The allowed caller addresses (sorted, no repeats), the policies that decided, and notes. */
+/** The allowed caller addresses (sorted, no repeats), the policies that decided (`Kind/name`), and notes. */
 export interface InboundPermissions {
   allowed: string[];
   policies: string[];
@@ -118,7 +118,7 @@ function meshTrafficVerdict(
         ?.action;
       return action === 'ALLOW' || action === 'ALLOW_WITH_SHADOW_DENY';
     });
-  return { allows, policies: selecting.map((p) => `MeshTrafficPermission ${p.name}`) };
+  return { allows, policies: selecting.map((p) => `MeshTrafficPermission/${p.name}`) };
 }
 
 /**
@@ -140,6 +140,6 @@ function trafficVerdict(
   }
   return {
     allows: (tagSets) => bestSelectorRank(best.sources, tagSets) !== undefined,
-    policies: [`TrafficPermission ${best.name}`],
+    policies: [`TrafficPermission/${best.name}`],
   };
 }

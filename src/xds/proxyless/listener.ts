@@ -10,7 +10,7 @@
  * headers = call metadata; a method matcher can only accept POST; `modify` cannot apply), then one
  * route matches every other call. TrafficRoute picks the clusters (one destination, or a weighted
  * split); Timeout gives `max_stream_duration`; Retry the gRPC `retry_policy`; FaultInjection the
- * per-route fault config. A service that nothing serves still gets its Listener and cluster (a
+ * fault config of the endpoints' inbounds (per route, or per weighted cluster when they differ). A service that nothing serves still gets its Listener and cluster (a
  * subscribed Listener is never deleted: the client ignores one deleted and re-added identical), with
  * no endpoints, so calls fail with UNAVAILABLE until an instance appears. Not `non_forwarding_action`:
  * grpc-js-xds 1.14.1 validates such a route but its resolver then reads `route.route` of it.
@@ -40,6 +40,21 @@ export interface HttpRoute extends RouteTarget {
   modify?: Record<string, unknown>;
 }
 
+/** A FaultInjection's conf (spec 2.6). */
+export interface FaultConf {
+  delay?: { percentage: number; value: string };
+  abort?: { percentage: number; httpStatus: number };
+  responseBandwidth?: { percentage: number; limit: string };
+}
+
+/**
+ * The clusters a destination's calls go to, each with its share (its endpoint count) and the fault
+ * its endpoints' inbounds inject for this client (`undefined`: none).
+ */
+export type ClusterFaults = (
+  destination: Tags,
+) => ReadonlyArray<{ name: string; weight: number; fault: FaultConf | undefined }>;
+
 /** The `conf` of the policies a client route reads (spec 2.6). */
 export interface RouteInputs {
   route?: RouteTarget & { http?: readonly HttpRoute[] };
@@ -51,11 +66,6 @@ export interface RouteInputs {
       backOff?: { baseInterval: string; maxInterval?: string };
       retryOn?: readonly string[];
     };
-  };
-  fault?: {
-    delay?: { percentage: number; value: string };
-    abort?: { percentage: number; httpStatus: number };
-    responseBandwidth?: { percentage: number; limit: string };
   };
 }
 
@@ -85,14 +95,60 @@ export function allDestinationsOf(service: string, route: RouteInputs['route']):
   return [...reachable, route].flatMap((r) => destinationsOf(service, r).map((t) => t.destination));
 }
 
-/** The route action sending calls to `targets` (one cluster, or weighted clusters). */
-function clusterAction(targets: Array<{ weight: number; destination: Tags }>): Record<string, unknown> {
-  if (targets.length === 1) return { cluster: clusterName(targets[0].destination) };
-  return {
-    weighted_clusters: {
-      clusters: targets.map((t) => ({ name: clusterName(t.destination), weight: { value: t.weight } })),
-    },
-  };
+/** One cluster a route sends to: its integer weight and its fault. */
+interface RoutePart {
+  name: string;
+  weight: number;
+  fault: FaultConf | undefined;
+}
+
+/**
+ * The clusters of `targets`: each target's clusters share its weight by endpoint count (in
+ * thousandths, at least 1); a destination without clusters (no faults known) is one cluster.
+ */
+function routeParts(
+  targets: Array<{ weight: number; destination: Tags }>,
+  faults: ClusterFaults | undefined,
+): RoutePart[] {
+  return targets.flatMap((t) => {
+    const clusters = faults?.(t.destination) ?? [];
+    if (clusters.length <= 1) {
+      return [
+        {
+          name: clusters[0]?.name ?? clusterName(t.destination),
+          weight: t.weight,
+          fault: clusters[0]?.fault,
+        },
+      ];
+    }
+    const total = clusters.reduce((sum, c) => sum + c.weight, 0) || 1;
+    return clusters.map((c) => ({
+      name: c.name,
+      weight: t.weight * Math.max(1, Math.round((1000 * c.weight) / total)),
+      fault: c.fault,
+    }));
+  });
+}
+
+/**
+ * The route action sending calls to `parts`, and the route's own fault: one cluster, or weighted
+ * clusters; when the parts' faults differ, each weighted cluster carries its own.
+ */
+function clusterAction(
+  parts: readonly RoutePart[],
+  notes: string[],
+): { action: Record<string, unknown>; fault: FaultConf | undefined } {
+  const alike = parts.every((p) => p.fault === parts[0].fault);
+  if (alike && parts.length === 1) return { action: { cluster: parts[0].name }, fault: parts[0].fault };
+  const clusters = parts.map((p) => {
+    const filter = alike ? undefined : faultFilterConfig(p.fault, notes);
+    return {
+      name: p.name,
+      weight: { value: p.weight },
+      ...(filter ? { typed_per_filter_config: { [FILTER.FAULT]: filter } } : {}),
+    };
+  });
+  return { action: { weighted_clusters: { clusters } }, fault: alike ? parts[0].fault : undefined };
 }
 
 /** Kuma's StringMatcher as Envoy's (regexes are RE2, matched against the whole value). */
@@ -147,27 +203,31 @@ function routeMatch(
 export function buildListener(
   service: string,
   inputs: RouteInputs,
-  opts: { known: boolean },
+  opts: { known: boolean; faults?: ClusterFaults },
 ): { listener: Record<string, unknown>; notes: string[] } {
   const notes: string[] = [];
   if (!opts.known) notes.push(`no proxy serves ${service}: calls fail with UNAVAILABLE`);
   const common = commonRouteParts(inputs, notes);
   const routes: Array<Record<string, unknown>> = [];
+  const route = (
+    match: Record<string, unknown>,
+    target: RouteTarget | undefined,
+  ): Record<string, unknown> => {
+    const { action, fault } = clusterAction(routeParts(destinationsOf(service, target), opts.faults), notes);
+    const filter = faultFilterConfig(fault, notes);
+    return {
+      match,
+      route: { ...action, ...common.action },
+      ...(filter ? { typed_per_filter_config: { [FILTER.FAULT]: filter } } : {}),
+    };
+  };
   (inputs.route?.http ?? []).forEach((http, i) => {
     const match = routeMatch(http.match, i, notes);
     if (http.modify) notes.push(`http[${i}].modify cannot apply to a proxyless gRPC client`);
     if (match === undefined) return;
-    routes.push({
-      match,
-      route: { ...clusterAction(destinationsOf(service, http)), ...common.action },
-      ...common.extra,
-    });
+    routes.push(route(match, http));
   });
-  routes.push({
-    match: { prefix: '' },
-    route: { ...clusterAction(destinationsOf(service, inputs.route)), ...common.action },
-    ...common.extra,
-  });
+  routes.push(route({ prefix: '' }, inputs.route));
   const routeConfig = {
     name: service,
     virtual_hosts: [{ name: service, domains: ['*'], routes }],
@@ -189,13 +249,9 @@ export function buildListener(
   return { listener, notes };
 }
 
-/** What every route of a service carries: Timeout and Retry in the action, the fault config beside it. */
-function commonRouteParts(
-  inputs: RouteInputs,
-  notes: string[],
-): { action: Record<string, unknown>; extra: Record<string, unknown> } {
+/** What every route of a service carries: Timeout and Retry in the action. */
+function commonRouteParts(inputs: RouteInputs, notes: string[]): { action: Record<string, unknown> } {
   const action: Record<string, unknown> = {};
-  const extra: Record<string, unknown> = {};
   const limit = inputs.timeout?.grpc?.maxStreamDuration ?? inputs.timeout?.http?.requestTimeout;
   if (limit !== undefined && limit !== '0s')
     action.max_stream_duration = { max_stream_duration: protoDuration(limit) };
@@ -217,24 +273,28 @@ function commonRouteParts(
     };
     if (retry.perTryTimeout) notes.push('retry perTryTimeout cannot apply to a proxyless gRPC client');
   }
-  const fault = inputs.fault;
-  if (fault) {
-    const config: Record<string, unknown> = { '@type': TYPE.FAULT };
-    if (fault.delay) {
-      config.delay = {
-        fixed_delay: protoDuration(fault.delay.value),
-        percentage: fractionalPercent(fault.delay.percentage),
-      };
-    }
-    if (fault.abort) {
-      config.abort = {
-        http_status: fault.abort.httpStatus,
-        percentage: fractionalPercent(fault.abort.percentage),
-      };
-    }
-    if (fault.responseBandwidth)
-      notes.push('fault responseBandwidth cannot apply to a proxyless gRPC client');
-    if (config.delay || config.abort) extra.typed_per_filter_config = { [FILTER.FAULT]: config };
+  return { action };
+}
+
+/** The fault filter's per-route (or per-cluster) config of a FaultInjection; undefined when it has none. */
+function faultFilterConfig(
+  fault: FaultConf | undefined,
+  notes: string[],
+): Record<string, unknown> | undefined {
+  if (!fault) return undefined;
+  const config: Record<string, unknown> = { '@type': TYPE.FAULT };
+  if (fault.delay) {
+    config.delay = {
+      fixed_delay: protoDuration(fault.delay.value),
+      percentage: fractionalPercent(fault.delay.percentage),
+    };
   }
-  return { action, extra };
+  if (fault.abort) {
+    config.abort = {
+      http_status: fault.abort.httpStatus,
+      percentage: fractionalPercent(fault.abort.percentage),
+    };
+  }
+  if (fault.responseBandwidth) notes.push('fault responseBandwidth cannot apply to a proxyless gRPC client');
+  return config.delay || config.abort ? config : undefined;
 }

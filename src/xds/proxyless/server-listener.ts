@@ -16,7 +16,7 @@ import { isIP } from 'node:net';
 import type { PolicyResource } from '../../policies/policy-resource.js';
 import type { Networking } from '../../policies/proxy-interfaces.js';
 import type { TargetRefPolicy } from '../../policies/target-ref-match.js';
-import type { DumpSources } from '../dump.js';
+import type { SidecarItem } from '../../policies/match-sidecar.js';
 import * as TYPE from '../type-urls.js';
 import type { ProxylessConfig } from './config.js';
 import { inboundPermissions } from './inbound-permissions.js';
@@ -55,10 +55,11 @@ export interface ServerListenerInput {
 export function buildServerListener(
   name: string,
   input: ServerListenerInput,
-): { listener: Record<string, unknown>; notes: string[] } {
+): { listener: Record<string, unknown>; notes: string[]; shapedBy: string[] } {
   const at = listeningAddress(name);
   const notes: string[] = [];
   let allowed: string[] = [];
+  let shapedBy: string[] = [];
   const inbound = at ? matchingInbound(input.server, at) : undefined;
   if (!at) notes.push('the listening address is not <ip>:<port>: every call is denied');
   else if (!inbound)
@@ -66,6 +67,7 @@ export function buildServerListener(
   else {
     const permissions = inboundPermissions({ ...input, inbound });
     allowed = permissions.allowed;
+    shapedBy = permissions.policies;
     notes.push(...permissions.notes);
   }
   const routeConfig = {
@@ -107,7 +109,7 @@ export function buildServerListener(
       },
     ],
   };
-  return { listener, notes };
+  return { listener, notes, shapedBy };
 }
 
 /** True when `name` is a server Listener name with the address and port of one of the proxy's inbounds. */
@@ -134,34 +136,37 @@ const principal = (address: string) => ({
 
 /**
  * A proxy's config when it may also be an `XdsServer`: the Listener names it asked for that are
- * server Listener names get server Listeners (computed from the mesh in `sources`), the others go
- * to `client` (the proxyless client config); listeners come out sorted by name.
+ * server Listener names get server Listeners, from the permissions its entry lists (the best
+ * TrafficPermission of each inbound, the MeshTrafficPermissions that select it) and the mesh's
+ * Dataplanes as callers; the others go to `client` (the proxyless client config); listeners come
+ * out sorted by name.
  */
 export function withServerListeners(
   names: readonly string[],
-  server: { sources: DumpSources; mesh: string; networking: Networking },
+  server: { networking: Networking; items: readonly SidecarItem[]; callers: () => Iterable<Networking> },
   client: (services: string[]) => ProxylessConfig,
 ): ProxylessConfig {
   const serverNames = names.filter(isServerListenerName);
   const config = client(names.filter((n) => !isServerListenerName(n)));
   if (serverNames.length === 0) return config;
-  const { sources, mesh, networking } = server;
+  const listed = (kind: string, type: SidecarItem['type']): PolicyResource[] => [
+    ...new Set(server.items.filter((i) => i.type === type).flatMap((i) => i.matchedPolicies[kind] ?? [])),
+  ];
   const input: ServerListenerInput = {
-    server: networking,
-    callers: [...sources.dataplanes(mesh)],
-    trafficPermissions: sources.candidates(mesh, 'TrafficPermission'),
-    meshTrafficPermissions: sources.candidates(
-      mesh,
-      'MeshTrafficPermission',
-    ) as unknown as readonly TargetRefPolicy[],
+    server: server.networking,
+    callers: [...server.callers()],
+    trafficPermissions: listed('TrafficPermission', 'inbound'),
+    meshTrafficPermissions: listed('MeshTrafficPermission', 'dataplane') as unknown as TargetRefPolicy[],
   };
   const listeners = [...config.listeners];
   const notes = { ...config.notes };
+  const shapedBy = new Set(config.shapedBy);
   for (const name of serverNames) {
     const built = buildServerListener(name, input);
     listeners.push(built.listener);
+    for (const p of built.shapedBy) shapedBy.add(p);
     if (built.notes.length > 0) notes[name] = built.notes;
   }
   listeners.sort((a, b) => (String(a.name) < String(b.name) ? -1 : String(a.name) > String(b.name) ? 1 : 0));
-  return { ...config, listeners, notes };
+  return { ...config, listeners, notes, shapedBy: [...shapedBy].sort() };
 }

@@ -15,7 +15,8 @@ describe('reachSelectors', () => {
 
   it('names the list that must match the proxy, per kind', () => {
     expect(reach('TrafficPermission')).toEqual(['dst']);
-    expect(reach('FaultInjection')).toEqual(['dst']);
+    // Inbounds by destination, and the proxyless clients that dial them by source.
+    expect(reach('FaultInjection')).toEqual(['dst', 'src']);
     expect(reach('RateLimit')).toEqual(['dst', 'src']);
     expect(reach('Timeout')).toEqual(['src']);
     expect(reach('TrafficLog')).toEqual(['src']);

@@ -4,7 +4,7 @@ import type { Networking } from '../../../src/policies/proxy-interfaces.js';
 import { buildAssignment, buildCluster, clusterName } from '../../../src/xds/proxyless/clusters.js';
 import { proxylessConfig, type ProxylessInput } from '../../../src/xds/proxyless/config.js';
 import { decodeAny, encodeAny } from '../../../src/xds/encode-any.js';
-import { readyEndpoints } from '../../../src/xds/proxyless/endpoints.js';
+import { inboundEndpoints } from '../../../src/xds/proxyless/endpoints.js';
 import { CLUSTER, CLUSTER_LOAD_ASSIGNMENT, LISTENER } from '../../../src/xds/type-urls.js';
 import { fractionalPercent, protoDuration } from '../../../src/xds/proxyless/proto-values.js';
 import { at, policy, sel, SVC } from '../../helpers/policies.js';
@@ -274,16 +274,16 @@ describe('clusters and endpoints', () => {
       endpoint('backend.local', 'v1', 'z1'),
       endpoint('10.0.9.9', 'v1', 'z2'),
     ];
-    const { assignment, notes } = buildAssignment({ [SVC]: 'greeter' }, eps, 'z1');
+    const { assignment, notes } = buildAssignment('greeter', eps, 'z1');
     const localities = (assignment as Json).endpoints;
     expect(localities).toHaveLength(1);
     expect(localities[0].locality).toEqual({ zone: 'z1' });
     expect(localities[0].load_balancing_weight).toEqual({ value: 2 });
     expect(notes).toEqual(['endpoint backend.local:50051 is not an IP address: left out']);
-    const away = buildAssignment({ [SVC]: 'greeter' }, [endpoint('10.0.9.9', 'v1', 'z2')], 'z1');
+    const away = buildAssignment('greeter', [endpoint('10.0.9.9', 'v1', 'z2')], 'z1');
     expect((away.assignment as Json).endpoints).toEqual([]);
     expect(away.notes[0]).toContain('has instances only in other zones (z2)');
-    const everywhere = buildAssignment({ [SVC]: 'greeter' }, eps);
+    const everywhere = buildAssignment('greeter', eps);
     expect((everywhere.assignment as Json).endpoints.map((l: Json) => l.locality.zone)).toEqual(['z1', 'z2']);
   });
 });
@@ -298,10 +298,10 @@ describe('protobuf values', () => {
   });
 });
 
-describe('readyEndpoints', () => {
-  it('every ready inbound at its own address or the proxy’s; not-ready inbounds and gateways serve nothing', () => {
+describe('inboundEndpoints', () => {
+  it('every inbound at its own address or the proxy’s, not-ready ones marked; gateways serve nothing', () => {
     expect(
-      readyEndpoints([
+      inboundEndpoints([
         {
           address: '10.0.0.1',
           inbound: [
@@ -315,6 +315,7 @@ describe('readyEndpoints', () => {
     ).toEqual([
       { address: '10.0.0.1', port: 1, tags: { [SVC]: 'a' } },
       { address: '10.0.0.9', port: 2, tags: { [SVC]: 'b' } },
+      { address: '10.0.0.1', port: 3, tags: { [SVC]: 'c' }, ready: false },
     ]);
   });
 });
