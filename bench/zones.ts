@@ -10,6 +10,8 @@ import { pathToFileURL } from 'node:url';
 import { loadConfig } from '../src/config/load.js';
 import type { ControlPlane } from '../src/runtime/control-plane.js';
 import { startControlPlane } from '../src/runtime/control-plane.js';
+import { registry } from '../src/resources/registry.js';
+import { validSpec } from '../src/resources/validate.js';
 import { dataplane, policy } from './fixtures.js';
 import type { BareSync } from './baselines/bare-sync.js';
 import { startBareSync } from './baselines/bare-sync.js';
@@ -165,7 +167,7 @@ export async function zoneFigures(opts: GroupOptions): Promise<Figure[]> {
           kind: 'TrafficPermission',
           mesh: 'default',
           name: p.name,
-          spec: specOf(p),
+          spec: validSpec(registry.get('TrafficPermission'), { mesh: 'default', name: p.name }, specOf(p)),
           actor: ACTOR,
         });
       }),

@@ -2,6 +2,7 @@ import { AppendConflict, readKey } from '../events/types.js';
 import type { Actor, EventInput, EventLog, ReadSet, WireResource } from '../events/types.js';
 import type { ResourceViews } from '../projections/resource-views.js';
 import type { Registry } from '../resources/registry.js';
+import { validSpec, type ValidatedSpec } from '../resources/validate.js';
 import { generateSigningKey } from '../tokens/signing-key.js';
 import type {
   Current,
@@ -24,7 +25,8 @@ export interface PutRequest extends Preconditions {
   kind: string;
   mesh?: string;
   name: string;
-  spec: Record<string, unknown>;
+  /** Only a spec that passed validation (`validateBody`, or `validSpec` for mesh-cp's own writes). */
+  spec: ValidatedSpec;
   actor: Actor;
   origin?: string;
   dryRun?: boolean;
@@ -69,8 +71,8 @@ export interface Commands {
    */
   ensureDefaults(opts: {
     createDefaultMesh: boolean;
-    /** The spec of the default mesh (`defaults.mesh`); `{}` when absent. */
-    defaultMeshSpec?: Record<string, unknown>;
+    /** The validated spec of the default mesh (`defaults.mesh`); `{}` when absent. */
+    defaultMeshSpec?: ValidatedSpec;
     globalKeys: boolean;
     after?: Promise<void>;
     /**
@@ -348,7 +350,7 @@ export function createCommands(deps: {
         await put({
           kind: 'Mesh',
           name: 'default',
-          spec: opts.defaultMeshSpec ?? {},
+          spec: opts.defaultMeshSpec ?? validSpec(registry.get('Mesh'), { name: 'default' }, {}),
           actor: SYSTEM_ACTOR,
           deferSigningKey: true,
         });
@@ -370,7 +372,8 @@ export function createCommands(deps: {
             if (hasSigningKey(type, k.mesh)) return;
             try {
               // If-None-Match: a key written meanwhile (by a user, another instance) is kept.
-              await put({ ...k, spec: { data }, actor: SYSTEM_ACTOR, ifNoneMatch: '*' });
+              const spec = validSpec(registry.get(k.kind), k, { data });
+              await put({ ...k, spec, actor: SYSTEM_ACTOR, ifNoneMatch: '*' });
               return;
             } catch (err) {
               if (err instanceof AppError && err.code === 'PRECONDITION_FAILED') return;

@@ -14,13 +14,13 @@ import {
   type GatewayView,
 } from '../policies/match-gateway.js';
 import type { MatchView, ProxyMatches } from '../policies/match-view.js';
-import type { PolicyResource } from '../policies/policy-resource.js';
 import { proxyInterfaces } from '../policies/proxy-interfaces.js';
 import { proxyRules, type RuleItem } from '../policies/rules/index.js';
 import { bestSelectorRank } from '../policies/select-policies.js';
 import type { GatewayListeners, TargetRefPolicy } from '../policies/target-ref-match.js';
 import type { ResourceViews } from '../projections/resource-views.js';
-import type { ResourceDescriptor } from '../resources/descriptor.js';
+import { resourceOf, type ResourceDescriptor } from '../resources/descriptor.js';
+import { meshGateway } from '../resources/kinds/mesh-gateway.js';
 import { AppError } from '../util/errors.js';
 
 /** A page request of an inspect list. */
@@ -162,7 +162,7 @@ export function createInspectQueries(deps: {
       requireMesh(mesh);
       const gw = views.get('MeshGateway', mesh, name);
       if (!gw) throw notFound(`MeshGateway "${name}" not found in mesh "${mesh}"`);
-      const selectors = (gw.resource as unknown as PolicyResource).selectors;
+      const { selectors } = resourceOf(meshGateway, gw.resource);
       const selected = matches
         .gatewayProxies(mesh)
         .filter(([, p]) => bestSelectorRank(selectors, proxyInterfaces(p.networking).tagSets) !== undefined)

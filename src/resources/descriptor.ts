@@ -28,8 +28,15 @@ export interface DerivedInfo {
   source?: string;
 }
 
-/** Everything the rest of the program needs to know about one kind, declared once. */
-export interface ResourceDescriptor {
+/** What a kind's spec schema parses to: the spec fields, flat (everything but the meta fields). */
+export type Spec = Record<string, unknown>;
+
+/**
+ * Everything the rest of the program needs to know about one kind, declared once. `Schema` is the
+ * kind's own spec schema, so a kind's descriptor carries its spec type ({@link SpecOf}); a list of
+ * kinds of different schemas (the registry) holds them as `ResourceDescriptor`.
+ */
+export interface ResourceDescriptor<Schema extends z.ZodType<Spec> = z.ZodType<Spec>> {
   /** Registry name, unique (e.g. `GlobalSecret`). */
   kind: string;
   /** The `type` written on the wire (spec 2.10: a global secret is `Secret`). */
@@ -44,7 +51,7 @@ export interface ResourceDescriptor {
   /** Segments accepted only for single-item reads (spec 4.7: `/zone-ingress/{name}`). */
   itemAliases: readonly string[];
   /** zod schema of the spec fields (everything except type, mesh, name and times); strict. */
-  spec: z.ZodType<Record<string, unknown>>;
+  spec: Schema;
   /** Derived kinds are computed by projections and never written. */
   derived?: DerivedInfo;
   /** Present when the kind is in the policy catalogue (`/policies`). */
@@ -80,12 +87,44 @@ export interface ResourceDescriptor {
   multiLineKeys: ReadonlySet<string>;
 }
 
-/** Input of `defineResource`: the required fields plus any overrides of the defaults. */
-export type ResourceDefinition = Pick<ResourceDescriptor, 'kind' | 'scope' | 'path' | 'spec'> &
-  Partial<Omit<ResourceDescriptor, 'kind' | 'scope' | 'path' | 'spec'>>;
+/** The spec type of a kind: what its schema parses to (`SpecOf<typeof faultInjection>`). */
+export type SpecOf<D extends ResourceDescriptor> = z.output<D['spec']>;
 
-/** Declares a kind; fills in the defaults so descriptors are complete plain data. */
-export function defineResource(def: ResourceDefinition): ResourceDescriptor {
+/** The fields every stored resource has beside its spec fields (decisions §2). */
+export interface ResourceMeta {
+  type: string;
+  name: string;
+  mesh?: string;
+  creationTime: string;
+  modificationTime: string;
+}
+
+/** A stored resource of a kind in its wire form: the meta fields and the kind's spec fields, flat. */
+export type ResourceOf<D extends ResourceDescriptor> = ResourceMeta & SpecOf<D>;
+
+/**
+ * A stored resource of `desc`'s kind, typed by its schema. The write path stores only specs that
+ * passed the kind's schema (a `ValidatedSpec`), so what is read back has the schema's shape; a
+ * resource of another kind is refused here, since no schema vouches for it.
+ */
+export function resourceOf<D extends ResourceDescriptor>(desc: D, stored: ResourceMeta): ResourceOf<D> {
+  if (stored.type !== desc.wireType) {
+    throw new Error(`a ${stored.type} read as a ${desc.wireType}`);
+  }
+  return stored as ResourceOf<D>;
+}
+
+/** Input of `defineResource`: the required fields plus any overrides of the defaults. */
+export type ResourceDefinition<Schema extends z.ZodType<Spec> = z.ZodType<Spec>> = Pick<
+  ResourceDescriptor<Schema>,
+  'kind' | 'scope' | 'path' | 'spec'
+> &
+  Partial<Omit<ResourceDescriptor<Schema>, 'kind' | 'scope' | 'path' | 'spec'>>;
+
+/** Declares a kind; fills in the defaults so descriptors are complete plain data, typed by the spec schema. */
+export function defineResource<Schema extends z.ZodType<Spec>>(
+  def: ResourceDefinition<Schema>,
+): ResourceDescriptor<Schema> {
   return {
     wireType: def.wireType ?? def.kind,
     acceptedTypes: def.acceptedTypes ?? [def.wireType ?? def.kind],

@@ -1,7 +1,8 @@
 import type { z } from 'zod';
+import { AppError } from '../util/errors.js';
 import { printable } from '../util/printable.js';
 import { controlCharacterCauses, mergeCauses } from './control-characters.js';
-import type { ResourceDescriptor } from './descriptor.js';
+import type { ResourceDescriptor, Spec } from './descriptor.js';
 import { formatPath } from './field-path.js';
 import { resourceName } from './fragments.js';
 
@@ -137,8 +138,27 @@ export function issuesToCauses(issues: ReadonlyArray<z.core.$ZodIssue>, prefix: 
   return causesOf(found);
 }
 
+/** The brand of a {@link ValidatedSpec}: not exported, so only this module makes one. */
+declare const validated: unique symbol;
+
+/**
+ * Spec fields that passed their kind's schema and the body rules of {@link validateBody}, typed by
+ * the schema. The write path (`commands.put`) takes no other spec, so a writer that skipped the
+ * validation does not compile; only this module creates one.
+ */
+export type ValidatedSpec<S extends Spec = Spec> = S & { readonly [validated]: true };
+
 /** What a valid PUT body yields: the spec fields alone. */
-export type ValidationResult = { ok: true; spec: Record<string, unknown> } | { ok: false; causes: Cause[] };
+export type ValidationResult<S extends Spec = Spec> =
+  { ok: true; spec: ValidatedSpec<S> } | { ok: false; causes: Cause[] };
+
+/** The resource a body is validated for: its URL's mesh and name. */
+export interface ValidationTarget {
+  mesh?: string;
+  name: string;
+  /** The name was checked by the caller's own rules (sync: a long mesh's defaults made on Global are longer). */
+  nameChecked?: boolean;
+}
 
 const META_FIELDS = new Set(['type', 'name', 'mesh', 'creationTime', 'modificationTime']);
 
@@ -147,11 +167,11 @@ const META_FIELDS = new Set(['type', 'name', 'mesh', 'creationTime', 'modificati
  * times are ignored, every other field is checked by the kind's strict spec schema, and no key or
  * string holds a control or bidi character (issue 15; multi-line keys may hold tab, LF, CR).
  */
-export function validateBody(
-  desc: ResourceDescriptor,
+export function validateBody<Schema extends z.ZodType<Spec>>(
+  desc: ResourceDescriptor<Schema>,
   body: unknown,
-  target: { mesh?: string; name: string; nameChecked?: boolean },
-): ValidationResult {
+  target: ValidationTarget,
+): ValidationResult<z.output<Schema>> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     return { ok: false, causes: [{ field: '', message: 'body must be a JSON object' }] };
   }
@@ -208,5 +228,27 @@ export function validateBody(
     capped.more += Math.max(0, merged.length - MAX_CAUSES);
     return { ok: false, causes: causesOf(capped) };
   }
-  return { ok: true, spec: parsed.data as Record<string, unknown> };
+  // The one place a ValidatedSpec is made: the body passed every rule above.
+  return { ok: true, spec: parsed.data as ValidatedSpec<z.output<Schema>> };
+}
+
+/**
+ * Validates a spec that mesh-cp writes itself (a signing key, the Zone of a zone's first connection,
+ * a zone ingress's available services) as the PUT body of `target` would be. Throws `INVALID_BODY`
+ * with the causes when it is not valid: a fault of the program, never of a user's input.
+ */
+export function validSpec<Schema extends z.ZodType<Spec>>(
+  desc: ResourceDescriptor<Schema>,
+  target: ValidationTarget,
+  spec: Spec,
+): ValidatedSpec<z.output<Schema>> {
+  const meta = desc.scope === 'mesh' ? { mesh: target.mesh } : {};
+  const checked = validateBody(desc, { type: desc.wireType, name: target.name, ...meta, ...spec }, target);
+  if (checked.ok) return checked.spec;
+  throw new AppError(
+    'INVALID_BODY',
+    'Resource is not valid',
+    `the ${desc.wireType} ${printable(JSON.stringify(target.name))} written by mesh-cp itself is not valid`,
+    checked.causes,
+  );
 }

@@ -1,6 +1,6 @@
 import type { Config } from '../config/schema.js';
 import { registry } from '../resources/registry.js';
-import { validateBody } from '../resources/validate.js';
+import { validateBody, type ValidatedSpec } from '../resources/validate.js';
 import { readYaml } from '../util/bounded-yaml.js';
 import { AppError } from '../util/errors.js';
 import { StructureLimitError } from '../util/structure-bounds.js';
@@ -15,9 +15,9 @@ function invalid(problem: string): AppError {
  * The spec of the mesh `default` made at first start, from `defaults.mesh`: a Mesh as YAML or JSON
  * (`type` and `name` may be left out; empty: a mesh with no settings). Throws naming the key.
  */
-export function defaultMeshSpec(config: Config): Record<string, unknown> {
+export function defaultMeshSpec(config: Config): ValidatedSpec {
   const text = config.defaults.mesh;
-  if (text.trim() === '') return {};
+  if (text.trim() === '') return validMesh({});
   // yaml loads only when the key is set; depth and size are bounded before anything is built.
   let read;
   try {
@@ -33,7 +33,12 @@ export function defaultMeshSpec(config: Config): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw invalid('must be a Mesh, a mapping such as {"mtls": {...}}');
   }
-  const body = { type: 'Mesh', name: 'default', ...(value as Record<string, unknown>) };
+  return validMesh(value as Record<string, unknown>);
+}
+
+/** `fields` as the spec of a Mesh named default (`type` and `name` may be left out); throws naming the key. */
+function validMesh(fields: Record<string, unknown>): ValidatedSpec {
+  const body = { type: 'Mesh', name: 'default', ...fields };
   const checked = validateBody(registry.get('Mesh'), body, { name: 'default' });
   if (!checked.ok) {
     const causes = checked.causes.map((cause) => `${cause.field}: ${cause.message}`).join('; ');

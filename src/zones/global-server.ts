@@ -7,6 +7,7 @@ import type { SyncSource } from '../app/sync-source.js';
 import type { Actor, EventLog, LogEntry } from '../events/types.js';
 import { NO_MULTI_LINE_KEYS, controlCharacterCauses } from '../resources/control-characters.js';
 import type { Registry } from '../resources/registry.js';
+import { validSpec } from '../resources/validate.js';
 import type { Insight, StatusStore, Subscription } from '../status/status-store.js';
 import { AppError } from '../util/errors.js';
 import { printable } from '../util/printable.js';
@@ -193,8 +194,9 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
         throw fail('FORBIDDEN', `zone "${zone}" is disabled (enabled: false)`);
       return;
     }
+    const spec = validSpec(registry.get('Zone'), { name: zone }, { enabled: true });
     await deps.commands
-      .put({ kind: 'Zone', name: zone, spec: { enabled: true }, actor: SYSTEM_ACTOR, ifNoneMatch: '*' })
+      .put({ kind: 'Zone', name: zone, spec, actor: SYSTEM_ACTOR, ifNoneMatch: '*' })
       .catch((err: unknown) => {
         if (!(err instanceof AppError && err.code === 'PRECONDITION_FAILED')) throw err;
       });

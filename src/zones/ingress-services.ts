@@ -3,6 +3,8 @@ import type { Commands } from '../app/commands.js';
 import type { AvailableService, SourceItem, SyncSource } from '../app/sync-source.js';
 import type { Actor, EventLog } from '../events/types.js';
 import type { ResourceDescriptor } from '../resources/descriptor.js';
+import { zoneIngress } from '../resources/kinds/zone-ingress.js';
+import { validSpec } from '../resources/validate.js';
 import { AppError } from '../util/errors.js';
 
 const SYSTEM_ACTOR: Actor = { name: 'mesh-cp', groups: ['mesh-system'], address: 'local' };
@@ -53,10 +55,12 @@ export function createIngressServices(deps: {
       if (JSON.stringify(item.resource.availableServices ?? []) === want) continue;
       const spec: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(item.resource)) if (!META.has(k)) spec[k] = v;
+      // The name is the stored ingress's own, checked by the rules it was written under.
+      const target = { name: item.name, nameChecked: true };
       await deps.commands.put({
         kind: 'ZoneIngress',
         name: item.name,
-        spec: withServices(spec, services),
+        spec: validSpec(zoneIngress, target, withServices(spec, services)),
         actor: SYSTEM_ACTOR,
         origin: zone,
         // Written only if the ingress is still the one read (a concurrent sync write wins).

@@ -40,7 +40,8 @@ function heldKeygen(): { keygen: () => Promise<string>; asked: Promise<void>; re
   const keygen = async (): Promise<string> => {
     keyAsked();
     await released;
-    return 'key-material';
+    // Base64, as a key's `data` must be: start-up validates its keys as any Secret write.
+    return Buffer.from('key-material').toString('base64');
   };
   return { keygen, asked, release };
 }
