@@ -467,3 +467,120 @@ describe('the inspect API for built-in gateway proxies and rules (spec 2.20, dec
     expect((await req('GET', '/meshes/default/dataplanes/nope/rules')).status).toBe(404);
   });
 });
+
+describe("the reference's inspect cases (Kuma 2.0 pkg/api-server testdata)", () => {
+  let cp: ControlPlane;
+  const { ok, put } = client(() => cp);
+  const targetRefPolicy = (type: string, name: string, spec: Record<string, unknown>) => ({
+    type,
+    mesh: 'default',
+    name,
+    spec,
+  });
+  const web = { kind: 'MeshService', name: 'web' };
+
+  beforeAll(async () => {
+    cp = await startTestPlane();
+    // samples.DataplaneWeb(): one inbound (80 → 8080) of web, one outbound (10001) to backend.
+    await put('/meshes/default/dataplanes/web-01', {
+      type: 'Dataplane',
+      mesh: 'default',
+      name: 'web-01',
+      networking: {
+        address: '192.168.0.2',
+        inbound: [{ port: 80, servicePort: 8080, tags: { [SVC]: 'web' } }],
+        outbound: [{ port: 10001, tags: { [SVC]: 'backend' } }],
+      },
+    });
+  });
+  afterAll(async () => {
+    await cp.close();
+  });
+
+  it('rules: inspect_dataplane_rules.golden.json, items by name then type', async () => {
+    await put(
+      '/meshes/default/meshtrafficpermissions/mtp-1',
+      targetRefPolicy('MeshTrafficPermission', 'mtp-1', {
+        targetRef: web,
+        from: [
+          {
+            targetRef: { kind: 'MeshServiceSubset', name: 'client', tags: { 'mesh.io/zone': 'east' } },
+            default: { action: 'DENY' },
+          },
+        ],
+      }),
+    );
+    await put(
+      '/meshes/default/meshaccesslogs/mal-1',
+      targetRefPolicy('MeshAccessLog', 'mal-1', {
+        targetRef: web,
+        to: [
+          { targetRef: { kind: 'Mesh' }, default: { backends: [{ file: { path: '/tmp/access.logs' } }] } },
+        ],
+      }),
+    );
+    const zipkin = { url: 'http://jaeger-collector.mesh-observability:9411/api/v2/spans' };
+    await put(
+      '/meshes/default/meshtraces/mtp-1',
+      targetRefPolicy('MeshTrace', 'mtp-1', { targetRef: web, default: { backends: [{ zipkin }] } }),
+    );
+    expect(await ok('/meshes/default/dataplanes/web-01/rules')).toEqual({
+      total: 3,
+      items: [
+        {
+          type: 'destinationSubset',
+          name: '127.0.0.1:10001',
+          service: 'backend',
+          policyType: 'MeshAccessLog',
+          subset: {},
+          conf: { backends: [{ file: { format: {}, path: '/tmp/access.logs' } }] },
+          origins: [{ mesh: 'default', name: 'mal-1' }],
+        },
+        {
+          type: 'clientSubset',
+          name: '192.168.0.2:80',
+          service: 'web',
+          policyType: 'MeshTrafficPermission',
+          subset: { [SVC]: 'client', 'mesh.io/zone': 'east' },
+          conf: { action: 'DENY' },
+          origins: [{ mesh: 'default', name: 'mtp-1' }],
+        },
+        {
+          type: 'singleItem',
+          name: 'dataplane',
+          service: '',
+          policyType: 'MeshTrace',
+          subset: {},
+          conf: { backends: [{ zipkin }], sampling: {}, tags: null },
+          origins: [{ mesh: 'default', name: 'mtp-1' }],
+        },
+      ],
+    });
+  });
+
+  it('rules of one inbound and policy type: more positive tags first, as the reference orders them', async () => {
+    await put('/meshes/default/dataplanes/api-01', {
+      type: 'Dataplane',
+      mesh: 'default',
+      name: 'api-01',
+      networking: { address: '192.168.0.3', inbound: [{ port: 80, tags: { [SVC]: 'api' } }] },
+    });
+    const subset = (tags: Record<string, string>) => ({ kind: 'MeshSubset', tags });
+    await put(
+      '/meshes/default/meshtrafficpermissions/api-by-env',
+      targetRefPolicy('MeshTrafficPermission', 'api-by-env', {
+        targetRef: { kind: 'MeshService', name: 'api' },
+        from: [
+          { targetRef: subset({ env: 'dev' }), default: { action: 'ALLOW' } },
+          { targetRef: subset({ zone: 'x' }), default: { action: 'DENY' } },
+        ],
+      }),
+    );
+    const rules = await ok('/meshes/default/dataplanes/api-01/rules');
+    expect(rules.items.map((i: { subset: object; conf: object }) => [i.subset, i.conf])).toEqual([
+      [{ env: 'dev', zone: 'x' }, { action: 'DENY' }],
+      [{ env: '!dev', zone: 'x' }, { action: 'DENY' }],
+      [{ env: 'dev', zone: '!x' }, { action: 'ALLOW' }],
+    ]);
+  });
+});
