@@ -583,4 +583,38 @@ describe("the reference's inspect cases (Kuma 2.0 pkg/api-server testdata)", () 
       [{ env: 'dev', zone: '!x' }, { action: 'ALLOW' }],
     ]);
   });
+
+  it("policies: a TrafficRoute is shown resolved per outbound, `*` replaced by the outbound's tags (its own GET unchanged)", async () => {
+    await put('/meshes/default/dataplanes/front-01', {
+      type: 'Dataplane',
+      mesh: 'default',
+      name: 'front-01',
+      networking: {
+        address: '192.168.0.4',
+        inbound: [{ port: 80, tags: { [SVC]: 'front' } }],
+        outbound: [
+          { port: 10001, tags: { [SVC]: 'backend', version: 'v2' } },
+          { port: 10002, service: 'db' },
+        ],
+      },
+    });
+    const stored = await ok('/meshes/default/traffic-routes/route-all-default');
+    expect(stored.conf.destination).toEqual({ [SVC]: '*' });
+    const view = await ok('/meshes/default/dataplanes/front-01/policies');
+    const routeOf = (name: string) =>
+      view.items.find((i: { type: string; name: string }) => i.type === 'outbound' && i.name === name)
+        .matchedPolicies.TrafficRoute[0];
+    // As Kuma 2.0's answer shows route-all-default: the whole resource, its destination resolved.
+    expect(routeOf('127.0.0.1:10001')).toEqual({
+      ...stored,
+      conf: { ...stored.conf, destination: { [SVC]: 'backend', version: 'v2' } },
+    });
+    expect(routeOf('127.0.0.1:10002')).toEqual({
+      ...stored,
+      conf: { ...stored.conf, destination: { [SVC]: 'db' } },
+    });
+    expect((await ok('/meshes/default/traffic-routes/route-all-default')).conf.destination).toEqual({
+      [SVC]: '*',
+    });
+  });
 });
