@@ -20,9 +20,11 @@
  * recomputed whole when anything in the mesh that can change it is written (few proxies, small views).
  */
 import type { ResourceViews, ViewItem } from '../projections/resource-views.js';
+import { deepEqual } from '../util/deep-equal.js';
 import type { SidecarItem } from './match-sidecar.js';
 import type { PolicyResource } from './policy-resource.js';
 import { gatewayReach } from './match-gateway.js';
+import { matchNetworking, meshPrometheus, type PrometheusConf } from './metrics-inbound.js';
 import { isBuiltinGateway, proxyInterfaces, type Networking } from './proxy-interfaces.js';
 import { reachSelectors } from './reach-selectors.js';
 import { matchClassKey, SidecarCells, SIDECAR_KINDS, type Candidates } from './sidecar-cells.js';
@@ -76,6 +78,8 @@ interface GatewayProxy<V> {
 }
 
 interface MeshMatches<V> {
+  /** The mesh's enabled Prometheus backend the proxies were matched with (their metrics inbound). */
+  prometheus: PrometheusConf | undefined;
   candidates: Map<string, Map<string, PolicyResource>>;
   proxies: Map<string, SidecarProxy | GatewayProxy<V>>;
   classes: Map<string, MatchClass>;
@@ -112,8 +116,9 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
   /** While a mesh is built, gateway proxies wait to be matched once at the end. */
   let building = false;
 
-  const networkingOf = (item: Pick<ViewItem, 'resource'>): Networking =>
-    (item.resource.networking ?? { address: '' }) as Networking;
+  /** A proxy's networking as it is matched: with the metrics inbound of its mesh's backend. */
+  const networkingOf = (m: MeshMatches<V>, item: Pick<ViewItem, 'resource'>): Networking =>
+    matchNetworking(item.resource, m.prometheus);
 
   /** Drops the sorted proxies of the policies a class lists (its members changed). */
   const forgetSorted = (m: MeshMatches<V>, cls: MatchClass): void => {
@@ -172,7 +177,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
 
   const classTags = (cls: MatchClass): Set<string> => {
     const keys = new Set<string>();
-    for (const tags of cls.cells.interfaces.tagSets) {
+    for (const tags of cls.cells.interfaces.reachTagSets) {
       for (const k in tags) {
         keys.add(k);
         keys.add(tagKey(k, tags[k]));
@@ -242,7 +247,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
         }
       }
       for (const cls of pool ?? m.classes.values()) {
-        if (cls.cells.interfaces.tagSets.some((tags) => tagSelectorMatches(match, tags))) into.add(cls);
+        if (cls.cells.interfaces.reachTagSets.some((tags) => tagSelectorMatches(match, tags))) into.add(cls);
       }
     }
   };
@@ -289,6 +294,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
   /** Builds a mesh: proxies first, then each policy through its reach (routes first). */
   const build = (mesh: string): MeshMatches<V> => {
     const m: MeshMatches<V> = {
+      prometheus: meshPrometheus(views.get('Mesh', undefined, mesh)?.resource),
       candidates: new Map(),
       proxies: new Map(),
       classes: new Map(),
@@ -301,7 +307,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     meshes.set(mesh, m);
     building = true;
     try {
-      views.each('Dataplane', mesh, (item) => putProxy(m, item.name, networkingOf(item)));
+      views.each('Dataplane', mesh, (item) => putProxy(m, item.name, networkingOf(m, item)));
       for (const kind of MATCHED_KINDS) {
         views.each(kind, mesh, (item) =>
           putPolicy(m, kind, item.name, item.resource as unknown as PolicyResource),
@@ -321,14 +327,15 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
 
   views.onChange((e: ChangeEntry) => {
     if (e.kind === 'Mesh') {
-      if (e.operation === 'delete') meshes.delete(e.name);
+      // A new Prometheus backend moves every proxy's metrics inbound: the mesh is built again on its next read.
+      if (e.operation === 'delete' || metricsChanged(meshes.get(e.name), e.resource)) meshes.delete(e.name);
       return;
     }
     const m = e.mesh === undefined ? undefined : meshes.get(e.mesh);
     if (!m) return;
     if (e.kind === 'Dataplane') {
       if (e.operation === 'delete' || !e.resource) removeProxy(m, e.name);
-      else putProxy(m, e.name, networkingOf({ resource: e.resource }));
+      else putProxy(m, e.name, networkingOf(m, { resource: e.resource }));
       return;
     }
     if (!MATCHED_KINDS.has(e.kind)) return;
@@ -365,4 +372,12 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
       return [...m.gateways].sort().map((g) => [g, m.proxies.get(g) as GatewayProxy<V>] as const);
     },
   };
+}
+
+/** True when a Mesh write changes the Prometheus backend its built matches used. */
+function metricsChanged(
+  m: { prometheus: PrometheusConf | undefined } | undefined,
+  mesh: object | undefined,
+): boolean {
+  return m !== undefined && !deepEqual(m.prometheus, meshPrometheus(mesh));
 }

@@ -104,8 +104,8 @@ function comparePlaced(a: Placed, b: Placed): number {
 }
 
 /**
- * What matching reads of a sidecar: its inbounds' tags, its outbounds' services and its gateway's
- * tags, in order. Proxies with equal keys match identically (replicas of one workload do), so they
+ * What matching reads of a sidecar: its inbounds' tags, its outbounds' services, its gateway's
+ * tags and its metrics inbound's tags, in order. Proxies with equal keys match identically (replicas of one workload do), so they
  * share one `SidecarCells`; only the names of their items differ.
  */
 export function matchClassKey(networking: Networking): string {
@@ -113,6 +113,8 @@ export function matchClassKey(networking: Networking): string {
     (networking.inbound ?? []).map((ib) => ib.tags),
     proxyInterfaces({ address: '', outbound: networking.outbound }).outbounds.map((o) => o.service),
     networking.gateway?.tags ?? null,
+    // The metrics inbound's tags (its port only names it, per proxy).
+    networking.metricsInbound?.tags ?? null,
   ]);
 }
 

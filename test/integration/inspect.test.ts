@@ -617,4 +617,98 @@ describe("the reference's inspect cases (Kuma 2.0 pkg/api-server testdata)", () 
       [SVC]: '*',
     });
   });
+
+  it('a mesh with Prometheus metrics adds the metrics inbound to each proxy: TrafficPermission, FaultInjection, RateLimit attach', async () => {
+    type Item = {
+      type: string;
+      name: string;
+      service: string;
+      matchedPolicies: Record<string, Array<{ name: string }>>;
+    };
+    const inboundsOf = async (dp: string) =>
+      ((await ok(`/meshes/default/dataplanes/${dp}/policies`)).items as Item[])
+        .filter((i) => i.type === 'inbound')
+        .map(
+          (i) =>
+            `${i.name} ${i.service || '-'}: ` +
+            Object.entries(i.matchedPolicies)
+              .map(([kind, ps]) => `${kind}=${ps.map((p) => p.name).join(',')}`)
+              .join('; '),
+        );
+    expect(await inboundsOf('web-01')).toEqual([
+      '192.168.0.2:80:8080 web: TrafficPermission=allow-all-default',
+    ]);
+    const toMetrics = {
+      sources: [{ match: { [SVC]: 'prometheus' } }],
+      destinations: [{ match: { [SVC]: 'dataplane-metrics' } }],
+    };
+    await put(
+      '/meshes/default/traffic-permissions/metrics',
+      selectorPolicy('TrafficPermission', 'metrics', toMetrics),
+    );
+    await put(
+      '/meshes/default/fault-injections/metrics-delay',
+      selectorPolicy('FaultInjection', 'metrics-delay', {
+        ...toMetrics,
+        conf: { delay: { percentage: 50, value: '1s' } },
+      }),
+    );
+    await put(
+      '/meshes/default/rate-limits/metrics-rate',
+      selectorPolicy('RateLimit', 'metrics-rate', {
+        ...toMetrics,
+        conf: { http: { requests: 10, interval: '1s' } },
+      }),
+    );
+    expect((await ok('/meshes/default/traffic-permissions/metrics/dataplanes')).total).toBe(0);
+
+    // The backend's conf has no port or tags: Kuma's defaults, port 5670 and mesh.io/service: dataplane-metrics.
+    const mesh = await ok('/meshes/default');
+    const withMetrics = (conf?: Record<string, unknown>) => ({
+      ...mesh,
+      metrics: {
+        enabledBackend: 'prom',
+        backends: [{ name: 'prom', type: 'prometheus', ...(conf ? { conf } : {}) }],
+      },
+    });
+    await put('/meshes/default', withMetrics());
+    expect(await inboundsOf('web-01')).toEqual([
+      '192.168.0.2:5670:5670 -: TrafficPermission=metrics; FaultInjection=metrics-delay; RateLimit=metrics-rate',
+      '192.168.0.2:80:8080 web: TrafficPermission=allow-all-default',
+    ]);
+    const affected = await ok('/meshes/default/traffic-permissions/metrics/dataplanes');
+    expect(affected.items.map((i: { dataplane: { name: string } }) => i.dataplane.name)).toEqual([
+      'api-01',
+      'front-01',
+      'web-01',
+    ]);
+    expect(affected.items[2].attachments).toEqual([
+      { type: 'inbound', name: '192.168.0.2:5670:5670', service: '' },
+    ]);
+
+    // The Dataplane's override: its port; tags merged over the mesh's.
+    const web01 = await ok('/meshes/default/dataplanes/web-01');
+    await put('/meshes/default/dataplanes/web-01', {
+      ...web01,
+      metrics: { type: 'prometheus', conf: { port: 1234, tags: { [SVC]: 'web-metrics' } } },
+    });
+    expect(await inboundsOf('web-01')).toEqual([
+      '192.168.0.2:1234:1234 -: TrafficPermission=allow-all-default',
+      '192.168.0.2:80:8080 web: TrafficPermission=allow-all-default',
+    ]);
+    // The mesh backend's port and tags; then metrics off: no metrics inbound.
+    await put('/meshes/default/dataplanes/web-01', web01);
+    await put(
+      '/meshes/default',
+      withMetrics({ port: 5690, tags: { [SVC]: 'dataplane-metrics', team: 'a' } }),
+    );
+    expect((await inboundsOf('web-01'))[0]).toBe(
+      '192.168.0.2:5690:5690 -: TrafficPermission=metrics; FaultInjection=metrics-delay; RateLimit=metrics-rate',
+    );
+    await put('/meshes/default', { ...mesh, metrics: { enabledBackend: '', backends: [] } });
+    expect(await inboundsOf('web-01')).toEqual([
+      '192.168.0.2:80:8080 web: TrafficPermission=allow-all-default',
+    ]);
+    expect((await ok('/meshes/default/traffic-permissions/metrics/dataplanes')).total).toBe(0);
+  });
 });
