@@ -5,6 +5,8 @@
  * into them), then every committed write keeps them current before the write answers, because the
  * resource views call their listeners synchronously as they apply an entry:
  * - a proxy write re-matches that proxy alone;
+ * - a Mesh write that changes its enabled Prometheus backend (every proxy's metrics inbound,
+ *   metrics-inbound.ts) drops the mesh's matches: they are built again on the next read;
  * - sidecars that match identically (same inbound tags, outbound services and gateway tags, in
  *   order: replicas of one workload) share one match class and its cells (`matchClassKey`), so the
  *   work of a write scales with the distinct workloads it reaches, not with their replicas;

@@ -105,8 +105,9 @@ function comparePlaced(a: Placed, b: Placed): number {
 
 /**
  * What matching reads of a sidecar: its inbounds' tags, its outbounds' services, its gateway's
- * tags and its metrics inbound's tags, in order. Proxies with equal keys match identically (replicas of one workload do), so they
- * share one `SidecarCells`; only the names of their items differ.
+ * tags and its metrics inbound's tags, in order. Proxies with equal keys match identically
+ * (replicas of one workload do), so they share one `SidecarCells`; only the names of their items
+ * differ.
  */
 export function matchClassKey(networking: Networking): string {
   return JSON.stringify([
