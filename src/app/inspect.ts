@@ -15,6 +15,7 @@ import {
 } from '../policies/match-gateway.js';
 import type { MatchView, ProxyMatches } from '../policies/match-view.js';
 import { proxyInterfaces } from '../policies/proxy-interfaces.js';
+import { resolveOutboundRoutes } from '../policies/route-wildcards.js';
 import { proxyRules, type RuleItem } from '../policies/rules/index.js';
 import { bestSelectorRank } from '../policies/select-policies.js';
 import type { GatewayListeners, TargetRefPolicy } from '../policies/target-ref-match.js';
@@ -106,7 +107,8 @@ export function createInspectQueries(deps: {
     matchedPolicies(mesh, name) {
       const p = requireProxy(mesh, name);
       if (p.kind === 'SidecarDataplane') {
-        return sidecarBody(mesh, p.cells.items(p.interfaces));
+        // Each outbound's TrafficRoute as that outbound uses it, `*` resolved (as the reference shows it).
+        return sidecarBody(mesh, resolveOutboundRoutes(p.cells.items(p.interfaces), p.networking));
       }
       // A gateway proxy that no MeshGateway selects: the reference's empty answer, not an error.
       return Buffer.from(JSON.stringify(p.view ?? unselectedGatewayView()));

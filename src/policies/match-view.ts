@@ -8,6 +8,8 @@
  * before the write answers, because the resource views call their listeners synchronously as they
  * apply an entry:
  * - a proxy write re-matches that proxy alone;
+ * - a Mesh write that changes its enabled Prometheus backend (every proxy's metrics inbound,
+ *   metrics-inbound.ts) drops the mesh's matches: they are built again on the next read;
  * - sidecars that match identically (same inbound tags, outbound services and gateway tags, in
  *   order: replicas of one workload) share one match class and its cells (`matchClassKey`), so the
  *   work of a write scales with the distinct workloads it reaches, not with their replicas;
@@ -29,9 +31,11 @@
  * recomputed whole when anything in the mesh that can change it is written (few proxies, small views).
  */
 import type { ResourceViews, ViewItem } from '../projections/resource-views.js';
+import { deepEqual } from '../util/deep-equal.js';
 import type { SidecarItem } from './match-sidecar.js';
 import type { PolicyResource } from './policy-resource.js';
 import { gatewayReach } from './match-gateway.js';
+import { matchNetworking, meshPrometheus, type PrometheusConf } from './metrics-inbound.js';
 import {
   isBuiltinGateway,
   proxyInterfaces,
@@ -137,6 +141,8 @@ interface GatewayProxy<V> {
 }
 
 interface MeshMatches<V> {
+  /** The mesh's enabled Prometheus backend the proxies were matched with (their metrics inbound). */
+  prometheus: PrometheusConf | undefined;
   candidates: Map<string, Map<string, PolicyResource>>;
   proxies: Map<string, SidecarProxy | GatewayProxy<V>>;
   classes: Map<string, MatchClass>;
@@ -200,8 +206,9 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
   /** The proxies marked by the change being applied, per mesh (`true`: all of them). */
   const pending = new Map<string, { all: boolean; proxies: Set<string>; dataplanes: boolean }>();
 
-  const networkingOf = (item: Pick<ViewItem, 'resource'>): Networking =>
-    (item.resource.networking ?? { address: '' }) as Networking;
+  /** A proxy's networking as it is matched: with the metrics inbound of its mesh's backend. */
+  const networkingOf = (m: MeshMatches<V>, item: Pick<ViewItem, 'resource'>): Networking =>
+    matchNetworking(item.resource, m.prometheus);
 
   const dialledOf = (mesh: string, name: string): readonly string[] | undefined => {
     const streams = dialledBy.get(mesh)?.get(name);
@@ -304,7 +311,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
 
   const classTags = (cls: MatchClass): Set<string> => {
     const keys = new Set<string>();
-    for (const tags of cls.cells.interfaces.tagSets) {
+    for (const tags of cls.cells.interfaces.reachTagSets) {
       for (const k in tags) {
         keys.add(k);
         keys.add(tagKey(k, tags[k]));
@@ -469,7 +476,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
         }
       }
       for (const cls of pool ?? m.classes.values()) {
-        if (cls.cells.interfaces.tagSets.some((tags) => tagSelectorMatches(match, tags))) into.add(cls);
+        if (cls.cells.interfaces.reachTagSets.some((tags) => tagSelectorMatches(match, tags))) into.add(cls);
       }
     }
   };
@@ -520,7 +527,8 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     }
   };
 
-  const emptyMesh = (): MeshMatches<V> => ({
+  const emptyMesh = (mesh: string): MeshMatches<V> => ({
+    prometheus: meshPrometheus(views.get('Mesh', undefined, mesh)?.resource),
     candidates: new Map(),
     proxies: new Map(),
     classes: new Map(),
@@ -546,7 +554,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     for (const name of names) {
       const item = views.get('Dataplane', mesh, name);
       if (item && m.proxies.get(name)?.networking !== item.resource.networking) {
-        putProxy(m, mesh, name, networkingOf(item));
+        putProxy(m, mesh, name, networkingOf(m, item));
       }
       yield;
     }
@@ -567,7 +575,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
 
   /** Starts building a mesh; its steps run when `finish` or the slicer drives them. */
   const start = (mesh: string): MeshMatches<V> => {
-    const m = emptyMesh();
+    const m = emptyMesh(mesh);
     meshes.set(mesh, m);
     m.steps = buildSteps(mesh, m);
     return m;
@@ -587,8 +595,9 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
   views.onChange((e: ChangeEntry) => {
     try {
       if (e.kind === 'Mesh') {
-        if (e.operation === 'delete') meshes.delete(e.name);
-        else if (meshes.has(e.name) && listeners.size > 0) marks(e.name).all = true;
+        if (meshes.has(e.name) && listeners.size > 0) marks(e.name).all = true;
+        // A new Prometheus backend moves every proxy's metrics inbound: the mesh is built again on its next read.
+        if (e.operation === 'delete' || metricsChanged(meshes.get(e.name), e.resource)) meshes.delete(e.name);
         return;
       }
       const mesh = e.mesh;
@@ -597,7 +606,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
       if (e.kind === 'Dataplane') {
         if (listeners.size > 0) marks(mesh).dataplanes = true;
         if (e.operation === 'delete' || !e.resource) removeProxy(m, mesh, e.name);
-        else putProxy(m, mesh, e.name, networkingOf({ resource: e.resource }));
+        else putProxy(m, mesh, e.name, networkingOf(m, { resource: e.resource }));
         return;
       }
       if (!MATCHED_KINDS.has(e.kind)) return;
@@ -710,4 +719,12 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
       return { meshes: todo.length, proxies, longestSliceMs: Math.round(longest * 10) / 10 };
     },
   };
+}
+
+/** True when a Mesh write changes the Prometheus backend its built matches used. */
+function metricsChanged(
+  m: { prometheus: PrometheusConf | undefined } | undefined,
+  mesh: object | undefined,
+): boolean {
+  return m !== undefined && !deepEqual(m.prometheus, meshPrometheus(mesh));
 }

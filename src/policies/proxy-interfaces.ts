@@ -11,6 +11,17 @@ export interface Networking {
   inbound?: ReadonlyArray<{ port: number; servicePort?: number; address?: string; tags: Tags }>;
   outbound?: ReadonlyArray<{ port: number; address?: string; tags?: Tags; service?: string }>;
   gateway?: { tags: Tags; type?: string };
+  /**
+   * The inbound a mesh with Prometheus metrics adds to the proxy (metrics-inbound.ts): not part of
+   * a Dataplane, filled in from its mesh for matching.
+   */
+  metricsInbound?: MetricsInbound;
+}
+
+/** The metrics endpoint's inbound: its port and tags (Kuma 2.0 `PrometheusInbound`). */
+export interface MetricsInbound {
+  port: number;
+  tags: Tags;
 }
 
 /** One inbound as it attaches: its name, service and tags. */
@@ -34,16 +45,22 @@ export interface ProxyInterfaces {
   outbounds: OutboundInterface[];
   /** Every inbound's tags, and the gateway's: what sources and selectors match against. */
   tagSets: Tags[];
+  /** `tagSets` and the metrics inbound's tags: every tag set some policy can match on this proxy. */
+  reachTagSets: Tags[];
 }
 
 /**
  * Kuma's InboundInterface/OutboundInterface names: inbound `<address>:<port>:<servicePort>` with the
  * inbound's address or else the proxy's, servicePort defaulting to port; outbound
  * `<address or 127.0.0.1>:<port>` (an IPv6 address in brackets, as Go's JoinHostPort writes it).
- *
+
  * `dialled`: the services a proxyless gRPC client asks Listeners for (`xds:///<service>`). Each one
  * that no declared outbound reaches is an outbound too, named by the service itself: the client has
  * no outbound port, and matching must see what it is served.
+ *
+ * The metrics inbound comes last, named `<address>:<port>:<port>` with the proxy's address and no
+ * service (the reference names services after the Dataplane's own inbounds only); only the
+ * inbound kinds attach to it, so its tags are no tag set of the proxy.
  */
 export function proxyInterfaces(
   networking: Networking,
@@ -71,7 +88,14 @@ export function proxyInterfaces(
   }
   const tagSets = inbounds.map((ib) => ib.tags);
   if (networking.gateway) tagSets.push(networking.gateway.tags);
-  return { inbounds, outbounds, tagSets };
+  const metrics = networking.metricsInbound;
+  if (!metrics) return { inbounds, outbounds, tagSets, reachTagSets: tagSets };
+  inbounds.push({
+    name: `${networking.address}:${metrics.port}:${metrics.port}`,
+    service: '',
+    tags: metrics.tags,
+  });
+  return { inbounds, outbounds, tagSets, reachTagSets: [...tagSets, metrics.tags] };
 }
 
 /** True for a built-in gateway proxy; a gateway without `type` is DELEGATED, Kuma's enum default. */

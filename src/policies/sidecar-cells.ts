@@ -118,15 +118,18 @@ function comparePlaced(a: Placed, b: Placed): number {
 }
 
 /**
- * What matching reads of a sidecar: its inbounds' tags, its outbounds' services and its gateway's
- * tags, in order. Proxies with equal keys match identically (replicas of one workload do), so they
- * share one `SidecarCells`; only the names of their items differ.
+ * What matching reads of a sidecar: its inbounds' tags, its outbounds' services, its gateway's
+ * tags and its metrics inbound's tags, in order. Proxies with equal keys match identically
+ * (replicas of one workload do), so they share one `SidecarCells`; only the names of their items
+ * differ.
  */
 export function matchClassKey(networking: Networking, dialled?: readonly string[]): string {
   return JSON.stringify([
     (networking.inbound ?? []).map((ib) => ib.tags),
     proxyInterfaces({ address: '', outbound: networking.outbound }, dialled).outbounds.map((o) => o.service),
     networking.gateway?.tags ?? null,
+    // The metrics inbound's tags (its port only names it, per proxy).
+    networking.metricsInbound?.tags ?? null,
   ]);
 }
 

@@ -467,3 +467,248 @@ describe('the inspect API for built-in gateway proxies and rules (spec 2.20, dec
     expect((await req('GET', '/meshes/default/dataplanes/nope/rules')).status).toBe(404);
   });
 });
+
+describe("the reference's inspect cases (Kuma 2.0 pkg/api-server testdata)", () => {
+  let cp: ControlPlane;
+  const { ok, put } = client(() => cp);
+  const targetRefPolicy = (type: string, name: string, spec: Record<string, unknown>) => ({
+    type,
+    mesh: 'default',
+    name,
+    spec,
+  });
+  const web = { kind: 'MeshService', name: 'web' };
+
+  beforeAll(async () => {
+    cp = await startTestPlane();
+    // samples.DataplaneWeb(): one inbound (80 → 8080) of web, one outbound (10001) to backend.
+    await put('/meshes/default/dataplanes/web-01', {
+      type: 'Dataplane',
+      mesh: 'default',
+      name: 'web-01',
+      networking: {
+        address: '192.168.0.2',
+        inbound: [{ port: 80, servicePort: 8080, tags: { [SVC]: 'web' } }],
+        outbound: [{ port: 10001, tags: { [SVC]: 'backend' } }],
+      },
+    });
+  });
+  afterAll(async () => {
+    await cp.close();
+  });
+
+  it('rules: inspect_dataplane_rules.golden.json, items by name then type', async () => {
+    await put(
+      '/meshes/default/meshtrafficpermissions/mtp-1',
+      targetRefPolicy('MeshTrafficPermission', 'mtp-1', {
+        targetRef: web,
+        from: [
+          {
+            targetRef: { kind: 'MeshServiceSubset', name: 'client', tags: { 'mesh.io/zone': 'east' } },
+            default: { action: 'DENY' },
+          },
+        ],
+      }),
+    );
+    await put(
+      '/meshes/default/meshaccesslogs/mal-1',
+      targetRefPolicy('MeshAccessLog', 'mal-1', {
+        targetRef: web,
+        to: [
+          { targetRef: { kind: 'Mesh' }, default: { backends: [{ file: { path: '/tmp/access.logs' } }] } },
+        ],
+      }),
+    );
+    const zipkin = { url: 'http://jaeger-collector.mesh-observability:9411/api/v2/spans' };
+    await put(
+      '/meshes/default/meshtraces/mtp-1',
+      targetRefPolicy('MeshTrace', 'mtp-1', { targetRef: web, default: { backends: [{ zipkin }] } }),
+    );
+    expect(await ok('/meshes/default/dataplanes/web-01/rules')).toEqual({
+      total: 3,
+      items: [
+        {
+          type: 'destinationSubset',
+          name: '127.0.0.1:10001',
+          service: 'backend',
+          policyType: 'MeshAccessLog',
+          subset: {},
+          conf: { backends: [{ file: { format: {}, path: '/tmp/access.logs' } }] },
+          origins: [{ mesh: 'default', name: 'mal-1' }],
+        },
+        {
+          type: 'clientSubset',
+          name: '192.168.0.2:80',
+          service: 'web',
+          policyType: 'MeshTrafficPermission',
+          subset: { [SVC]: 'client', 'mesh.io/zone': 'east' },
+          conf: { action: 'DENY' },
+          origins: [{ mesh: 'default', name: 'mtp-1' }],
+        },
+        {
+          type: 'singleItem',
+          name: 'dataplane',
+          service: '',
+          policyType: 'MeshTrace',
+          subset: {},
+          conf: { backends: [{ zipkin }], sampling: {}, tags: null },
+          origins: [{ mesh: 'default', name: 'mtp-1' }],
+        },
+      ],
+    });
+  });
+
+  it('rules of one inbound and policy type: more positive tags first, as the reference orders them', async () => {
+    await put('/meshes/default/dataplanes/api-01', {
+      type: 'Dataplane',
+      mesh: 'default',
+      name: 'api-01',
+      networking: { address: '192.168.0.3', inbound: [{ port: 80, tags: { [SVC]: 'api' } }] },
+    });
+    const subset = (tags: Record<string, string>) => ({ kind: 'MeshSubset', tags });
+    await put(
+      '/meshes/default/meshtrafficpermissions/api-by-env',
+      targetRefPolicy('MeshTrafficPermission', 'api-by-env', {
+        targetRef: { kind: 'MeshService', name: 'api' },
+        from: [
+          { targetRef: subset({ env: 'dev' }), default: { action: 'ALLOW' } },
+          { targetRef: subset({ zone: 'x' }), default: { action: 'DENY' } },
+        ],
+      }),
+    );
+    const rules = await ok('/meshes/default/dataplanes/api-01/rules');
+    expect(rules.items.map((i: { subset: object; conf: object }) => [i.subset, i.conf])).toEqual([
+      [{ env: 'dev', zone: 'x' }, { action: 'DENY' }],
+      [{ env: '!dev', zone: 'x' }, { action: 'DENY' }],
+      [{ env: 'dev', zone: '!x' }, { action: 'ALLOW' }],
+    ]);
+  });
+
+  it("policies: a TrafficRoute is shown resolved per outbound, `*` replaced by the outbound's tags (its own GET unchanged)", async () => {
+    await put('/meshes/default/dataplanes/front-01', {
+      type: 'Dataplane',
+      mesh: 'default',
+      name: 'front-01',
+      networking: {
+        address: '192.168.0.4',
+        inbound: [{ port: 80, tags: { [SVC]: 'front' } }],
+        outbound: [
+          { port: 10001, tags: { [SVC]: 'backend', version: 'v2' } },
+          { port: 10002, service: 'db' },
+        ],
+      },
+    });
+    const stored = await ok('/meshes/default/traffic-routes/route-all-default');
+    expect(stored.conf.destination).toEqual({ [SVC]: '*' });
+    const view = await ok('/meshes/default/dataplanes/front-01/policies');
+    const routeOf = (name: string) =>
+      view.items.find((i: { type: string; name: string }) => i.type === 'outbound' && i.name === name)
+        .matchedPolicies.TrafficRoute[0];
+    // As Kuma 2.0's answer shows route-all-default: the whole resource, its destination resolved.
+    expect(routeOf('127.0.0.1:10001')).toEqual({
+      ...stored,
+      conf: { ...stored.conf, destination: { [SVC]: 'backend', version: 'v2' } },
+    });
+    expect(routeOf('127.0.0.1:10002')).toEqual({
+      ...stored,
+      conf: { ...stored.conf, destination: { [SVC]: 'db' } },
+    });
+    expect((await ok('/meshes/default/traffic-routes/route-all-default')).conf.destination).toEqual({
+      [SVC]: '*',
+    });
+  });
+
+  it('a mesh with Prometheus metrics adds the metrics inbound to each proxy: TrafficPermission, FaultInjection, RateLimit attach', async () => {
+    type Item = {
+      type: string;
+      name: string;
+      service: string;
+      matchedPolicies: Record<string, Array<{ name: string }>>;
+    };
+    const inboundsOf = async (dp: string) =>
+      ((await ok(`/meshes/default/dataplanes/${dp}/policies`)).items as Item[])
+        .filter((i) => i.type === 'inbound')
+        .map(
+          (i) =>
+            `${i.name} ${i.service || '-'}: ` +
+            Object.entries(i.matchedPolicies)
+              .map(([kind, ps]) => `${kind}=${ps.map((p) => p.name).join(',')}`)
+              .join('; '),
+        );
+    expect(await inboundsOf('web-01')).toEqual([
+      '192.168.0.2:80:8080 web: TrafficPermission=allow-all-default',
+    ]);
+    const toMetrics = {
+      sources: [{ match: { [SVC]: 'prometheus' } }],
+      destinations: [{ match: { [SVC]: 'dataplane-metrics' } }],
+    };
+    await put(
+      '/meshes/default/traffic-permissions/metrics',
+      selectorPolicy('TrafficPermission', 'metrics', toMetrics),
+    );
+    await put(
+      '/meshes/default/fault-injections/metrics-delay',
+      selectorPolicy('FaultInjection', 'metrics-delay', {
+        ...toMetrics,
+        conf: { delay: { percentage: 50, value: '1s' } },
+      }),
+    );
+    await put(
+      '/meshes/default/rate-limits/metrics-rate',
+      selectorPolicy('RateLimit', 'metrics-rate', {
+        ...toMetrics,
+        conf: { http: { requests: 10, interval: '1s' } },
+      }),
+    );
+    expect((await ok('/meshes/default/traffic-permissions/metrics/dataplanes')).total).toBe(0);
+
+    // The backend's conf has no port or tags: Kuma's defaults, port 5670 and mesh.io/service: dataplane-metrics.
+    const mesh = await ok('/meshes/default');
+    const withMetrics = (conf?: Record<string, unknown>) => ({
+      ...mesh,
+      metrics: {
+        enabledBackend: 'prom',
+        backends: [{ name: 'prom', type: 'prometheus', ...(conf ? { conf } : {}) }],
+      },
+    });
+    await put('/meshes/default', withMetrics());
+    expect(await inboundsOf('web-01')).toEqual([
+      '192.168.0.2:5670:5670 -: TrafficPermission=metrics; FaultInjection=metrics-delay; RateLimit=metrics-rate',
+      '192.168.0.2:80:8080 web: TrafficPermission=allow-all-default',
+    ]);
+    const affected = await ok('/meshes/default/traffic-permissions/metrics/dataplanes');
+    expect(affected.items.map((i: { dataplane: { name: string } }) => i.dataplane.name)).toEqual([
+      'api-01',
+      'front-01',
+      'web-01',
+    ]);
+    expect(affected.items[2].attachments).toEqual([
+      { type: 'inbound', name: '192.168.0.2:5670:5670', service: '' },
+    ]);
+
+    // The Dataplane's override: its port; tags merged over the mesh's.
+    const web01 = await ok('/meshes/default/dataplanes/web-01');
+    await put('/meshes/default/dataplanes/web-01', {
+      ...web01,
+      metrics: { type: 'prometheus', conf: { port: 1234, tags: { [SVC]: 'web-metrics' } } },
+    });
+    expect(await inboundsOf('web-01')).toEqual([
+      '192.168.0.2:1234:1234 -: TrafficPermission=allow-all-default',
+      '192.168.0.2:80:8080 web: TrafficPermission=allow-all-default',
+    ]);
+    // The mesh backend's port and tags; then metrics off: no metrics inbound.
+    await put('/meshes/default/dataplanes/web-01', web01);
+    await put(
+      '/meshes/default',
+      withMetrics({ port: 5690, tags: { [SVC]: 'dataplane-metrics', team: 'a' } }),
+    );
+    expect((await inboundsOf('web-01'))[0]).toBe(
+      '192.168.0.2:5690:5690 -: TrafficPermission=metrics; FaultInjection=metrics-delay; RateLimit=metrics-rate',
+    );
+    await put('/meshes/default', { ...mesh, metrics: { enabledBackend: '', backends: [] } });
+    expect(await inboundsOf('web-01')).toEqual([
+      '192.168.0.2:80:8080 web: TrafficPermission=allow-all-default',
+    ]);
+    expect((await ok('/meshes/default/traffic-permissions/metrics/dataplanes')).total).toBe(0);
+  });
+});

@@ -11,8 +11,10 @@
  *   named `<address or 127.0.0.1>:<port>`.
  * - single item (MeshTrace `default`): one `singleItem` item named `dataplane`, the first rule.
  *
- * Items are in a total order: name, type, policyType, then the subset's tags as JSON (the
- * reference sorts by name and type only, after Go map iteration, so its ties move between calls).
+ * Items are in a total order: name, type, policyType, then the order the rules came in (the
+ * reference sorts by name and type only, stably, after walking a Go map of policy types: its ties
+ * between policy types move between calls, so ours go by policyType; within one listener or
+ * outbound and policy type both keep the rules' order, most positive tags first).
  */
 import { SERVICE_TAG } from '../../resources/fragments.js';
 import { proxyInterfaces, type Networking } from '../proxy-interfaces.js';
@@ -84,9 +86,9 @@ export function proxyRules(
   policies: readonly TargetRefPolicy[],
   gateway?: GatewayListeners,
 ): RuleItem[] {
-  const out: Array<RuleItem & { key: string }> = [];
-  const push = (item: RuleItem, rule: Rule): void => {
-    out.push({ ...item, key: JSON.stringify(rule.subset) });
+  const out: Array<RuleItem & { seq: number }> = [];
+  const push = (item: RuleItem): void => {
+    out.push({ ...item, seq: out.length });
   };
   const outbounds = networking.outbound ?? [];
   const outboundNames = proxyInterfaces(networking).outbounds;
@@ -113,8 +115,7 @@ export function proxyRules(
         }
       }
       for (const [name, { service, items }] of byListener) {
-        for (const rule of buildRules(items))
-          push(toItem('clientSubset', name, service, policyType, rule), rule);
+        for (const rule of buildRules(items)) push(toItem('clientSubset', name, service, policyType, rule));
       }
     }
     if (parts.to) {
@@ -123,10 +124,7 @@ export function proxyRules(
         const tags = ob.tags ?? { [SERVICE_TAG]: ob.service ?? '' };
         const rule = computeRule(rules, subsetFromTags(tags));
         if (!rule) return;
-        push(
-          toItem('destinationSubset', outboundNames[i].name, tags[SERVICE_TAG] ?? '', policyType, rule),
-          rule,
-        );
+        push(toItem('destinationSubset', outboundNames[i].name, tags[SERVICE_TAG] ?? '', policyType, rule));
       });
     }
     if (parts.single) {
@@ -136,12 +134,11 @@ export function proxyRules(
         origin: { type: policy.type, mesh: policy.mesh ?? '', name: policy.name },
       }));
       const [first] = buildRules(items);
-      if (first) push(toItem('singleItem', 'dataplane', '', policyType, first), first);
+      if (first) push(toItem('singleItem', 'dataplane', '', policyType, first));
     }
   }
   out.sort(
-    (a, b) =>
-      cmp(a.name, b.name) || cmp(a.type, b.type) || cmp(a.policyType, b.policyType) || cmp(a.key, b.key),
+    (a, b) => cmp(a.name, b.name) || cmp(a.type, b.type) || cmp(a.policyType, b.policyType) || a.seq - b.seq,
   );
-  return out.map(({ key: _key, ...item }) => item);
+  return out.map(({ seq: _seq, ...item }) => item);
 }

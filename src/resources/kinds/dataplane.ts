@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineResource } from '../descriptor.js';
 import { everyViolation, ipAddress, isRecord, port, serviceTagMap } from '../fragments.js';
+import { prometheusConf } from './mesh.js';
 
 const inbound = z.strictObject({
   port,
@@ -85,6 +86,14 @@ export const dataplane = defineResource({
           .optional(),
       })
       .superRefine(checkNetworking, everyViolation),
+    // Kuma 2.0: overrides the mesh's enabled Prometheus backend for this proxy (port, path, tags).
+    metrics: z
+      .strictObject({
+        name: z.string().optional(),
+        type: z.literal('prometheus'),
+        conf: prometheusConf.optional(),
+      })
+      .optional(),
   }),
   sync: 'up',
   zoneOwned: true,

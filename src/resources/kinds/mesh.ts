@@ -63,17 +63,18 @@ const loggingBackend = z.discriminatedUnion('type', [
   }),
 ]);
 
+/** A Prometheus backend's `conf`: in a mesh's metrics backends and in a Dataplane's override. */
+export const prometheusConf = z.strictObject({
+  port: port.optional(),
+  path: z.string().optional(),
+  skipMTLS: z.boolean().optional(),
+  tags: tagMap.optional(),
+});
+
 const metricsBackend = z.strictObject({
   name: backendName,
   type: z.literal('prometheus'),
-  conf: z
-    .strictObject({
-      port: port.optional(),
-      path: z.string().optional(),
-      skipMTLS: z.boolean().optional(),
-      tags: tagMap.optional(),
-    })
-    .optional(),
+  conf: prometheusConf.optional(),
 });
 
 /**

@@ -3,12 +3,9 @@ import type { LogEntry, WireResource } from '../../../src/events/types.js';
 import { matchSidecar, type SidecarItem } from '../../../src/policies/match-sidecar.js';
 import { gatewayMatcher } from '../../../src/policies/gateway-matcher.js';
 import { createMatchView, MATCHED_KINDS, type GatewayMatcher } from '../../../src/policies/match-view.js';
+import { matchNetworking, meshPrometheus } from '../../../src/policies/metrics-inbound.js';
 import type { PolicyResource } from '../../../src/policies/policy-resource.js';
-import {
-  isBuiltinGateway,
-  proxyInterfaces,
-  type Networking,
-} from '../../../src/policies/proxy-interfaces.js';
+import { isBuiltinGateway, proxyInterfaces } from '../../../src/policies/proxy-interfaces.js';
 import { SIDECAR_KINDS } from '../../../src/policies/sidecar-cells.js';
 import { createResourceViews } from '../../../src/projections/resource-views.js';
 import { registry } from '../../../src/resources/registry.js';
@@ -92,6 +89,11 @@ function world(seed: number) {
       tags: { [SVC]: pick(services) },
     }));
     const networking: Record<string, unknown> = { address: '10.0.0.1', inbound, outbound };
+    // The Dataplane's override of the mesh's Prometheus backend: its port and a tag set of its own.
+    const metrics =
+      rand(3) === 0
+        ? { type: 'prometheus', conf: { port: 9000 + rand(2), tags: { [SVC]: pick(services) } } }
+        : undefined;
     if (inbound.length === 0 && rand(2) === 0) {
       // Delegated (a sidecar with gateway tags) or built-in (the gateway form).
       networking.gateway = {
@@ -101,7 +103,27 @@ function world(seed: number) {
       networking.inbound = undefined;
       networking.outbound = undefined;
     }
-    return { creationTime: pick(times), networking };
+    return { creationTime: pick(times), networking, ...(metrics ? { metrics } : {}) };
+  };
+  /** The mesh: metrics off, on with the default backend conf, or on with a port and tags of a service. */
+  const meshFields = (): Record<string, unknown> => {
+    const prom = (conf?: Record<string, unknown>) => ({
+      name: 'prom',
+      type: 'prometheus',
+      ...(conf ? { conf } : {}),
+    });
+    return pick([
+      { creationTime: 't' },
+      { creationTime: 't', metrics: { enabledBackend: 'prom', backends: [prom()] } },
+      { creationTime: 't', metrics: { enabledBackend: '', backends: [prom()] } },
+      {
+        creationTime: 't',
+        metrics: {
+          enabledBackend: 'prom',
+          backends: [prom({ port: 1234, tags: { [SVC]: pick(services), version: pick(['v1', 'v2']) } })],
+        },
+      },
+    ]);
   };
   /** A MeshGateway or MeshGatewayRoute over the gateway services, with random selectors and backends. */
   const gatewayFields = (kind: string): Record<string, unknown> => {
@@ -134,7 +156,7 @@ function world(seed: number) {
       gateway: { tags: { [SVC]: pick(['edge', 'edge2']), version: pick(['v1', 'v2']) }, type: 'BUILTIN' },
     },
   });
-  return { rand, pick, policyFields, proxyFields, gatewayFields, gatewayProxyFields };
+  return { rand, pick, policyFields, proxyFields, meshFields, gatewayFields, gatewayProxyFields };
 }
 
 /** What the view must always equal: every proxy matched from scratch, and the reverse of that. */
@@ -150,8 +172,9 @@ function recompute(views: ReturnType<typeof createResourceViews>) {
   }
   const proxies = new Map<string, unknown>();
   const affected = new Map<string, string[]>();
+  const prometheus = meshPrometheus(views.get('Mesh', undefined, MESH)?.resource);
   views.each('Dataplane', MESH, (item) => {
-    const networking = item.resource.networking as Networking;
+    const networking = matchNetworking(item.resource, prometheus);
     const listed = new Set<string>();
     if (isBuiltinGateway(networking)) {
       const view = gatewayMatcher.view(networking, byName);
@@ -184,6 +207,8 @@ describe('the match view (issue 16 point 6): incremental equals a full recomputa
       let attachmentChecks = 0;
       let gatewayChecks = 0;
       for (let step = 0; step < 500; step++) {
+        // Now and then the mesh's metrics change: the metrics inbound of every proxy with them.
+        if (w.rand(20) === 0) views.apply([entry('Mesh', MESH, w.meshFields(), undefined)]);
         const r = w.rand(12);
         if (r >= 10) {
           const kind = r === 10 ? 'MeshGateway' : 'MeshGatewayRoute';
@@ -280,6 +305,62 @@ describe('the match view (issue 16 point 6): incremental equals a full recomputa
     views.apply([tp('allow-db', 'db')]);
     expect(seen).toEqual(new Set(['TrafficPermission']));
     expect(view.affected(MESH, 'TrafficPermission', 'allow-db')).toEqual(['db-1']);
+  });
+
+  it('a Mesh write that changes its Prometheus backend re-matches its proxies; other Mesh writes keep them', () => {
+    const views = createResourceViews(registry);
+    const view = createMatchView(views, noGateways);
+    const mesh = (metrics?: Record<string, unknown>) =>
+      entry('Mesh', MESH, { creationTime: 't', ...(metrics ? { metrics } : {}) }, undefined);
+    const prom = (conf: Record<string, unknown>) => ({
+      enabledBackend: 'prom',
+      backends: [{ name: 'prom', type: 'prometheus', conf }],
+    });
+    views.apply([mesh()]);
+    views.apply([
+      entry('Dataplane', 'dp', {
+        creationTime: 't',
+        networking: { address: '1.1.1.1', inbound: [{ port: 80, tags: { [SVC]: 'web' } }] },
+      }),
+      entry('TrafficPermission', 'to-metrics', {
+        creationTime: 't',
+        sources: [{ match: { [SVC]: 'prometheus' } }],
+        destinations: [{ match: { [SVC]: 'dataplane-metrics' } }],
+      }),
+    ]);
+    const inbounds = () => {
+      const p = view.proxy(MESH, 'dp');
+      if (p?.kind !== 'SidecarDataplane') throw new Error('dp is a sidecar');
+      return p.cells.items(proxyInterfaces(p.networking)).map((i) => i.name);
+    };
+    expect(inbounds()).toEqual([]);
+    expect(view.affected(MESH, 'TrafficPermission', 'to-metrics')).toEqual([]);
+    views.apply([mesh(prom({ port: 5680 }))]);
+    expect(inbounds()).toEqual(['1.1.1.1:5680:5680']);
+    expect(view.affected(MESH, 'TrafficPermission', 'to-metrics')).toEqual(['dp']);
+    views.apply([mesh(prom({ port: 5681 }))]);
+    expect(inbounds()).toEqual(['1.1.1.1:5681:5681']);
+    // Another change of the mesh (mTLS here) keeps the matches as they are: no rebuild.
+    const before = view.proxy(MESH, 'dp');
+    views.apply([
+      entry(
+        'Mesh',
+        MESH,
+        {
+          creationTime: 't',
+          metrics: prom({ port: 5681 }),
+          mtls: { backends: [{ name: 'ca', type: 'builtin' }] },
+        },
+        undefined,
+      ),
+    ]);
+    const after = view.proxy(MESH, 'dp');
+    expect(after?.kind === 'SidecarDataplane' && before?.kind === 'SidecarDataplane' && after.cells).toBe(
+      before?.kind === 'SidecarDataplane' && before.cells,
+    );
+    views.apply([mesh()]);
+    expect(inbounds()).toEqual([]);
+    expect(view.affected(MESH, 'TrafficPermission', 'to-metrics')).toEqual([]);
   });
 
   it('forgets a deleted mesh and answers nothing for a mesh that does not exist', () => {

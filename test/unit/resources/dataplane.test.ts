@@ -37,6 +37,17 @@ describe('Dataplane', () => {
     expect(expectValid(dataplane, spec)).toEqual(spec);
   });
 
+  it('accepts a Prometheus override of the mesh metrics backend (Kuma 2.0 `metrics`), and checks it', () => {
+    const metrics = { type: 'prometheus', conf: { port: 8765, path: '/stats', tags: { team: 'a' } } };
+    expect(expectValid(dataplane, { ...dp({ inbound: [inbound()] }), metrics })).toMatchObject({ metrics });
+    expectValid(dataplane, { ...dp({ inbound: [inbound()] }), metrics: { name: 'p', type: 'prometheus' } });
+    expectCauses(
+      dataplane,
+      { ...dp({ inbound: [inbound()] }), metrics: { type: 'prometheus', conf: { port: 0 } } },
+      [['metrics.conf.port', 'must be in the range 1-65535']],
+    );
+  });
+
   it('accepts a gateway proxy and IPv6 addresses', () => {
     expectValid(dataplane, dp({ gateway: { tags: { [SVC]: 'edge' }, type: 'BUILTIN' } }));
     expectValid(dataplane, dp({ address: 'fd00::1', inbound: [inbound({ address: '::1' })] }));

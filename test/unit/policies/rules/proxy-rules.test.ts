@@ -114,15 +114,16 @@ describe('proxyRules', () => {
     const dev = entry({ kind: 'MeshSubset', tags: { env: 'dev' } }, allow('ALLOW'));
     const prod = entry({ kind: 'MeshSubset', tags: { env: 'prod' } }, allow('DENY'));
     expect(subsets([entry(MESH, allow('DENY')), dev])).toEqual([{ env: 'dev' }, { env: '!dev' }]);
-    // env: !dev and env: !prod, one map key: the reference's map keeps the last.
+    // env: !dev and env: !prod, one map key: the reference's map keeps the last. Rules keep the
+    // reference's order: more positive tags first, then the order the combinations came in.
     expect(subsets([entry(MESH, allow('DENY')), dev, prod])).toEqual([
+      { env: 'prod' },
       { env: 'dev' },
       { env: '!prod' },
-      { env: 'prod' },
     ]);
   });
 
-  it('items of one listener and policy type are ordered by their subset tags as JSON, not by specificity', () => {
+  it('items of one listener and policy type keep the order of the rules: most positive tags first, as the reference', () => {
     const p = mtp('p', MESH, [
       entry({ kind: 'MeshSubset', tags: { env: 'dev' } }, allow('ALLOW')),
       entry({ kind: 'MeshSubset', tags: { zone: 'x' } }, allow('DENY')),
@@ -133,8 +134,8 @@ describe('proxyRules', () => {
         .map((i) => i.subset),
     ).toEqual([
       { env: 'dev', zone: 'x' },
-      { env: 'dev', zone: '!x' },
       { env: '!dev', zone: 'x' },
+      { env: 'dev', zone: '!x' },
     ]);
   });
 
