@@ -5,10 +5,11 @@ import { virtualOutbound } from '../../../src/resources/kinds/virtual-outbound.j
 import { ALL, expectCauses, expectValid } from './helpers.js';
 
 const SVC = 'mesh.io/service';
-const gw = (listeners: unknown[]) => ({ selectors: ALL, tags: { [SVC]: 'edge' }, conf: { listeners } });
+const gw = (listeners: unknown[]) => ({ selectors: ALL, tags: { product: 'edge' }, conf: { listeners } });
 
+// Kuma 2.0 (gateway_validator.go) decides what MeshGateway accepts: these tests follow it.
 describe('MeshGateway', () => {
-  it('accepts listeners of every protocol', () => {
+  it('accepts listeners of every protocol Kuma builds', () => {
     expectValid(
       meshGateway,
       gw([
@@ -24,48 +25,89 @@ describe('MeshGateway', () => {
           port: 8443,
           protocol: 'HTTPS',
           hostname: '*.example.com',
-          tls: { certificates: [{ secret: 'cert' }], options: {} },
+          tls: { mode: 'TERMINATE', certificates: [{ secret: 'cert' }], options: {} },
         },
-        { port: 9000, protocol: 'TLS', tls: { mode: 'PASSTHROUGH' } },
         { port: 9001, protocol: 'TCP' },
-        { port: 9002, protocol: 'UDP', hostname: 'foo.example.com' },
+        { port: 9002, protocol: 'HTTP', hostname: '' },
       ]),
     );
   });
-  it('requires selectors, the service tag and at least one listener', () => {
-    expectCauses(meshGateway, { tags: {}, conf: { listeners: [] } }, [
+  it('takes tags without the service tag, or none: the selectors name the service', () => {
+    expectValid(meshGateway, gw([{ port: 80, protocol: 'HTTP' }]));
+    expectValid(meshGateway, { selectors: ALL, conf: { listeners: [{ port: 80, protocol: 'HTTP' }] } });
+  });
+  it('requires selectors with the service tag and at least one listener', () => {
+    expectCauses(meshGateway, { conf: { listeners: [] } }, [
       ['selectors', 'cannot be empty'],
-      ['tags["mesh.io/service"]', 'tag has to exist'],
       ['conf.listeners', 'must have at least one element'],
     ]);
-    expectCauses(meshGateway, { selectors: ALL, tags: { [SVC]: 'edge' } }, [['conf', 'cannot be empty']]);
+    expectCauses(
+      meshGateway,
+      {
+        selectors: [{ match: { version: 'v1' } }, { match: {} }],
+        conf: { listeners: [{ port: 1, protocol: 'TCP' }] },
+      },
+      [
+        ['selectors[0].match', 'mandatory tag "mesh.io/service" is missing'],
+        ['selectors[1].match', 'must have at least one tag'],
+        ['selectors[1].match', 'mandatory tag "mesh.io/service" is missing'],
+      ],
+    );
+    expectCauses(meshGateway, { selectors: ALL }, [['conf', 'cannot be empty']]);
+  });
+  it('refuses the tags a proxy sets, on the gateway and on its listeners', () => {
+    expectCauses(
+      meshGateway,
+      {
+        selectors: ALL,
+        tags: { [SVC]: 'edge', 'mesh.io/zone': 'z' },
+        conf: { listeners: [{ port: 1, protocol: 'TCP', tags: { 'mesh.io/protocol': 'tcp' } }] },
+      },
+      [
+        ['tags["mesh.io/service"]', 'tag name must not be "mesh.io/service"'],
+        ['tags["mesh.io/zone"]', 'tag name must not be "mesh.io/zone"'],
+        ['conf.listeners[0].tags["mesh.io/protocol"]', 'tag name must not be "mesh.io/protocol"'],
+      ],
+    );
   });
   it('checks listeners', () => {
     expectCauses(
       meshGateway,
       gw([
-        { port: 0, protocol: 'GRPC', hostname: 'bad host' },
+        { port: 0, protocol: 'UDP', hostname: 'bad host' },
         { protocol: 'HTTP', foo: 1 },
+        { port: 2, hostname: 'Upper.example.com' },
       ]),
       [
-        ['conf.listeners[0].hostname', 'must be a hostname, optionally starting with "*.", or "*"'],
+        [
+          'conf.listeners[0].hostname',
+          'invalid hostname: must be "*", "*.<domain>" or a domain of lowercase DNS labels',
+        ],
         ['conf.listeners[0].port', 'must be in the range 1-65535'],
-        ['conf.listeners[0].protocol', 'must be one of "TCP", "UDP", "TLS", "HTTP", "HTTPS"'],
+        ['conf.listeners[0].protocol', 'must be one of "TCP", "HTTP", "HTTPS"'],
         ['conf.listeners[1].port', 'cannot be empty'],
         ['conf.listeners[1].foo', 'unknown field'],
+        ['conf.listeners[2].protocol', 'cannot be empty'],
+        [
+          'conf.listeners[2].hostname',
+          'invalid hostname: must be "*", "*.<domain>" or a domain of lowercase DNS labels',
+        ],
       ],
     );
   });
-  it('needs tls on HTTPS and TLS listeners, with certificates to terminate', () => {
+  it('needs tls with a mode on HTTPS listeners, with certificates to terminate', () => {
     expectCauses(meshGateway, gw([{ port: 443, protocol: 'HTTPS' }]), [
-      ['conf.listeners[0].tls', 'has to be set for HTTPS listeners'],
+      ['conf.listeners[0].tls', 'cannot be empty for HTTPS listeners'],
     ]);
-    expectCauses(meshGateway, gw([{ port: 443, protocol: 'TLS', tls: { mode: 'TERMINATE' } }]), [
+    expectCauses(meshGateway, gw([{ port: 443, protocol: 'HTTPS', tls: {} }]), [
+      ['conf.listeners[0].tls.mode', 'cannot be empty'],
+    ]);
+    expectCauses(meshGateway, gw([{ port: 443, protocol: 'HTTPS', tls: { mode: 'TERMINATE' } }]), [
       ['conf.listeners[0].tls.certificates', 'has to have 1 or 2 certificates in TERMINATE mode'],
     ]);
     expectCauses(
       meshGateway,
-      gw([{ port: 443, protocol: 'TLS', tls: { mode: 'PASSTHROUGH', certificates: [{ secret: 'c' }] } }]),
+      gw([{ port: 443, protocol: 'HTTPS', tls: { mode: 'PASSTHROUGH', certificates: [{ secret: 'c' }] } }]),
       [['conf.listeners[0].tls.certificates', 'must be empty in PASSTHROUGH mode']],
     );
     expectCauses(
@@ -74,7 +116,7 @@ describe('MeshGateway', () => {
         {
           port: 443,
           protocol: 'HTTPS',
-          tls: { certificates: [{ secret: 'a' }, { inline: 'Zm9v' }, { file: '/c' }] },
+          tls: { mode: 'TERMINATE', certificates: [{ secret: 'a' }, { inline: 'Zm9v' }, { file: '/c' }] },
         },
       ]),
       [['conf.listeners[0].tls.certificates', 'must have at most 2 elements']],
@@ -85,7 +127,11 @@ describe('MeshGateway', () => {
         {
           port: 443,
           protocol: 'HTTPS',
-          tls: { certificates: [{ secret: 'a', inlineString: 'b' }, { inline: '!' }], options: { x: 1 } },
+          tls: {
+            mode: 'TERMINATE',
+            certificates: [{ secret: 'a', inlineString: 'b' }, { inline: '!' }],
+            options: { x: 1 },
+          },
         },
       ]),
       [
@@ -95,6 +141,51 @@ describe('MeshGateway', () => {
         ],
         ['conf.listeners[0].tls.certificates[1].inline', 'must be valid base64'],
         ['conf.listeners[0].tls.options.x', 'unknown field'],
+      ],
+    );
+  });
+  it('keeps TLS and more than one selector off cross-mesh gateways', () => {
+    expectCauses(
+      meshGateway,
+      {
+        selectors: [{ match: { [SVC]: 'a' } }, { match: { [SVC]: 'b' } }],
+        conf: {
+          listeners: [
+            { port: 80, protocol: 'HTTP', crossMesh: true, tls: { mode: 'TERMINATE' } },
+            { port: 81, protocol: 'HTTP', crossMesh: true, tls: {} },
+          ],
+        },
+      },
+      [
+        ['selectors[1]', 'there can be at most one selector with a crossMesh listener'],
+        ['conf.listeners[0].tls', 'must be empty with crossMesh'],
+      ],
+    );
+  });
+  it('refuses listeners on one port that cannot share it', () => {
+    expectValid(
+      meshGateway,
+      gw([
+        { port: 80, protocol: 'HTTP', hostname: 'a.com', resources: { connectionLimit: 5 } },
+        { port: 80, protocol: 'HTTP', hostname: 'b.com', resources: { connectionLimit: 5 } },
+        { port: 80, protocol: 'HTTP', resources: { connectionLimit: 0 } },
+      ]),
+    );
+    expectCauses(
+      meshGateway,
+      gw([
+        { port: 80, protocol: 'HTTP', hostname: '*', resources: { connectionLimit: 5 } },
+        { port: 80, protocol: 'HTTP', resources: { connectionLimit: 6 } },
+        { port: 80, protocol: 'TCP', hostname: 'c.com' },
+      ]),
+      [
+        ['conf.listeners[0]', 'protocol conflicts with other listeners on this port'],
+        ['conf.listeners[1]', 'protocol conflicts with other listeners on this port'],
+        ['conf.listeners[2]', 'protocol conflicts with other listeners on this port'],
+        ['conf.listeners[0]', 'multiple listeners for hostname on this port'],
+        ['conf.listeners[1]', 'multiple listeners for hostname on this port'],
+        ['conf.listeners[0].resources.connectionLimit', 'conflicting values for this port'],
+        ['conf.listeners[1].resources.connectionLimit', 'conflicting values for this port'],
       ],
     );
   });
