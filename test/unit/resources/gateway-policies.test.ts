@@ -242,22 +242,36 @@ describe('MeshGatewayRoute', () => {
       meshGatewayRoute,
       route({
         tcp: { rules: [{ backends: [backend] }] },
-        http: { rules: [{ matches: [{}], backends: [backend] }] },
+        http: { rules: [{ matches: [{ method: 'GET' }], backends: [backend] }] },
       }),
       ['conf'],
     );
   });
-  it('checks rules, backends and filters', () => {
-    expectCauses(
+  // Kuma 2.0 (gateway_route_validator.go) decides what MeshGatewayRoute accepts: these follow it.
+  it('takes backends without a weight, TCP routes without rules, filters of no kind', () => {
+    expectValid(meshGatewayRoute, route({ tcp: {} }));
+    expectValid(meshGatewayRoute, route({ tcp: { rules: [{ backends: [] }] } }));
+    expectValid(
       meshGatewayRoute,
-      route({ tcp: { rules: [{ backends: [] }, { backends: [{ destination: {} }] }] } }),
-      [
-        ['conf.tcp.rules[0].backends', 'must have at least one element'],
-        ['conf.tcp.rules[1].backends[0].weight', 'cannot be empty'],
-        ['conf.tcp.rules[1].backends[0].destination', 'must have at least one tag'],
-        'conf.tcp.rules[1].backends[0].destination["mesh.io/service"]',
-      ],
+      route({
+        http: {
+          hostnames: ['any text'],
+          rules: [
+            {
+              matches: [{ path: { match: 'REGEX', value: '.*' } }],
+              filters: [{}, { rewrite: {} }],
+              backends: [{ destination: { [SVC]: 'backend' } }],
+            },
+          ],
+        },
+      }),
     );
+  });
+  it('checks rules, backends and filters', () => {
+    expectCauses(meshGatewayRoute, route({ tcp: { rules: [{ backends: [{ destination: {} }] }] } }), [
+      ['conf.tcp.rules[0].backends[0].destination', 'must have at least one tag'],
+      ['conf.tcp.rules[0].backends[0].destination', 'mandatory tag "mesh.io/service" is missing'],
+    ]);
     expectCauses(
       meshGatewayRoute,
       route({
@@ -266,8 +280,13 @@ describe('MeshGatewayRoute', () => {
             { matches: [], backends: [backend] },
             { matches: [{ path: { match: 'GLOB', value: '' }, method: 'FETCH' }] },
             {
-              matches: [{}],
-              filters: [{}, { rewrite: {} }, { mirror: { backend, percentage: 200 } }],
+              matches: [{}, { path: { value: 'rel' } }, { path: { match: 'PREFIX', value: '/a/' } }],
+              filters: [
+                { requestHeader: { set: [] } },
+                { rewrite: { replaceFull: '/', replacePrefixMatch: '/' } },
+                { mirror: { backend, percentage: 200 } },
+                { mirror: { backend: { weight: -1, destination: { version: 'v1' } } } },
+              ],
               backends: [backend],
             },
           ],
@@ -276,12 +295,30 @@ describe('MeshGatewayRoute', () => {
       [
         ['conf.http.rules[0].matches', 'must have at least one element'],
         'conf.http.rules[1].matches[0].path.match',
-        ['conf.http.rules[1].matches[0].path.value', 'cannot be empty'],
+        ['conf.http.rules[1].matches[0].path.value', 'must be an absolute path'],
         'conf.http.rules[1].matches[0].method',
         ['conf.http.rules[1].backends', 'cannot be empty'],
-        ['conf.http.rules[2].filters[0]', 'requires one of "requestHeader", "mirror", "redirect", "rewrite"'],
-        ['conf.http.rules[2].filters[1].rewrite', 'requires one of "replaceFull", "replacePrefixMatch"'],
+        ['conf.http.rules[2].matches[0]', 'cannot be empty: give a path, method, headers or queryParameters'],
+        ['conf.http.rules[2].matches[1].path.value', 'must be an absolute path'],
+        [
+          'conf.http.rules[2].matches[2].path.value',
+          'does not need a trailing slash: only a `/`-separated prefix or an entire path is matched',
+        ],
+        [
+          'conf.http.rules[2].filters[0].requestHeader',
+          'cannot be empty: give headers to set, add or remove',
+        ],
+        [
+          'conf.http.rules[2].filters[1].rewrite',
+          'only one of "replaceFull", "replacePrefixMatch" can be set, got "replaceFull", "replacePrefixMatch"',
+        ],
         ['conf.http.rules[2].filters[2].mirror.percentage', 'must be less than or equal to 100'],
+        ['conf.http.rules[2].filters[3].mirror.percentage', 'cannot be empty'],
+        ['conf.http.rules[2].filters[3].mirror.backend.weight', 'must be greater than or equal to 0'],
+        [
+          'conf.http.rules[2].filters[3].mirror.backend.destination',
+          'mandatory tag "mesh.io/service" is missing',
+        ],
       ],
     );
   });
@@ -292,18 +329,37 @@ describe('MeshGatewayRoute', () => {
         http: {
           rules: [
             {
-              matches: [{}],
-              filters: [{ redirect: { port: 65535, statusCode: 200 } }, { rewrite: { replaceFull: '/' } }],
+              matches: [{ path: { value: '/' } }],
+              filters: [{ redirect: { port: 65536, statusCode: 200 } }, { rewrite: { replaceFull: '/' } }],
+              backends: [backend],
+            },
+            {
+              matches: [{ path: { value: '/' } }],
+              filters: [{ redirect: { scheme: 'https', hostname: 'a', statusCode: 301 } }],
+              backends: [backend],
+            },
+            {
+              matches: [{ path: { value: '/' } }],
+              filters: [{ rewrite: { replacePrefixMatch: '/b' } }],
               backends: [backend],
             },
           ],
         },
       }),
       [
-        ['conf.http.rules[0].filters[0].redirect.port', 'must be less than or equal to 65534'],
-        ['conf.http.rules[0].filters[0].redirect.statusCode', 'must be greater than or equal to 300'],
+        ['conf.http.rules[0].filters[0].redirect.scheme', 'cannot be empty'],
+        ['conf.http.rules[0].filters[0].redirect.hostname', 'cannot be empty'],
+        [
+          'conf.http.rules[0].filters[0].redirect.port',
+          'must be in the range 1-65535 (or 0: the port of the request)',
+        ],
+        ['conf.http.rules[0].filters[0].redirect.statusCode', 'must be in the range 300-308'],
         ['conf.http.rules[0].filters', 'a redirect filter must be the only filter'],
-        ['conf.http.rules[0].backends', 'must be empty when a redirect filter is given'],
+        ['conf.http.rules[1].backends', 'must be empty when a redirect filter is given'],
+        [
+          'conf.http.rules[2].filters[0].rewrite.replacePrefixMatch',
+          'cannot be used without a match on a path prefix',
+        ],
       ],
     );
   });
