@@ -47,9 +47,7 @@ const listener = z
     hostname: z.union([z.literal(''), gatewayHostname]).optional(),
     port,
     // Kuma 2.0 builds no UDP or TLS listener and refuses them.
-    protocol: z.enum(['TCP', 'HTTP', 'HTTPS'], {
-      error: (issue) => (issue.input === undefined ? 'cannot be empty' : undefined),
-    }),
+    protocol: z.enum(['TCP', 'HTTP', 'HTTPS']),
     tags: gatewayTagMap.optional(),
     crossMesh: z.boolean().optional(),
     resources: z.strictObject({ connectionLimit: uint.optional() }).optional(),

@@ -213,7 +213,8 @@ conf:
       name: https
 `,
     [
-      ['conf.listeners[0].protocol', 'cannot be empty'], // Kuma: cannot be empty
+      // A missing protocol is worded as a wrong one, as every missing enum is.
+      ['conf.listeners[0].protocol', 'must be one of'], // Kuma: cannot be empty
     ],
   );
   refuses(

@@ -87,7 +87,7 @@ describe('MeshGateway', () => {
         ['conf.listeners[0].protocol', 'must be one of "TCP", "HTTP", "HTTPS"'],
         ['conf.listeners[1].port', 'cannot be empty'],
         ['conf.listeners[1].foo', 'unknown field'],
-        ['conf.listeners[2].protocol', 'cannot be empty'],
+        ['conf.listeners[2].protocol', 'must be one of "TCP", "HTTP", "HTTPS"'],
         [
           'conf.listeners[2].hostname',
           'invalid hostname: must be "*", "*.<domain>" or a domain of lowercase DNS labels',

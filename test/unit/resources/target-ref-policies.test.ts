@@ -93,7 +93,6 @@ describe('targetRef (extra-policies.md; Kuma 2.0 ValidateTargetRef)', () => {
         [
           ['spec.targetRef.name', 'must be set with kind MeshGatewayRoute'],
           ['spec.targetRef.mesh', 'cannot be set with kind MeshGatewayRoute'],
-          ['spec.targetRef.tags', 'cannot be set with kind MeshGatewayRoute'],
         ],
       ],
     ];
