@@ -1,22 +1,19 @@
 import { z } from 'zod';
 import { defineResource } from '../descriptor.js';
-import { everyViolation, exactlyOneOf, integer, isRecord, percentage, uint } from '../fragments.js';
+import {
+  atMostOneOf,
+  everyViolation,
+  exactlyOneOf,
+  integer,
+  isRecord,
+  percentage,
+  uint,
+} from '../fragments.js';
 import { serviceSelectorList, serviceSelectorMap } from '../gateway-fragments.js';
 
 /** A cause at `path` of the checked object. */
 function violation(ctx: z.RefinementCtx, path: PropertyKey[], message: string): void {
   ctx.addIssue({ code: 'custom', path, message });
-}
-
-/** A cross-field check: at most one of `keys` is set (a protobuf `oneof`); the cause is on the object. */
-function atMostOneOf(keys: readonly string[]) {
-  return (value: Record<string, unknown>, ctx: z.RefinementCtx): void => {
-    const set = keys.filter((k) => value[k] !== undefined);
-    if (set.length > 1) {
-      const quoted = (list: readonly string[]) => list.map((k) => `"${k}"`).join(', ');
-      violation(ctx, [], `only one of ${quoted(keys)} can be set, got ${quoted(set)}`);
-    }
-  };
 }
 
 /** True when `v` is an array with items. */
