@@ -52,9 +52,12 @@ export const gatewayTagMap = selectorTagMap.superRefine(refuseProxyKeys, everyVi
 const DNS_LABEL = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
 const DOMAIN = new RegExp(`^${DNS_LABEL}(\\.${DNS_LABEL})*$`);
 
-/** Kuma 2.0 `ValidateHostname`: `*`, `*.` and a domain, or a domain, of lowercase DNS labels. */
+/**
+ * Kuma 2.0 `ValidateHostname`: `*`, `*.` and a domain, or a domain, of lowercase DNS labels. An
+ * empty hostname is unset, as in Kuma 2.0: the listener serves every host.
+ */
 function checkHostname(hostname: string, ctx: z.RefinementCtx): void {
-  if (hostname === '*') return;
+  if (hostname === '' || hostname === '*') return;
   if (hostname.startsWith('*.')) {
     if (!DOMAIN.test(hostname.slice(2))) {
       ctx.addIssue({

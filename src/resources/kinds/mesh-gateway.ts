@@ -43,8 +43,7 @@ function checkListener(l: Record<string, unknown>, ctx: z.RefinementCtx): void {
 
 const listener = z
   .strictObject({
-    // An empty hostname is unset, as in Kuma 2.0: the listener serves every host.
-    hostname: z.union([z.literal(''), gatewayHostname]).optional(),
+    hostname: gatewayHostname.optional(),
     port,
     // Kuma 2.0 builds no UDP or TLS listener and refuses them.
     protocol: z.enum(['TCP', 'HTTP', 'HTTPS']),
