@@ -7,7 +7,7 @@
  *   its kind fits the protocol: `http` routes on HTTP and HTTPS, `tcp` routes on TCP, none on TLS
  *   or UDP.
  * - Listeners that share a port are one listener (the protocol of the first); each gives the host
- *   of its `hostname` (`*` when absent); two listeners with one port and hostname: the later wins.
+ *   of its `hostname` (`*` when absent or empty); two listeners with one port and hostname: the later wins.
  * - The `*` host keeps only routes without `conf.http.hostnames` (or listing `*`); a route with
  *   hostnames moves to the host of each name, creating it with the `*` listener's tags when no
  *   listener declares it, and a `*.domain` name also joins every other host one label below it.
@@ -48,7 +48,7 @@ export interface GatewayRouteSpec {
   name: string;
   selectors?: readonly Selector[];
   conf: {
-    tcp?: { rules: ReadonlyArray<{ backends: readonly Backend[] }> };
+    tcp?: { rules?: ReadonlyArray<{ backends: readonly Backend[] }> };
     http?: {
       hostnames?: readonly string[];
       rules: ReadonlyArray<{
@@ -91,7 +91,8 @@ export function gatewayListeners<R extends GatewayRouteSpec>(
     for (const l of group) {
       const tags = { ...proxyGatewayTags, ...gateway.tags, ...l.tags };
       const attached = routes.filter((r) => fitsProtocol(r, protocol) && selects(r, tags));
-      declared.set(l.hostname ?? WILDCARD_HOST, { tags, routes: attached });
+      // An empty hostname is unset, as in Kuma 2.0.
+      declared.set(l.hostname || WILDCARD_HOST, { tags, routes: attached });
     }
     listeners.push({ port, protocol, hosts: hostsOf(declared) });
   }

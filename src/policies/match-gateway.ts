@@ -248,7 +248,7 @@ const ANY_PROXY: readonly Selector[] = [{ match: {} }];
  * against the proxy's own tags); undefined for kinds that never appear there.
  *
  * Connection kinds and MeshGatewayRoute match the listener's merged tags, in which the MeshGateway's
- * and the listener's tags override the proxy's (the gateway's own `mesh.io/service` always does), so
+ * and the listener's tags override the proxy's (any tag but the ones a proxy sets itself), so
  * no selector of the policy alone bounds the proxies it reaches: they reach every gateway proxy
  * (`{match: {}}`). Gateway proxies are few beside sidecars; a bound through the gateways' listener
  * tags would change with every MeshGateway write. `{match: {}}` matches sidecars too: apply these

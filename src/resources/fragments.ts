@@ -180,6 +180,20 @@ export function atLeastOneOf(keys: readonly string[]) {
   };
 }
 
+/** A cross-field check: at most one of `keys` is set (a protobuf `oneof`); the cause is on the object itself. */
+export function atMostOneOf(keys: readonly string[]) {
+  return (value: Record<string, unknown>, ctx: z.RefinementCtx): void => {
+    const set = presentKeys(value, keys);
+    if (set.length > 1) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [],
+        message: `only one of ${quoted(keys)} can be set, got ${quoted(set)}`,
+      });
+    }
+  };
+}
+
 const DATA_SOURCE_KEYS = ['secret', 'inline', 'inlineString', 'file'] as const;
 
 /** Where certificate bytes come from: exactly one of a secret name, base64 inline data, inline text, a file. */

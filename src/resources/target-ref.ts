@@ -24,7 +24,7 @@ const FIELDS: Record<TargetRefKind, { name: 'required' | 'refused'; tags: 'allow
   MeshSubset: { name: 'refused', tags: 'allowed' },
   MeshService: { name: 'required', tags: 'refused' },
   MeshServiceSubset: { name: 'required', tags: 'allowed' },
-  MeshGatewayRoute: { name: 'required', tags: 'refused' },
+  MeshGatewayRoute: { name: 'required', tags: 'allowed' },
 };
 
 /** The fields of a `targetRef` its kind does not allow, or that it lacks; each a cause on the field. */

@@ -57,7 +57,6 @@ export function meshGateway(
     mesh: 'default',
     name,
     creationTime: at(0),
-    tags: { [SVC]: 'edge' },
     ...rest,
     conf: { listeners },
   };

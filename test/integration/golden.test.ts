@@ -103,7 +103,7 @@ const WRITES: Array<[string, string, Record<string, unknown>]> = [
     'MeshGateway',
     {
       selectors: [{ match: svc('edge') }],
-      tags: svc('edge'),
+      tags: { product: 'edge' },
       conf: { listeners: [{ port: 8080, protocol: 'HTTP', hostname: '*' }] },
     },
   ],

@@ -285,7 +285,6 @@ describe('proxies configured by a gateway (spec 2.20, decisions §10)', () => {
         mesh: 'default',
         name: 'edge',
         selectors: [{ match: { [SVC]: 'edge' } }],
-        tags: { [SVC]: 'edge' },
         conf: { listeners: [{ port: 8080, protocol: 'HTTP', hostname: '*' }] },
       },
     });
@@ -359,7 +358,6 @@ describe('the inspect API for built-in gateway proxies and rules (spec 2.20, dec
       mesh: 'default',
       name: 'edge',
       selectors: [{ match: { [SVC]: 'edge' } }],
-      tags: { [SVC]: 'edge' },
       conf: { listeners: [{ port: 8080, protocol: 'HTTP', hostname: '*' }] },
     });
     await put('/meshes/default/meshgatewayroutes/to-web', route('to-web', ['web']));

@@ -114,23 +114,24 @@ describe('the targetRef kinds over HTTP (extra-policies.md)', () => {
         message: 'must be one of "Mesh", "MeshSubset", "MeshService", "MeshServiceSubset"',
       },
     ]);
-    const trace = body('meshtraces', 'bad');
-    trace.spec = { ...trace.spec, targetRef: { kind: 'MeshGatewayRoute', name: 'r' } };
-    const traceRes = await cp.app.inject({
+    // MeshAccessLog takes only Mesh in `from` (Kuma 2.0).
+    const log = body('meshaccesslogs', 'bad');
+    log.spec = {
+      targetRef: { kind: 'Mesh' },
+      from: [{ targetRef: { kind: 'MeshService', name: 'web' }, default: { backends: [] } }],
+    };
+    const logRes = await cp.app.inject({
       method: 'PUT',
-      url: '/meshes/default/meshtraces/bad',
-      payload: trace,
+      url: '/meshes/default/meshaccesslogs/bad',
+      payload: log,
     });
-    expect(traceRes.statusCode).toBe(400);
-    expect(traceRes.json().causes).toEqual([
-      {
-        field: 'spec.targetRef.kind',
-        message: 'must be one of "Mesh", "MeshSubset", "MeshService", "MeshServiceSubset"',
-      },
+    expect(logRes.statusCode).toBe(400);
+    expect(logRes.json().causes).toEqual([
+      { field: 'spec.from[0].targetRef.kind', message: 'must be "Mesh"' },
     ]);
-    expect((await cp.app.inject({ method: 'GET', url: '/meshes/default/meshtraces/bad' })).statusCode).toBe(
-      404,
-    );
+    expect(
+      (await cp.app.inject({ method: 'GET', url: '/meshes/default/meshaccesslogs/bad' })).statusCode,
+    ).toBe(404);
   });
 
   it('400 on fields outside spec and on a missing spec', async () => {

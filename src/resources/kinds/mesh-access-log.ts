@@ -1,6 +1,7 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { defineResource } from '../descriptor.js';
-import { everyViolation, exactlyOneOf, hostPort, isRecord } from '../fragments.js';
+import { atMostOneOf, everyViolation, exactlyOneOf, hostOrIp, isRecord } from '../fragments.js';
 import { TARGET_REF_KINDS, targetRef } from '../target-ref.js';
 
 /** Kuma 2.0 builds the JSON format as `{"<key>": "<value>"}` text: the pair must read back as JSON. */
@@ -28,7 +29,8 @@ const format = z
       .min(1)
       .optional(),
   })
-  .superRefine(exactlyOneOf(['plain', 'json']), everyViolation)
+  // Kuma 2.0 takes a format of neither kind (the default format then).
+  .superRefine(atMostOneOf(['plain', 'json']), everyViolation)
   .superRefine(checkJsonPairs, everyViolation);
 
 // Kuma 2.0 takes what govalidator calls a file path: absolute, Unix or Windows.
@@ -36,9 +38,24 @@ const filePath = z.string().refine((p) => /^\/[^\0]*$/.test(p) || /^[a-zA-Z]:\\/
   message: 'must be an absolute file path',
 });
 
+const ADDRESS = /^(?:[A-Za-z][A-Za-z0-9+.-]*:\/\/)?(\[[^\]]*\]|[^:/?#[\]]+)(?::(\d{1,5}))?(?:[/?#].*)?$/;
+
+/** What Kuma 2.0 takes as a TCP log address (govalidator's URL): host, host:port or a URL. */
+function isLogAddress(address: string): boolean {
+  const m = ADDRESS.exec(address);
+  if (!m) return false;
+  const [, host, port] = m;
+  const hostOk = host.startsWith('[') ? isIP(host.slice(1, -1)) === 6 : hostOrIp.safeParse(host).success;
+  return hostOk && (port === undefined || (Number(port) >= 1 && Number(port) <= 65535));
+}
+
+const logAddress = z
+  .string()
+  .refine(isLogAddress, { message: 'must be an address: host, host:port or a URL' });
+
 const backend = z
   .strictObject({
-    tcp: z.strictObject({ address: hostPort, format: format.optional() }).optional(),
+    tcp: z.strictObject({ address: logAddress, format: format.optional() }).optional(),
     file: z.strictObject({ path: filePath, format: format.optional() }).optional(),
   })
   .superRefine(exactlyOneOf(['tcp', 'file']), everyViolation);

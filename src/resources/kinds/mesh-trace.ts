@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineResource } from '../descriptor.js';
 import { everyViolation, exactlyOneOf, integer } from '../fragments.js';
-import { PROXY_TARGET_REF_KINDS, targetRef } from '../target-ref.js';
+import { TARGET_REF_KINDS, targetRef } from '../target-ref.js';
 
 const DATADOG_URL =
   /^([A-Za-z][A-Za-z0-9+.-]*):\/\/(?:([^@/?#]*)@)?(\[[^\]/?#]*\]|[^:/?#]*)(?::([^/?#]*))?(.*)$/;
@@ -60,7 +60,8 @@ export const meshTrace = defineResource({
   path: 'meshtraces',
   spec: z.strictObject({
     spec: z.strictObject({
-      targetRef: targetRef(PROXY_TARGET_REF_KINDS),
+      // Kuma 2.0 takes every kind here, MeshGatewayRoute too.
+      targetRef: targetRef(TARGET_REF_KINDS),
       default: z.strictObject({
         // Envoy takes one tracing backend; Kuma 2.0 keeps a list for later (MADR 009).
         backends: z.array(backend).max(1),

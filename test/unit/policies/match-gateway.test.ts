@@ -165,7 +165,7 @@ describe('matchGateway: listeners, hosts and routes', () => {
   it("a route attaches where its selectors match the listener's merged tags (proxy < gateway < listener)", () => {
     const gw = meshGateway('edge', {
       selectors: sel({ [SVC]: 'edge' }),
-      tags: { [SVC]: 'edge', tier: 'gw' },
+      tags: { tier: 'gw' },
       listeners: [
         { port: 80, protocol: 'HTTP', tags: { port: 'http' } },
         { port: 81, protocol: 'HTTP', tags: { port: 'alt', tier: 'listener' } },
@@ -191,6 +191,28 @@ describe('matchGateway: listeners, hosts and routes', () => {
     expect(summary(matchGateway(tagged, gw, [onHttp, onGw, onProxy, onListener], {}))).toEqual([
       '80 HTTP *: on-gw -> b | on-http -> a',
       '81 HTTP *: on-listener -> d',
+    ]);
+  });
+
+  it('an empty listener hostname is the * host; a TCP route without rules attaches with no destinations', () => {
+    const gw = meshGateway('edge', {
+      selectors: sel({ [SVC]: 'edge' }),
+      listeners: [
+        { port: 80, protocol: 'HTTP', hostname: '' },
+        { port: 9000, protocol: 'TCP' },
+      ],
+    });
+    const web = httpRoute('web', {
+      selectors: sel({ [SVC]: 'edge' }),
+      rules: [{ backends: [backend('a')] }],
+    });
+    const bare = {
+      ...tcpRoute('bare', { selectors: sel({ [SVC]: 'edge' }), backends: [] }),
+      conf: { tcp: {} },
+    };
+    expect(summary(matchGateway(proxy, gw, [web, bare], {}))).toEqual([
+      '80 HTTP *: web -> a',
+      '9000 TCP *: bare -> ',
     ]);
   });
 

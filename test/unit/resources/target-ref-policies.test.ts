@@ -93,7 +93,6 @@ describe('targetRef (extra-policies.md; Kuma 2.0 ValidateTargetRef)', () => {
         [
           ['spec.targetRef.name', 'must be set with kind MeshGatewayRoute'],
           ['spec.targetRef.mesh', 'cannot be set with kind MeshGatewayRoute'],
-          ['spec.targetRef.tags', 'cannot be set with kind MeshGatewayRoute'],
         ],
       ],
     ];
@@ -295,18 +294,32 @@ describe('MeshAccessLog', () => {
         { tcp: { address: 'not_valid_url' } },
         { tcp: { address: '127.0.0.1:5000' }, file: { path: '/tmp/logs.txt' } },
         {},
+        { tcp: { address: 'http://logs.com:99999' } },
       ]),
       [
         [`${at}[0].file.path`, 'cannot be empty'],
         [`${at}[1].file.path`, 'must be an absolute file path'],
-        [`${at}[2].tcp.address`, 'must be host:port with a port in the range 1-65535'],
+        [`${at}[2].tcp.address`, 'must be an address: host, host:port or a URL'],
         [`${at}[3]`, 'only one of "tcp", "file" can be set, got "tcp", "file"'],
         [`${at}[4]`, 'requires one of "tcp", "file"'],
+        [`${at}[5].tcp.address`, 'must be an address: host, host:port or a URL'],
       ],
     );
   });
 
-  it('checks formats: exactly one of plain and json, json pairs non-empty and valid JSON', () => {
+  it('takes the addresses Kuma 2.0 takes (a URL, a host, host:port) and a format of neither kind', () => {
+    expectValid(
+      meshAccessLog,
+      fromMesh([
+        { tcp: { address: 'http://logs.com' } },
+        { tcp: { address: 'logs.com' } },
+        { tcp: { address: '[::1]:5000', format: {} } },
+        { file: { path: '/tmp/logs.txt', format: {} } },
+      ]),
+    );
+  });
+
+  it('checks formats: at most one of plain and json, json pairs non-empty and valid JSON', () => {
     const at = 'spec.from[0].default.backends';
     const file = (format: unknown) => ({ file: { path: '/tmp/logs.txt', format } });
     expectCauses(
@@ -318,7 +331,6 @@ describe('MeshAccessLog', () => {
         { tcp: { address: '127.0.0.1:5000', format: { plain: 'x', json: [{ key: 'k', value: 'v' }] } } },
         file({ json: [] }),
         { tcp: { address: 'logs.com:5000', format: { json: [] } } },
-        file({}),
       ]),
       [
         [`${at}[0].file.format.json[0].key`, 'cannot be empty'],
@@ -327,7 +339,6 @@ describe('MeshAccessLog', () => {
         [`${at}[3].tcp.format`, 'only one of "plain", "json" can be set, got "plain", "json"'],
         [`${at}[4].file.format.json`, 'must have at least one element'],
         [`${at}[5].tcp.format.json`, 'must have at least one element'],
-        [`${at}[6].file.format`, 'requires one of "plain", "json"'],
       ],
     );
   });
@@ -386,10 +397,8 @@ describe('MeshTrace', () => {
     expectCauses(meshTrace, trace({}), [['spec.default.backends', 'cannot be empty']]);
   });
 
-  it('refuses MeshGatewayRoute at the top (extra-policies.md)', () => {
-    expectCauses(meshTrace, trace({ backends: [] }, { kind: 'MeshGatewayRoute', name: 'r' }), [
-      ['spec.targetRef.kind', 'must be one of "Mesh", "MeshSubset", "MeshService", "MeshServiceSubset"'],
-    ]);
+  it('takes MeshGatewayRoute at the top, as Kuma 2.0 does', () => {
+    expectValid(meshTrace, trace({ backends: [] }, { kind: 'MeshGatewayRoute', name: 'r' }));
   });
 
   it('takes at most one backend, of exactly one type', () => {
