@@ -156,7 +156,11 @@ export function createInspectQueries(deps: {
       );
       // A built-in gateway proxy's listeners come from the best MeshGateway that selects it.
       const gateway = selectGateway(p.networking, matches.candidates(mesh, 'MeshGateway'));
-      const items = proxyRules(p.networking, policies, gateway as GatewayListeners | undefined);
+      const dialled =
+        p.kind === 'SidecarDataplane'
+          ? p.interfaces.outbounds.filter((o) => o.dialled).map((o) => o.service)
+          : undefined;
+      const items = proxyRules(p.networking, policies, gateway as GatewayListeners | undefined, dialled);
       return { total: items.length, items };
     },
 

@@ -155,4 +155,32 @@ describe('inbound faults and dialled outbounds of a proxyless client', () => {
     );
     expect(names).toEqual(['client-1', 'shop-v1']);
   });
+
+  it('the rules view has a destination item for each service the client dials', async () => {
+    await outcome(echo(clientOf('split')));
+    await put('/meshes/default/meshaccesslogs/to-split', {
+      type: 'MeshAccessLog',
+      mesh: 'default',
+      name: 'to-split',
+      spec: {
+        targetRef: { kind: 'Mesh' },
+        to: [
+          {
+            targetRef: { kind: 'MeshService', name: 'split' },
+            default: { backends: [{ file: { path: '/tmp/split.log' } }] },
+          },
+        ],
+      },
+    });
+    const res = await cp.app.inject({ url: '/meshes/default/dataplanes/client-1/rules' });
+    const items = (JSON.parse(res.body) as { items: Array<Record<string, unknown>> }).items;
+    expect(items).toContainEqual(
+      expect.objectContaining({
+        type: 'destinationSubset',
+        name: 'split',
+        service: 'split',
+        policyType: 'MeshAccessLog',
+      }),
+    );
+  });
 });

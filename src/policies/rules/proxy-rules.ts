@@ -80,18 +80,25 @@ function toItem(
 
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-/** The rules view of a proxy; `gateway` is the MeshGateway serving a built-in gateway proxy, if any. */
+/**
+ * The rules view of a proxy; `gateway` is the MeshGateway serving a built-in gateway proxy, if any;
+ * `dialled`, the services a proxyless client dials (outbounds named by the service, tagged with it).
+ */
 export function proxyRules(
   networking: Networking,
   policies: readonly TargetRefPolicy[],
   gateway?: GatewayListeners,
+  dialled?: readonly string[],
 ): RuleItem[] {
   const out: Array<RuleItem & { seq: number }> = [];
   const push = (item: RuleItem): void => {
     out.push({ ...item, seq: out.length });
   };
-  const outbounds = networking.outbound ?? [];
-  const outboundNames = proxyInterfaces(networking).outbounds;
+  const declared = networking.outbound ?? [];
+  const outboundNames = proxyInterfaces(networking, dialled).outbounds;
+  const outbounds = outboundNames.map(
+    (o, i) => declared[i] ?? { port: 0, tags: { [SERVICE_TAG]: o.service } },
+  );
 
   for (const [policyType, parts] of Object.entries(PARTS)) {
     // Which listeners each policy of this type selects; policies selecting none are left out.
