@@ -63,17 +63,65 @@ const loggingBackend = z.discriminatedUnion('type', [
   }),
 ]);
 
+/** Names of Prometheus aggregate entries are unique: cause on the duplicate's `name`. */
+function uniqueAggregateNames(conf: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  if (!Array.isArray(conf.aggregate)) return;
+  const seen = new Set<unknown>();
+  conf.aggregate.forEach((entry, i) => {
+    const name = isRecord(entry) ? entry.name : undefined;
+    if (typeof name !== 'string') return;
+    if (seen.has(name)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['aggregate', i, 'name'],
+        message: `duplicate entry: ${name}, values have to be unique`,
+      });
+    }
+    seen.add(name);
+  });
+}
+
+/** A regular expression that compiles (Envoy's stats filter). */
+const regex = z.string().refine(
+  (v) => {
+    try {
+      new RegExp(v);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  { message: 'must be a valid regular expression' },
+);
+
+/**
+ * Kuma's PrometheusMetricsBackendConfig: the `conf` of a mesh's Prometheus backend, and of a
+ * Dataplane's own `metrics`, which overrides it for one proxy.
+ */
+export const prometheusConf = z
+  .strictObject({
+    port: port.optional(),
+    path: z.string().optional(),
+    skipMTLS: z.boolean().optional(),
+    tags: tagMap.optional(),
+    aggregate: z
+      .array(
+        z.strictObject({
+          name: z.string(),
+          port: port.optional(),
+          path: z.string().optional(),
+          enabled: z.boolean().optional(),
+        }),
+      )
+      .optional(),
+    envoy: z.strictObject({ filterRegex: regex.optional(), usedOnly: z.boolean().optional() }).optional(),
+  })
+  .superRefine(uniqueAggregateNames, everyViolation);
+
 const metricsBackend = z.strictObject({
   name: backendName,
   type: z.literal('prometheus'),
-  conf: z
-    .strictObject({
-      port: port.optional(),
-      path: z.string().optional(),
-      skipMTLS: z.boolean().optional(),
-      tags: tagMap.optional(),
-    })
-    .optional(),
+  conf: prometheusConf.optional(),
 });
 
 /**

@@ -56,11 +56,15 @@ describe('Dataplane', () => {
       ['networking.inbound[0].port', 'must be in the range 1-65535'],
       ['networking.inbound[0].servicePort', 'must be in the range 1-65535'],
     ]);
-    expectCauses(dataplane, dp({ address: '10.0.0.300', inbound: [inbound({ port: 80.5 })] }), [
-      ['networking.address', 'must be a valid IP address'],
+    expectCauses(dataplane, dp({ address: 'bad address', inbound: [inbound({ port: 80.5 })] }), [
+      ['networking.address', 'must be a valid IP address or domain name'],
       ['networking.inbound[0].port', 'must be an integer'],
     ]);
-    expectCauses(dataplane, dp({ address: 'backend.local', inbound: [inbound()] }), ['networking.address']);
+    // As in Kuma: a domain name is an address too, and the unspecified address is not one.
+    expectValid(dataplane, dp({ address: 'backend.local', inbound: [inbound()] }));
+    expectCauses(dataplane, dp({ address: '0.0.0.0', inbound: [inbound()] }), [
+      ['networking.address', 'must not be 0.0.0.0 or ::'],
+    ]);
   });
 
   it('requires networking, its address and inbound port and tags', () => {
@@ -68,7 +72,8 @@ describe('Dataplane', () => {
     expectCauses(dataplane, { networking: { inbound: [{}] } }, [
       ['networking.address', 'cannot be empty'],
       ['networking.inbound[0].port', 'cannot be empty'],
-      ['networking.inbound[0].tags', 'cannot be empty'],
+      // Kuma reports absent tags as a missing service tag.
+      ['networking.inbound[0].tags["mesh.io/service"]', 'tag has to exist'],
     ]);
   });
 
@@ -76,9 +81,16 @@ describe('Dataplane', () => {
     expectCauses(dataplane, dp({ inbound: [inbound({ tags: { [SVC]: 'a b', 'bad key': 'x' } })] }), [
       [
         'networking.inbound[0].tags["mesh.io/service"]',
-        'tag value must be non-empty and of [a-zA-Z0-9._:/-]',
+        'tag value must consist of letters, digits, dots, dashes, colons and underscores',
       ],
-      ['networking.inbound[0].tags["bad key"]', 'tag key must be non-empty and of [a-zA-Z0-9._:/-]'],
+      [
+        'networking.inbound[0].tags["bad key"]',
+        'tag name must consist of letters, digits, dots, dashes, colons, slashes and underscores',
+      ],
+    ]);
+    // As in Kuma, a concrete tag value has no slash (a key may).
+    expectCauses(dataplane, dp({ inbound: [inbound({ tags: { [SVC]: 'a/b' } })] }), [
+      'networking.inbound[0].tags["mesh.io/service"]',
     ]);
     // A selector wildcard is not a concrete tag value.
     expectCauses(dataplane, dp({ inbound: [inbound({ tags: { [SVC]: '*' } })] }), [
@@ -87,16 +99,19 @@ describe('Dataplane', () => {
   });
 
   it('has either inbounds or a gateway, not both (cause on networking)', () => {
-    expectCauses(dataplane, dp({}), [['networking', 'has to contain at least one inbound or a gateway']]);
+    expectCauses(dataplane, dp({}), [
+      ['networking', 'has to contain at least one inbound interface or gateway'],
+    ]);
     expectCauses(dataplane, dp({ inbound: [] }), ['networking']);
+    // As in Kuma: the cause is on the inbounds, which the gateway's kind does not allow.
     expectCauses(dataplane, dp({ inbound: [inbound()], gateway: { tags: { [SVC]: 'edge' } } }), [
-      ['networking', 'inbound cannot be defined together with gateway'],
+      ['networking.inbound', 'inbound cannot be defined for delegated gateways'],
     ]);
   });
 
   it('checks the gateway', () => {
     expectCauses(dataplane, dp({ gateway: { tags: { app: 'edge' }, type: 'EXTERNAL' } }), [
-      ['networking.gateway.tags["mesh.io/service"]', 'tag has to exist'],
+      ['networking.gateway.tags', 'mandatory tag "mesh.io/service" is missing'],
       ['networking.gateway.type', 'must be one of "BUILTIN", "DELEGATED"'],
     ]);
   });
@@ -110,19 +125,19 @@ describe('Dataplane', () => {
     expectValid(dataplane, dp({ inbound: [inbound(), inbound({ address: '10.0.0.2' })] }));
   });
 
-  it('has outbounds with exactly one of tags and service', () => {
+  it('has outbounds that name their service by tags or by service (Kuma allows both; tags win)', () => {
     expectCauses(dataplane, dp({ inbound: [inbound()], outbound: [{ port: 10001 }] }), [
-      ['networking.outbound[0]', 'either tags or service has to be set'],
+      ['networking.outbound[0].tags', 'mandatory tag "mesh.io/service" is missing'],
     ]);
-    expectCauses(
+    expectValid(
       dataplane,
       dp({ inbound: [inbound()], outbound: [{ port: 10001, service: 'a', tags: { [SVC]: 'a' } }] }),
-      [['networking.outbound[0].service', 'cannot be set together with tags']],
     );
+    expectValid(dataplane, dp({ inbound: [inbound()], outbound: [{ port: 10001, service: 'a', tags: {} }] }));
     expectCauses(
       dataplane,
-      dp({ inbound: [inbound()], outbound: [{ port: 10001, tags: { version: 'v1' } }] }),
-      ['networking.outbound[0].tags["mesh.io/service"]'],
+      dp({ inbound: [inbound()], outbound: [{ port: 10001, service: 'a', tags: { version: 'v1' } }] }),
+      ['networking.outbound[0].tags'],
     );
   });
 
@@ -148,13 +163,8 @@ describe('Dataplane', () => {
   it('lists every violation, including cross-field ones next to field errors', () => {
     expectCauses(
       dataplane,
-      dp({ address: 'x', inbound: [inbound({ port: 'abc' })], gateway: { tags: {} } }),
-      [
-        'networking.address',
-        'networking.inbound[0].port',
-        'networking.gateway.tags["mesh.io/service"]',
-        'networking',
-      ],
+      dp({ address: 'x y', inbound: [inbound({ port: 'abc' })], gateway: { tags: {} } }),
+      ['networking.address', 'networking.inbound[0].port', 'networking.gateway.tags', 'networking.inbound'],
     );
   });
 });
