@@ -45,7 +45,7 @@ describe('ExternalService', () => {
     ]);
     expectCauses(externalService, { networking: {}, tags: { 'mesh.io/protocol': 'http' } }, [
       ['networking.address', 'cannot be empty'],
-      ['tags["mesh.io/service"]', 'tag has to exist'],
+      ['tags', 'mandatory tag "mesh.io/service" is missing'],
     ]);
   });
   it('checks address, base64 and TLS fields', () => {
@@ -59,10 +59,13 @@ describe('ExternalService', () => {
         tags,
       },
       [
-        ['networking.address', 'must be host:port with a port in the range 1-65535'],
+        // As in Kuma, each part of a bad address has its cause (no port: none to parse, no host either).
+        ['networking.address', 'must be host:port'],
+        ['networking.address', 'host must be a valid IP address or domain name'],
+        ['networking.address', 'port must be in the range 1-65535'],
         ['networking.tls.enabled', 'must be a boolean'],
         ['networking.tls.caCert.inline', 'must be valid base64'],
-        ['networking.tls.clientKey', 'requires one of "secret", "inline", "inlineString", "file"'],
+        ['networking.tls.clientKey', 'data source cannot be empty'],
         ['networking.tls.sni', 'unknown field'],
       ],
     );
