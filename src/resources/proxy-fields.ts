@@ -84,6 +84,55 @@ export function proxyTags(rules: ProxyTagRules = {}): z.ZodType<Record<string, s
   }, everyViolation);
 }
 
+// Kuma's selector characters: a value may also have a slash, or be the wildcard.
+const SELECTOR_VALUE = /^([a-zA-Z0-9._:/-]*|\*)$/;
+
+/** The rules of one selector tag map beyond the characters of its keys and values. */
+export interface SelectorTagRules {
+  /** The map must have a tag (a constraint's rule; cause on the map). */
+  atLeastOne?: boolean;
+  /** Keys a selector may not use (cause on the key). */
+  forbiddenKeys?: readonly string[];
+}
+
+/**
+ * Kuma's checks of selector tags (ValidateSelector) on `tags`, with causes under `path`: key
+ * characters as in concrete tags; a value may also hold a slash, or be `*`.
+ */
+export function checkSelectorTags(
+  tags: Record<string, unknown>,
+  ctx: z.RefinementCtx,
+  path: PropertyKey[],
+  rules: SelectorTagRules = {},
+): void {
+  const at = (key?: string): PropertyKey[] => (key === undefined ? path : [...path, key]);
+  if (rules.atLeastOne === true && Object.keys(tags).length === 0)
+    ctx.addIssue({ code: 'custom', path: at(), message: 'must have at least one tag' });
+  for (const [key, value] of Object.entries(tags)) {
+    if (key === '') ctx.addIssue({ code: 'custom', path: at(), message: 'tag name must be non-empty' });
+    else if (!TAG_NAME.test(key)) {
+      const message =
+        'tag name must consist of letters, digits, dots, dashes, colons, slashes and underscores';
+      ctx.addIssue({ code: 'custom', path: at(key), message });
+    }
+    if (rules.forbiddenKeys?.includes(key))
+      ctx.addIssue({ code: 'custom', path: at(key), message: `tag name must not be ${JSON.stringify(key)}` });
+    if (value === '') ctx.addIssue({ code: 'custom', path: at(key), message: 'tag value must be non-empty' });
+    else if (typeof value === 'string' && !SELECTOR_VALUE.test(value)) {
+      const message =
+        'tag value must consist of letters, digits, dots, dashes, colons, slashes and underscores, or be "*"';
+      ctx.addIssue({ code: 'custom', path: at(key), message });
+    }
+  }
+}
+
+/** A selector's tag map checked by {@link checkSelectorTags}. */
+export function selectorTags(rules: SelectorTagRules = {}): z.ZodType<Record<string, string>> {
+  return z.record(z.string(), z.string()).superRefine((tags: unknown, ctx) => {
+    if (isRecord(tags)) checkSelectorTags(tags, ctx, [], rules);
+  }, everyViolation);
+}
+
 // govalidator's IsDNSName, which Kuma's address checks use: labels of letters, digits, `_` and `-`.
 const DNS_NAME = /^([a-zA-Z0-9_][a-zA-Z0-9_-]{0,62})(\.[a-zA-Z0-9_][a-zA-Z0-9_-]{0,62})*[._]?$/;
 

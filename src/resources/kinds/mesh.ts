@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineResource } from '../descriptor.js';
+import { checkSelectorTags } from '../proxy-fields.js';
 import {
   DATA_SOURCE_TEXT_KEYS,
   dataSource,
@@ -160,36 +161,12 @@ const loggingBackend = z.discriminatedUnion('type', [
   }),
 ]);
 
-// Kuma's selector characters: a value may also have a slash, or be the wildcard.
-const SELECTOR_VALUE = /^([a-zA-Z0-9._:/-]*|\*)$/;
-const TAG_NAME = /^[a-zA-Z0-9._:/-]*$/;
-
-/** Kuma's checks of a constraint's selector tags (ValidateSelector, at least one tag), at `tags`. */
-function checkConstraintTags(rule: Record<string, unknown>, ctx: z.RefinementCtx): void {
-  const tags = isRecord(rule.tags) ? rule.tags : {};
-  if (Object.keys(tags).length === 0)
-    ctx.addIssue({ code: 'custom', path: ['tags'], message: 'must have at least one tag' });
-  for (const [key, value] of Object.entries(tags)) {
-    if (key === '') ctx.addIssue({ code: 'custom', path: ['tags'], message: 'tag name must be non-empty' });
-    if (!TAG_NAME.test(key)) {
-      const message =
-        'tag name must consist of letters, digits, dots, dashes, colons, slashes and underscores';
-      ctx.addIssue({ code: 'custom', path: ['tags', key], message });
-    }
-    if (value === '')
-      ctx.addIssue({ code: 'custom', path: ['tags', key], message: 'tag value must be non-empty' });
-    else if (typeof value === 'string' && !SELECTOR_VALUE.test(value)) {
-      const message =
-        'tag value must consist of letters, digits, dots, dashes, colons, slashes and underscores, or be "*"';
-      ctx.addIssue({ code: 'custom', path: ['tags', key], message });
-    }
-  }
-}
-
 // Kuma's constraints on the proxies that may join: each rule is a selector of their tags.
 const constraintRule = z
   .strictObject({ tags: z.record(z.string(), z.string()).optional() })
-  .superRefine(checkConstraintTags, everyViolation);
+  .superRefine((rule: Record<string, unknown>, ctx) => {
+    checkSelectorTags(isRecord(rule.tags) ? rule.tags : {}, ctx, ['tags'], { atLeastOne: true });
+  }, everyViolation);
 
 const constraints = z.strictObject({
   dataplaneProxy: z
