@@ -47,7 +47,8 @@ export function proxyInterfaces(networking: Networking): ProxyInterfaces {
     const address = ob.address ?? '127.0.0.1';
     return {
       name: `${isIP(address) === 6 ? `[${address}]` : address}:${ob.port}`,
-      service: (ob.tags ? ob.tags[SERVICE_TAG] : ob.service) ?? '',
+      // Kuma: the tags name the service when there are some, else the older `service` field.
+      service: ob.tags?.[SERVICE_TAG] ?? ob.service ?? '',
     };
   });
   const tagSets = inbounds.map((ib) => ib.tags);
