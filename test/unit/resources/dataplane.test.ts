@@ -168,3 +168,77 @@ describe('Dataplane', () => {
     );
   });
 });
+
+describe('Dataplane: Kuma 2.0.0 rules beyond its test table', () => {
+  it('keeps the admin port off the application port an inbound forwards to on 127.0.0.1', () => {
+    const spec = dp({
+      address: '10.0.0.1',
+      admin: { port: 9901 },
+      inbound: [inbound({ port: 8080, servicePort: 9901, serviceAddress: '127.0.0.1' })],
+    });
+    expectCauses(dataplane, spec, [['networking.admin.port', 'must differ from inbound']]);
+    // An inbound on every address clashes too; an outbound without address listens on 127.0.0.1.
+    expectCauses(
+      dataplane,
+      dp({ address: '10.0.0.1', admin: { port: 8080 }, inbound: [inbound({ address: '0.0.0.0' })] }),
+      ['networking.admin.port'],
+    );
+    expectCauses(
+      dataplane,
+      dp({ admin: { port: 10001 }, inbound: [inbound()], outbound: [{ port: 10001, service: 'db' }] }),
+      [['networking.admin.port', 'must differ from outbound']],
+    );
+  });
+
+  it('lets an application share its inbound’s address on another port', () => {
+    expectValid(dataplane, dp({ inbound: [inbound({ serviceAddress: '10.0.0.1', servicePort: 18080 })] }));
+    expectCauses(dataplane, dp({ inbound: [inbound({ serviceAddress: '10.0.0.1', servicePort: 8080 })] }), [
+      [
+        'networking.inbound[0].serviceAddress',
+        'serviceAddress and servicePort have to differ from address and port',
+      ],
+    ]);
+  });
+
+  it('accepts Kuma’s sidecar-only fields and checks their shapes', () => {
+    expectValid(dataplane, {
+      ...dp({
+        inbound: [
+          inbound({ serviceProbe: { interval: '10s', timeout: '2s', healthyThreshold: 1, tcp: {} } }),
+        ],
+        transparentProxying: {
+          redirectPortInbound: 15006,
+          redirectPortInboundV6: 15010,
+          redirectPortOutbound: 15001,
+          directAccessServices: ['*'],
+          reachableServices: ['redis', 'web'],
+        },
+      }),
+      probes: {
+        port: 9000,
+        endpoints: [{ inboundPort: 8080, inboundPath: '/healthz', path: '/8080/healthz' }],
+      },
+      metrics: {
+        type: 'prometheus',
+        conf: { port: 5670, path: '/metrics', envoy: { filterRegex: '^http', usedOnly: true } },
+      },
+    });
+    expectCauses(
+      dataplane,
+      {
+        ...dp({ inbound: [inbound()] }),
+        metrics: { type: 'prometheus', conf: { envoy: { filterRegex: '(' } } },
+      },
+      [['metrics.conf.envoy.filterRegex', 'must be a valid regular expression']],
+    );
+  });
+
+  it('takes a gateway proxy’s tags with a tcp protocol tag only', () => {
+    expectValid(dataplane, dp({ gateway: { tags: { [SVC]: 'edge', 'mesh.io/protocol': 'tcp' } } }));
+    expectCauses(
+      dataplane,
+      dp({ gateway: { type: 'BUILTIN', tags: { [SVC]: 'edge', 'mesh.io/protocol': 'http' } } }),
+      [['networking.gateway.tags["mesh.io/protocol"]', 'only tcp is allowed here, got "http"']],
+    );
+  });
+});
