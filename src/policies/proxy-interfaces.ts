@@ -75,7 +75,8 @@ export function proxyInterfaces(
     const address = ob.address ?? '127.0.0.1';
     return {
       name: `${isIP(address) === 6 ? `[${address}]` : address}:${ob.port}`,
-      service: (ob.tags ? ob.tags[SERVICE_TAG] : ob.service) ?? '',
+      // Kuma: the tags name the service when there are some, else the older `service` field.
+      service: ob.tags?.[SERVICE_TAG] ?? ob.service ?? '',
     };
   });
   if (dialled.length > 0) {

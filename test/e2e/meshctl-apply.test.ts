@@ -139,14 +139,14 @@ describe('meshctl apply and delete (issue 18 point 1)', () => {
   it('names the file and document of an invalid resource and prints the server’s title, details and causes', async () => {
     const f = file(
       'bad.yaml',
-      `${JSON.stringify(permission('ok-before'))}\n---\ntype: Dataplane\nmesh: shop\nname: bad\nnetworking:\n  address: nope\n  inbound:\n    - port: 70000\n      tags: {mesh.io/service: web}\n`,
+      `${JSON.stringify(permission('ok-before'))}\n---\ntype: Dataplane\nmesh: shop\nname: bad\nnetworking:\n  address: 0.0.0.0\n  inbound:\n    - port: 70000\n      tags: {mesh.io/service: web}\n`,
     );
     const r = await run(['apply', '-f', f]);
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('TrafficPermission shop/ok-before created\n');
     expect(r.stderr).toBe(
       `Error: ${f}, document 2 (Dataplane shop/bad): Resource is not valid: the resource has invalid fields (HTTP 400)\n` +
-        '  networking.address: must be a valid IP address\n' +
+        '  networking.address: must not be 0.0.0.0 or ::\n' +
         '  networking.inbound[0].port: must be in the range 1-65535\n',
     );
   });

@@ -6,12 +6,12 @@ import { meshCp } from '../helpers/process.js';
 describe('defaults.mesh: the default mesh made at first start (issue 18)', () => {
   it('gives the default mesh its settings, from YAML with or without type and name', async () => {
     const cp = await startTestPlane({
-      MESH_DEFAULTS_MESH: 'type: Mesh\nname: default\nrouting:\n  zoneEgress: true\n',
+      MESH_DEFAULTS_MESH: 'type: Mesh\nname: default\nrouting:\n  localityAwareLoadBalancing: true\n',
     });
     try {
       const res = await cp.app.inject({ method: 'GET', url: '/meshes/default' });
       expect(res.statusCode).toBe(200);
-      expect(res.json().routing).toEqual({ zoneEgress: true });
+      expect(res.json().routing).toEqual({ localityAwareLoadBalancing: true });
     } finally {
       await cp.close();
     }

@@ -412,7 +412,7 @@ const CASES: Case[] = [
       type: 'Dataplane',
       mesh: 'default',
       name: 'bad',
-      networking: { address: 'not-an-ip', inbound: [{ port: 'abc', tags: { version: 'v1' } }] },
+      networking: { address: 'not an ip', inbound: [{ port: 'abc', tags: { version: 'v1' } }] },
       extra: 1,
     },
   },

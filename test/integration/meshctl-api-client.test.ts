@@ -41,7 +41,7 @@ describe('meshctl ApiClient against a listening control plane', () => {
     const api = createApiClient({ address, context: 't' });
     const err = await api
       .request('PUT', '/meshes/m1/dataplanes/d', {
-        body: { type: 'Dataplane', mesh: 'm1', name: 'd', networking: { address: 'x', inbound: [] } },
+        body: { type: 'Dataplane', mesh: 'm1', name: 'd', networking: { address: 'not an ip', inbound: [] } },
       })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
@@ -49,7 +49,10 @@ describe('meshctl ApiClient against a listening control plane', () => {
     expect(e.status).toBe(400);
     expect(e.title).toBe('Resource is not valid');
     expect(e.details).toBe('the resource has invalid fields');
-    expect(e.causes).toContainEqual({ field: 'networking.address', message: 'must be a valid IP address' });
+    expect(e.causes).toContainEqual({
+      field: 'networking.address',
+      message: 'must be a valid IP address or domain name',
+    });
   });
 
   it('names the address and context when it cannot connect', async () => {

@@ -1,13 +1,41 @@
 import { z } from 'zod';
 import { defineResource } from '../descriptor.js';
-import { hostOrIp, port, resourceName, tagMap, uint } from '../fragments.js';
+import { everyViolation, isRecord, port, resourceName, uint } from '../fragments.js';
+import { overlapsLoopback, proxyAddress, proxyTags } from '../proxy-fields.js';
 
+// Computed by the control plane from the zone's proxies (what a user writes is replaced); Kuma
+// checks only the tags of one.
 const availableService = z.strictObject({
-  tags: tagMap,
-  instances: uint,
-  mesh: resourceName,
+  tags: proxyTags({ service: 'map' }),
+  instances: uint.optional(),
+  mesh: resourceName.optional(),
   externalService: z.boolean().optional(),
 });
+
+/**
+ * Kuma's ZoneIngress checks across `networking`: the advertised address and port come together,
+ * and the admin port is not the port the ingress listens on at 127.0.0.1 (or every address).
+ */
+function checkNetworking(n: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  if (n.advertisedAddress === undefined && n.advertisedPort !== undefined)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['advertisedAddress'],
+      message: 'has to be defined with advertisedPort',
+    });
+  if (n.advertisedPort === undefined && n.advertisedAddress !== undefined)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['advertisedPort'],
+      message: 'has to be defined with advertisedAddress',
+    });
+  const admin = isRecord(n.admin) ? n.admin.port : undefined;
+  if (typeof admin !== 'number') return;
+  const clash = (address: unknown, p: unknown): boolean =>
+    admin === p && typeof address === 'string' && overlapsLoopback(address);
+  if (clash(n.address, n.port) || clash(n.advertisedAddress, n.advertisedPort))
+    ctx.addIssue({ code: 'custom', path: ['admin', 'port'], message: 'must differ from port' });
+}
 
 /** ZoneIngress (spec 2.13): a zone's entry point for cross-zone traffic; written in zones, synced up. */
 export const zoneIngress = defineResource({
@@ -19,13 +47,15 @@ export const zoneIngress = defineResource({
   spec: z.strictObject({
     // Spec 2.13: "optional in some entities".
     zone: z.string().min(1).optional(),
-    networking: z.strictObject({
-      address: hostOrIp.optional(),
-      advertisedAddress: hostOrIp.optional(),
-      port: port.optional(),
-      advertisedPort: port.optional(),
-      admin: z.strictObject({ port }).optional(),
-    }),
+    networking: z
+      .strictObject({
+        address: proxyAddress.optional(),
+        advertisedAddress: proxyAddress.optional(),
+        port,
+        advertisedPort: port.optional(),
+        admin: z.strictObject({ port }).optional(),
+      })
+      .superRefine(checkNetworking, everyViolation),
     availableServices: z.array(availableService).optional(),
   }),
   sync: 'up',

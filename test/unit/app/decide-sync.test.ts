@@ -173,7 +173,7 @@ describe('decideSynced on Global (a zone sends its own kinds)', () => {
       rejection(() =>
         decideSynced(
           registry,
-          change({ resource: dp('dp-1', { networking: { address: 'x' } }) }),
+          change({ resource: dp('dp-1', { networking: { address: '0.0.0.0' } }) }),
           state,
           rules,
           ctx,
@@ -323,7 +323,7 @@ describe('decideSynced on a zone (Global sends what flows down)', () => {
       name: 'zone-2.ingress',
       creationTime: T0,
       modificationTime: T0,
-      networking: {},
+      networking: { port: 10001 },
     };
     expect(
       decideSynced(
@@ -336,7 +336,7 @@ describe('decideSynced on a zone (Global sends what flows down)', () => {
     ).toBe('zone-2.ingress');
     const state = given([
       { kind: 'Mesh', name: 'm1', origin: 'local' },
-      { kind: 'ZoneIngress', name: 'mine', spec: { networking: {} }, origin: 'local' },
+      { kind: 'ZoneIngress', name: 'mine', spec: { networking: { port: 10001 } }, origin: 'local' },
     ]);
     expect(
       decideSynced(

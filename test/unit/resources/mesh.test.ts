@@ -5,10 +5,15 @@ import { expectCauses, expectValid } from './helpers.js';
 const full = {
   mtls: {
     enabledBackend: 'ca-1',
+    // Kuma allows one mTLS backend per mesh.
     backends: [
-      { name: 'ca-1', type: 'builtin', dpCert: { rotation: { expiration: '24h' } } },
-      { name: 'ca-2', type: 'builtin', conf: { caCert: { RSAbits: 2048, expiration: '10h' } } },
-      { name: 'ca-3', type: 'provided', conf: { cert: { secret: 'cert-1' }, key: { secret: 'key-1' } } },
+      {
+        name: 'ca-1',
+        type: 'builtin',
+        mode: 'PERMISSIVE',
+        dpCert: { rotation: { expiration: '30d' } },
+        conf: { caCert: { RSAbits: 2048, expiration: '10h' } },
+      },
     ],
   },
   tracing: {
@@ -84,7 +89,10 @@ describe('Mesh', () => {
           ],
         },
       },
-      [['mtls.backends[1].name', '"ca-1" name is already used for another backend']],
+      [
+        ['mtls.backends', 'must have at most one backend'],
+        ['mtls.backends[1].name', '"ca-1" name is already used for another backend'],
+      ],
     );
   });
 
@@ -139,16 +147,23 @@ describe('Mesh', () => {
     });
     expectCauses(mesh, zipkin({}), [['tracing.backends[0].conf', 'cannot be empty']]);
     expectCauses(mesh, zipkin({ conf: { url: 'zipkin:9411' } }), [
-      ['tracing.backends[0].conf.url', 'must be a valid URL'],
+      ['tracing.backends[0].conf.url', 'must be a valid http or https URL'],
+    ]);
+    expectCauses(mesh, zipkin({ conf: { url: 'http://zipkin.local/api/v2/spans' } }), [
+      ['tracing.backends[0].conf.url', 'port has to be explicitly specified'],
     ]);
     expectCauses(mesh, zipkin({ sampling: 101, conf: { url: 'http://z:9411', traceId128bit: 'yes' } }), [
-      ['tracing.backends[0].sampling', 'must be less than or equal to 100'],
+      ['tracing.backends[0].sampling', 'has to be in the range 0.0-100.0'],
       ['tracing.backends[0].conf.traceId128bit', 'must be a boolean'],
     ]);
     expectCauses(
       mesh,
       { tracing: { backends: [{ name: 'z', type: 'datadog', conf: { url: 'http://z' } }] } },
-      [['tracing.backends[0].type', 'must be "zipkin"']],
+      [
+        ['tracing.backends[0].conf.url', 'unknown field'],
+        ['tracing.backends[0].conf.address', 'cannot be empty'],
+        ['tracing.backends[0].conf.port', 'cannot be empty'],
+      ],
     );
   });
 
@@ -189,5 +204,71 @@ describe('Mesh', () => {
       ['mtls.bar', 'unknown field'],
       ['routing.baz', 'unknown field'],
     ]);
+  });
+});
+
+describe('Mesh: Kuma 2.0.0 rules beyond its test table', () => {
+  const log = (format: string) => ({
+    logging: { backends: [{ name: 'l', type: 'file', format, conf: { path: '/tmp/x' } }] },
+  });
+
+  it('checks access log command operators as Kuma parses them', () => {
+    expectValid(mesh, log('%START_TIME(%s)% %REQ(X-REQUEST-ID?X-ID):10% %DYNAMIC_METADATA(ns:key)%\n'));
+    expectValid(
+      mesh,
+      log('[%START_TIME%] "%REQ(:METHOD)% %REQ(X-ENVOY-ORIGINAL-PATH?:PATH)%" %RESPONSE_CODE%'),
+    );
+    expectCauses(mesh, log('%REQ%'), [
+      [
+        'logging.backends[0].format',
+        'format string is not valid: command "REQ" requires a header name as its argument, got "%REQ%"',
+      ],
+    ]);
+    expectCauses(mesh, log('%REQ(a?b?c)%'), ['logging.backends[0].format']);
+    expectCauses(mesh, log('%FILTER_STATE()%'), ['logging.backends[0].format']);
+    expectCauses(mesh, log('%UPSTREAM_HOST(x)%'), ['logging.backends[0].format']);
+    expectCauses(mesh, log('100%'), [
+      [
+        'logging.backends[0].format',
+        'format string is not valid: expected a command operator to start at position 4, instead got: "%"',
+      ],
+    ]);
+  });
+
+  it('accepts datadog tracing, constraints and outbound passthrough', () => {
+    expectValid(mesh, {
+      tracing: {
+        backends: [
+          { name: 'dd', type: 'datadog', conf: { address: 'datadog.local', port: 8126, splitService: true } },
+        ],
+      },
+      constraints: {
+        dataplaneProxy: {
+          requirements: [{ tags: { 'mesh.io/zone': '*' } }],
+          restrictions: [{ tags: { 'k8s.mesh.io/namespace': 'kube/system' } }],
+        },
+      },
+      networking: { outbound: { passthrough: false } },
+    });
+  });
+
+  it('requires an enabled mTLS backend when traffic goes through zone egresses', () => {
+    expectCauses(mesh, { routing: { zoneEgress: true }, mtls: { enabledBackend: '' } }, [
+      ['mtls', 'has to be set when zoneEgress is enabled'],
+    ]);
+    expectValid(mesh, {
+      routing: { zoneEgress: true },
+      mtls: { enabledBackend: 'ca', backends: [{ name: 'ca', type: 'builtin' }] },
+    });
+  });
+
+  it('takes certificate lifetimes in Kuma’s units only', () => {
+    const rotation = (expiration: string) => ({
+      mtls: { backends: [{ name: 'ca', type: 'builtin', dpCert: { rotation: { expiration } } }] },
+    });
+    for (const ok of ['0', '1y', '4w', '30d', '24h', '90m', '60s', '500ms']) expectValid(mesh, rotation(ok));
+    for (const bad of ['1h30m', '1.5h', '2e', '10']) {
+      expectCauses(mesh, rotation(bad), ['mtls.backends[0].dpCert.rotation.expiration']);
+    }
   });
 });

@@ -45,7 +45,7 @@ describe('ExternalService', () => {
     ]);
     expectCauses(externalService, { networking: {}, tags: { 'mesh.io/protocol': 'http' } }, [
       ['networking.address', 'cannot be empty'],
-      ['tags["mesh.io/service"]', 'tag has to exist'],
+      ['tags', 'mandatory tag "mesh.io/service" is missing'],
     ]);
   });
   it('checks address, base64 and TLS fields', () => {
@@ -59,10 +59,13 @@ describe('ExternalService', () => {
         tags,
       },
       [
-        ['networking.address', 'must be host:port with a port in the range 1-65535'],
+        // As in Kuma, each part of a bad address has its cause (no port: none to parse, no host either).
+        ['networking.address', 'must be host:port'],
+        ['networking.address', 'host must be a valid IP address or domain name'],
+        ['networking.address', 'port must be in the range 1-65535'],
         ['networking.tls.enabled', 'must be a boolean'],
         ['networking.tls.caCert.inline', 'must be valid base64'],
-        ['networking.tls.clientKey', 'requires one of "secret", "inline", "inlineString", "file"'],
+        ['networking.tls.clientKey', 'data source cannot be empty'],
         ['networking.tls.sni', 'unknown field'],
       ],
     );
@@ -132,7 +135,8 @@ describe('Zone, ZoneIngress, ZoneEgress', () => {
         { tags: { [SVC]: 'httpbin' }, instances: 0, mesh: 'default', externalService: true },
       ],
     });
-    expectValid(zoneIngress, { networking: {} });
+    // As in Kuma: only the port is required; availableServices are the control plane's to fill.
+    expectValid(zoneIngress, { networking: { port: 10001 }, availableServices: [{ tags: { [SVC]: 'a' } }] });
   });
   it('ZoneIngress checks its fields', () => {
     expectCauses(zoneIngress, {}, [['networking', 'cannot be empty']]);
@@ -140,26 +144,24 @@ describe('Zone, ZoneIngress, ZoneEgress', () => {
       zoneIngress,
       {
         networking: { address: 'not an address', port: 0, advertisedPort: 'x' },
-        availableServices: [{ tags: { [SVC]: 'a' }, instances: -1 }],
+        availableServices: [{ tags: { [SVC]: 'a' }, instances: -1 }, { tags: { version: 'v1' } }],
       },
       [
-        ['networking.address', 'must be a valid hostname or IP address'],
+        ['networking.address', 'must be a valid IP address or domain name'],
         ['networking.port', 'must be in the range 1-65535'],
         ['networking.advertisedPort', 'must be an integer'],
+        ['networking.advertisedAddress', 'has to be defined with advertisedPort'],
         ['availableServices[0].instances', 'must be greater than or equal to 0'],
-        ['availableServices[0].mesh', 'cannot be empty'],
+        ['availableServices[1].tags', 'mandatory tag "mesh.io/service" is missing'],
       ],
     );
   });
-  it('ZoneEgress requires address and port', () => {
+  it('ZoneEgress requires a port (as in Kuma, the address is optional)', () => {
     expectValid(zoneEgress, {
       zone: 'zone-1',
       networking: { address: '10.0.0.2', port: 10002, admin: { port: 9902 } },
     });
-    expectCauses(zoneEgress, { networking: {} }, [
-      ['networking.address', 'cannot be empty'],
-      ['networking.port', 'cannot be empty'],
-    ]);
+    expectCauses(zoneEgress, { networking: {} }, [['networking.port', 'cannot be empty']]);
     expectCauses(
       zoneEgress,
       { zone: 3, networking: { address: '10.0.0.2', port: 10002, advertisedPort: 1 } },

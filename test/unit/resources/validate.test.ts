@@ -143,14 +143,14 @@ describe('validateBody', () => {
         type: 'Dataplane',
         mesh: 'default',
         name: 'dp-1',
-        networking: { address: 'nope', inbound: [{ port: 'abc', tags: { 'mesh.io/service': 'a' } }] },
+        networking: { address: 'no pe', inbound: [{ port: 'abc', tags: { 'mesh.io/service': 'a' } }] },
       },
       { mesh: 'default', name: 'dp-1' },
     );
     expect(r).toEqual({
       ok: false,
       causes: [
-        { field: 'networking.address', message: 'must be a valid IP address' },
+        { field: 'networking.address', message: 'must be a valid IP address or domain name' },
         { field: 'networking.inbound[0].port', message: 'must be an integer' },
       ],
     });
