@@ -53,6 +53,9 @@ type ChangeEntry = Parameters<Parameters<ResourceViews['onChange']>[0]>[0];
 /** The kinds that shape gateway proxies' views besides the policies. */
 export const GATEWAY_KINDS: readonly string[] = ['MeshGateway', 'MeshGatewayRoute'];
 
+/** The inbound kinds whose matches the callers of an inbound read (they apply them themselves). */
+const DIALLED: ReadonlySet<string> = new Set(DIALLED_KINDS);
+
 /** Every kind whose resources the view keeps as candidates. */
 export const MATCHED_KINDS: ReadonlySet<string> = new Set([...SIDECAR_KINDS, ...GATEWAY_KINDS]);
 
@@ -505,8 +508,10 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
         if (!update.touched) continue;
         markClass(mesh, cls);
         if (kind === 'TrafficRoute') indexReach(m, cls, true);
-        // Callers of this class's inbounds are served what those inbounds' matches say (faults).
-        if (update.inbound) for (const ib of cls.cells.interfaces.inbounds) markService(m, mesh, ib.service);
+        // Callers of this class's inbounds apply the faults those inbounds list.
+        if (update.inbound && DIALLED.has(kind)) {
+          for (const ib of cls.cells.interfaces.inbounds) markService(m, mesh, ib.service);
+        }
       }
     }
     // Gateway views read gateways, routes and per-destination policies: re-match the gateway proxies
