@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineResource } from '../descriptor.js';
-import { duration, percentage, sourcesDestinations, uint } from '../fragments.js';
+import { duration, percentage, SERVICE_TO_SERVICE, sourcesDestinations, uint } from '../fragments.js';
 
 const consecutive = z.strictObject({ consecutive: uint.optional() }).optional();
 
@@ -46,7 +46,7 @@ export const circuitBreaker = defineResource({
   kind: 'CircuitBreaker',
   scope: 'mesh',
   path: 'circuit-breakers',
-  spec: z.strictObject({ ...sourcesDestinations, conf }),
+  spec: z.strictObject({ ...sourcesDestinations(...SERVICE_TO_SERVICE), conf }),
   catalogue: { displayName: 'Circuit Breakers', singularDisplayName: 'Circuit Breaker' },
   isPolicy: true,
   sync: 'down',

@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { defineResource } from '../descriptor.js';
-import { base64, duration, httpStatus, positiveInt, sourcesDestinations } from '../fragments.js';
+import {
+  base64,
+  duration,
+  httpStatus,
+  positiveInt,
+  SERVICE_TO_SERVICE,
+  sourcesDestinations,
+} from '../fragments.js';
 
 const conf = z.strictObject({
   interval: duration,
@@ -31,7 +38,7 @@ export const healthCheck = defineResource({
   kind: 'HealthCheck',
   scope: 'mesh',
   path: 'health-checks',
-  spec: z.strictObject({ ...sourcesDestinations, conf }),
+  spec: z.strictObject({ ...sourcesDestinations(...SERVICE_TO_SERVICE), conf }),
   catalogue: { displayName: 'Health Checks', singularDisplayName: 'Health Check' },
   isPolicy: true,
   sync: 'down',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineResource } from '../descriptor.js';
-import { everyViolation, exactlyOneOf, selectorList, tagMap } from '../fragments.js';
+import { everyViolation, exactlyOneOf, policySelectors, tagMap } from '../fragments.js';
 
 const name = z.string().min(1).optional();
 const origin = z.string().min(1).optional();
@@ -53,7 +53,10 @@ export const proxyTemplate = defineResource({
   kind: 'ProxyTemplate',
   scope: 'mesh',
   path: 'proxytemplates',
-  spec: z.strictObject({ selectors: selectorList, conf: conf.optional() }),
+  spec: z.strictObject({
+    selectors: policySelectors({ service: 'required', allowEmpty: true }),
+    conf: conf.optional(),
+  }),
   catalogue: { displayName: 'Proxy Templates', singularDisplayName: 'Proxy Template' },
   isPolicy: true,
   sync: 'down',

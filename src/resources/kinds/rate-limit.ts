@@ -24,7 +24,7 @@ export const rateLimit = defineResource({
   kind: 'RateLimit',
   scope: 'mesh',
   path: 'rate-limits',
-  spec: z.strictObject({ ...sourcesDestinations, conf }),
+  spec: z.strictObject({ ...sourcesDestinations(), conf }),
   catalogue: { displayName: 'Rate Limits', singularDisplayName: 'Rate Limit' },
   isPolicy: true,
   sync: 'down',

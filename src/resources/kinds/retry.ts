@@ -5,6 +5,7 @@ import {
   duration,
   everyViolation,
   httpStatus,
+  SERVICE_TO_SERVICE,
   sourcesDestinations,
   uint,
 } from '../fragments.js';
@@ -41,7 +42,7 @@ export const retry = defineResource({
   kind: 'Retry',
   scope: 'mesh',
   path: 'retries',
-  spec: z.strictObject({ ...sourcesDestinations, conf }),
+  spec: z.strictObject({ ...sourcesDestinations(...SERVICE_TO_SERVICE), conf }),
   catalogue: { displayName: 'Retries', singularDisplayName: 'Retry' },
   isPolicy: true,
   sync: 'down',

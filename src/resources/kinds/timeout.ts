@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineResource } from '../descriptor.js';
-import { duration, sourcesDestinations } from '../fragments.js';
+import { duration, SERVICE_TO_SERVICE, sourcesDestinations } from '../fragments.js';
 
 const conf = z.strictObject({
   connectTimeout: duration.optional(),
@@ -18,7 +18,7 @@ export const timeout = defineResource({
   kind: 'Timeout',
   scope: 'mesh',
   path: 'timeouts',
-  spec: z.strictObject({ ...sourcesDestinations, conf }),
+  spec: z.strictObject({ ...sourcesDestinations(...SERVICE_TO_SERVICE), conf }),
   catalogue: { displayName: 'Timeouts', singularDisplayName: 'Timeout' },
   isPolicy: true,
   sync: 'down',

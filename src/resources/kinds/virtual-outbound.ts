@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineResource } from '../descriptor.js';
-import { everyViolation, isRecord, selectorList, tagKey, uniqueNames } from '../fragments.js';
+import { everyViolation, isRecord, policySelectors, tagKey, uniqueNames } from '../fragments.js';
 
 const PARAM = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -46,7 +46,7 @@ export const virtualOutbound = defineResource({
   kind: 'VirtualOutbound',
   scope: 'mesh',
   path: 'virtual-outbounds',
-  spec: z.strictObject({ selectors: selectorList, conf }),
+  spec: z.strictObject({ selectors: policySelectors(), conf }),
   catalogue: { displayName: 'Virtual Outbounds', singularDisplayName: 'Virtual Outbound' },
   isPolicy: true,
   sync: 'down',

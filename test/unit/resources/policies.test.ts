@@ -50,17 +50,22 @@ describe('default policies written at mesh creation (decisions §3)', () => {
 
 describe('sources and destinations (spec 2.6)', () => {
   it('are required and non-empty, each match a non-empty selector', () => {
+    // Kuma reads an absent list as an empty one.
     expectCauses(trafficPermission, {}, [
-      ['sources', 'cannot be empty'],
-      ['destinations', 'cannot be empty'],
+      ['sources', 'must have at least one element'],
+      ['destinations', 'must have at least one element'],
     ]);
     expectCauses(trafficPermission, { sources: [], destinations: [{ match: {} }] }, [
       ['sources', 'must have at least one element'],
       ['destinations[0].match', 'must have at least one tag'],
     ]);
     expectCauses(trafficPermission, { sources: [{ match: { [SVC]: 'a b' } }], destinations: [{}] }, [
-      ['sources[0].match["mesh.io/service"]', 'tag value must be `*` or non-empty and of [a-zA-Z0-9._:/-]'],
-      ['destinations[0].match', 'cannot be empty'],
+      [
+        'sources[0].match["mesh.io/service"]',
+        'tag value must be "*" or consist of letters, digits and ._:/-',
+      ],
+      // Kuma reads an absent match as an empty one.
+      ['destinations[0].match', 'must have at least one tag'],
     ]);
     expectCauses(trafficPermission, { sources: ALL, destinations: ALL, selectors: ALL }, [
       ['selectors', 'unknown field'],
@@ -143,10 +148,8 @@ describe('TrafficLog and TrafficTrace', () => {
       ['conf.backend', 'must be a string'],
       ['conf.format', 'unknown field'],
     ]);
-    expectCauses(trafficTrace, { conf: { backend: '' } }, [
-      ['selectors', 'cannot be empty'],
-      ['conf.backend', 'cannot be empty'],
-    ]);
+    // Kuma: an empty backend is the mesh's default one; an absent list is an empty one.
+    expectCauses(trafficTrace, { conf: { backend: '' } }, [['selectors', 'must have at least one element']]);
     expectCauses(trafficTrace, { selectors: [], ...ANY_TO_ANY }, [
       ['selectors', 'must have at least one element'],
       ['sources', 'unknown field'],
@@ -293,42 +296,68 @@ describe('TrafficRoute', () => {
 });
 
 describe('FaultInjection', () => {
+  // Kuma's rule: each destination names the protocol the faults apply to (http, http2 or grpc).
+  const HTTP_TO_ANY = { sources: ALL, destinations: [{ match: { [SVC]: '*', 'mesh.io/protocol': 'http' } }] };
   it('accepts delay, abort and bandwidth limits', () => {
     expectValid(faultInjection, {
-      ...ANY_TO_ANY,
+      ...HTTP_TO_ANY,
       conf: {
         delay: { percentage: 50.5, value: '0.2s' },
         abort: { percentage: 10, httpStatus: 503 },
         responseBandwidth: { percentage: 100, limit: '50kbps' },
       },
     });
-    for (const limit of ['1mbps', '10gbps', '100bps', '5 kbps']) {
-      expectValid(faultInjection, { ...ANY_TO_ANY, conf: { responseBandwidth: { percentage: 1, limit } } });
+    for (const limit of ['1mbps', '10gbps', '5 kbps']) {
+      expectValid(faultInjection, { ...HTTP_TO_ANY, conf: { responseBandwidth: { percentage: 1, limit } } });
     }
   });
-  it('requires at least one fault', () => {
-    expectCauses(faultInjection, { ...ANY_TO_ANY, conf: {} }, [
-      ['conf', 'requires at least one of "delay", "abort", "responseBandwidth"'],
+  it('requires the protocol tag in each destination, one of http, http2 and grpc', () => {
+    for (const protocol of ['http', 'http2', 'grpc']) {
+      expectValid(faultInjection, {
+        sources: ALL,
+        destinations: [{ match: { [SVC]: 'backend', 'mesh.io/protocol': protocol } }],
+        conf: { abort: { percentage: 10, httpStatus: 503 } },
+      });
+    }
+    expectCauses(
+      faultInjection,
+      {
+        sources: ALL,
+        destinations: [...ALL, { match: { [SVC]: 'backend', 'mesh.io/protocol': 'tcp' } }],
+        conf: { abort: { percentage: 10, httpStatus: 503 } },
+      },
+      [
+        ['destinations[0].match', 'protocol must be specified (tag "mesh.io/protocol")'],
+        ['destinations[1].match["mesh.io/protocol"]', 'must be one of the [http, http2, grpc]'],
+      ],
+    );
+  });
+  it('requires at least one fault; an empty one is none', () => {
+    expectCauses(faultInjection, { ...HTTP_TO_ANY, conf: {} }, [
+      ['conf', 'requires at least one fault: delay, abort, responseBandwidth'],
+    ]);
+    expectCauses(faultInjection, { ...HTTP_TO_ANY, conf: { delay: {} } }, [
+      ['conf', 'requires at least one fault: delay, abort, responseBandwidth'],
     ]);
   });
   it('checks percentages, statuses, durations and rates', () => {
     expectCauses(
       faultInjection,
       {
-        ...ANY_TO_ANY,
+        ...HTTP_TO_ANY,
         conf: {
           delay: { percentage: 150, value: 'soon' },
-          abort: { percentage: -1, httpStatus: 600 },
-          responseBandwidth: { limit: '50kb' },
+          abort: { percentage: -1, httpStatus: 599 },
+          responseBandwidth: { limit: '100bps' },
         },
       },
       [
-        ['conf.delay.percentage', 'must be less than or equal to 100'],
+        ['conf.delay.percentage', 'must be in the range 0.0-100.0'],
         'conf.delay.value',
-        ['conf.abort.percentage', 'must be greater than or equal to 0'],
-        ['conf.abort.httpStatus', 'must be less than or equal to 599'],
+        ['conf.abort.percentage', 'must be in the range 0.0-100.0'],
+        ['conf.abort.httpStatus', 'must be a known HTTP status code'],
         ['conf.responseBandwidth.percentage', 'cannot be empty'],
-        ['conf.responseBandwidth.limit', 'must be a rate such as 50kbps, 1mbps, 10gbps'],
+        ['conf.responseBandwidth.limit', 'must be a rate in kbps, mbps or gbps, such as 50kbps'],
       ],
     );
   });
@@ -422,10 +451,8 @@ describe('ProxyTemplate', () => {
     expectValid(proxyTemplate, { selectors: ALL });
   });
   it('checks selectors, resources and modifications', () => {
-    expectCauses(proxyTemplate, { conf: { imports: [''] } }, [
-      ['selectors', 'cannot be empty'],
-      'conf.imports[0]',
-    ]);
+    // Kuma lets a ProxyTemplate have no selectors (it then selects no proxy).
+    expectCauses(proxyTemplate, { conf: { imports: [''] } }, ['conf.imports[0]']);
     expectCauses(
       proxyTemplate,
       {
@@ -441,6 +468,7 @@ describe('ProxyTemplate', () => {
       },
       [
         ['selectors[0].match', 'must have at least one tag'],
+        ['selectors[0].match', 'mandatory tag "mesh.io/service" is missing'],
         ['conf.resources[0].version', 'cannot be empty'],
         [
           'conf.modifications[0]',
