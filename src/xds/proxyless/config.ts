@@ -10,7 +10,7 @@
 import type { PolicyResource } from '../../policies/policy-resource.js';
 import { proxyInterfaces, type Networking } from '../../policies/proxy-interfaces.js';
 import { bestForDestination, bestForService, bySource } from '../../policies/select-policies.js';
-import { SERVICE_TAG } from '../../resources/fragments.js';
+import { PROTOCOL_TAG, SERVICE_TAG } from '../../resources/fragments.js';
 import {
   buildAssignment,
   buildCluster,
@@ -93,7 +93,8 @@ export function proxylessConfig(input: ProxylessInput): ProxylessConfig {
       route: confOf(route),
       timeout: confOf(bestForService(service, ranked.timeout)),
       retry: confOf(bestForService(service, ranked.retry)),
-      fault: confOf(bestForService(service, ranked.fault)),
+      // A FaultInjection names the protocol of the traffic it applies to; a proxyless client's is gRPC.
+      fault: confOf(bestForDestination({ [SERVICE_TAG]: service, [PROTOCOL_TAG]: 'grpc' }, ranked.fault)),
     };
     const said: string[] = [];
     const { listener, notes: listenerNotes } = buildListener(service, inputs, { known: isKnown(service) });

@@ -211,10 +211,17 @@ describe('TrafficRoute', () => {
       [
         ['conf.split[0].weight', 'must be greater than or equal to 0'],
         ['conf.split[1].weight', 'must be an integer'],
+        // Kuma's rule: the missing service tag is a cause on the destination itself.
         ['conf.split[1].destination', 'must have at least one tag'],
-        'conf.split[1].destination["mesh.io/service"]',
-        ['conf.split[2].destination["mesh.io/service"]', 'tag has to exist'],
+        ['conf.split[1].destination', 'mandatory tag "mesh.io/service" is missing'],
+        ['conf.split[2].destination', 'mandatory tag "mesh.io/service" is missing'],
       ],
+    );
+    // Kuma's rule: some entry has a weight above 0.
+    expectCauses(
+      trafficRoute,
+      { ...ANY_TO_ANY, conf: { split: [{ weight: 0, destination: { [SVC]: 'a' } }] } },
+      [['conf.split', 'there must be at least one split entry with weight above 0']],
     );
   });
   it('conf.http (Kuma 2.0): routes by method, path and headers, checked as Kuma checks them', () => {
