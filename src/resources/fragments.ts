@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { parseDuration } from '../util/duration.js';
 
 /** Names of resources and meshes (decisions §2): 1–253 chars of [0-9a-z._-], starting alphanumeric. */
 export const RESOURCE_NAME = /^[0-9a-z][0-9a-z._-]{0,252}$/;
@@ -49,6 +50,18 @@ export const selectorList = z.array(selector).min(1, { message: 'must have at le
 export const duration = z.string().regex(/^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/, {
   message: 'must be a duration such as 300ms, 5s, 1.5s, 10m, 1h30m',
 });
+
+/**
+ * A duration that must be above zero (Kuma's rule for timeouts, intervals and back-offs). A bare
+ * `0` (Go's zero duration) is read as zero, so its cause says it must be greater than 0.
+ */
+export const positiveDuration = z
+  .string()
+  .refine((v) => v === '0' || !Number.isNaN(parseDuration(v)), {
+    message: 'must be a duration such as 300ms, 5s, 1.5s, 10m, 1h30m',
+    abort: true,
+  })
+  .refine((v) => v !== '0' && parseDuration(v) > 0, { message: 'must be greater than 0' });
 
 /** Standard base64 (with padding). */
 export const base64 = z.string().regex(/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/, {

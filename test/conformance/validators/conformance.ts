@@ -42,7 +42,8 @@ const WORDING: ReadonlyArray<readonly [RegExp, RegExp]> = [
   [/^http status code is incorrect$/, /known HTTP status/],
   [/^has to be in kbps\/mbps\/gbps units$/, /kbps, mbps or gbps/],
   [/^must have a positive value$/, /greater than 0|at least 1|greater than or equal to 1/],
-  [/^has to be greater than 0( when defined)?$/, /greater than 0|greater than or equal to 1/],
+  // Kuma reads an absent number as 0: where it says "greater than 0" of one, we say it is missing.
+  [/^has to be greater than 0( when defined)?$/, /greater than 0|greater than or equal to 1|cannot be empty/],
   [/^must have a valid hash function$/, /must be one of "XX_HASH", "MURMUR_HASH_2"/],
   // One of several fields.
   [/^must have at least one of the faults configured$/, /requires at least one fault/],

@@ -10,11 +10,25 @@ import { trafficLog } from '../../../src/resources/kinds/traffic-log.js';
 import { trafficPermission } from '../../../src/resources/kinds/traffic-permission.js';
 import { trafficRoute } from '../../../src/resources/kinds/traffic-route.js';
 import { trafficTrace } from '../../../src/resources/kinds/traffic-trace.js';
-import { ALL, ANY_TO_ANY, expectCauses, expectValid } from './helpers.js';
+import { defaultPolicies } from '../../../src/app/default-policies.js';
+import { registry } from '../../../src/resources/registry.js';
+import { validateBody } from '../../../src/resources/validate.js';
+import { ALL, ANY_TO_ANY, expectCauses, expectValid, MESH } from './helpers.js';
 
 const SVC = 'mesh.io/service';
 
 describe('default policies written at mesh creation (decisions §3)', () => {
+  it('as defaultPolicies writes them, each is valid for its kind', () => {
+    for (const p of defaultPolicies(MESH)) {
+      const desc = registry.get(p.kind);
+      const r = validateBody(
+        desc,
+        { type: desc.wireType, mesh: MESH, name: p.name, ...p.spec },
+        { mesh: MESH, name: p.name },
+      );
+      expect(r.ok ? [] : r.causes, `${p.kind} ${p.name}`).toEqual([]);
+    }
+  });
   it('validate against their kinds', () => {
     expectValid(trafficPermission, ANY_TO_ANY);
     expectValid(trafficRoute, {
@@ -399,7 +413,8 @@ describe('Retry', () => {
         conf: { grpc: { numRetries: -2, perTryTimeout: '16', retryOn: ['unavailable', 'gateway_error'] } },
       },
       [
-        ['conf.grpc.numRetries', 'must be greater than or equal to 0'],
+        // Kuma's rule: a count given is above 0.
+        ['conf.grpc.numRetries', 'must be greater than or equal to 1'],
         'conf.grpc.perTryTimeout',
         [
           'conf.grpc.retryOn[1]',
