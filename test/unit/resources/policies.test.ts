@@ -95,7 +95,6 @@ describe('HealthCheck', () => {
       conf: {
         ...conf,
         reuseConnection: false,
-        tcp: { send: 'Zm9v', receive: ['YmFy', 'YmF6'] },
         http: {
           path: '/health',
           requestHeadersToAdd: [
@@ -107,6 +106,13 @@ describe('HealthCheck', () => {
         },
       },
     });
+  });
+  it('checks a TCP check, never beside an HTTP one (Kuma rule)', () => {
+    const tcp = { send: 'Zm9v', receive: ['YmFy', 'YmF6'] };
+    expectValid(healthCheck, { ...ANY_TO_ANY, conf: { ...conf, tcp } });
+    expectCauses(healthCheck, { ...ANY_TO_ANY, conf: { ...conf, tcp, http: { path: '/h' } } }, [
+      ['conf', 'only one of "tcp", "http" can be set'],
+    ]);
   });
   it('requires conf with interval, timeout and both thresholds', () => {
     expectCauses(healthCheck, ANY_TO_ANY, [['conf', 'cannot be empty']]);
@@ -557,7 +563,9 @@ describe('RateLimit', () => {
     });
   });
   it('requires conf.http.requests and interval', () => {
-    expectCauses(rateLimit, { ...ANY_TO_ANY, conf: {} }, [['conf.http', 'cannot be empty']]);
+    // Kuma's rule: conf is required, its http only checked when given.
+    expectValid(rateLimit, { ...ANY_TO_ANY, conf: {} });
+    expectCauses(rateLimit, ANY_TO_ANY, [['conf', 'cannot be empty']]);
     expectCauses(
       rateLimit,
       { ...ANY_TO_ANY, conf: { http: { onRateLimit: { headers: [{ value: 'v' }] } } } },
