@@ -460,14 +460,14 @@ describe('ProxyTemplate', () => {
             listener: {
               operation: 'patch',
               match: { name: 'inbound:10.0.0.1:8080', tags: { [SVC]: 'backend' } },
-              value: 'x',
+              value: 'perConnectionBufferLimitBytes: 1024',
             },
           },
           {
             networkFilter: {
               operation: 'addFirst',
               match: { listenerName: 'l', origin: 'inbound' },
-              value: 'y',
+              value: 'name: envoy.filters.network.rbac',
             },
           },
           { httpFilter: { operation: 'remove', match: { name: 'envoy.filters.http.router' } } },
@@ -498,6 +498,10 @@ describe('ProxyTemplate', () => {
         ['selectors[0].match', 'must have at least one tag'],
         ['selectors[0].match', 'mandatory tag "mesh.io/service" is missing'],
         ['conf.resources[0].version', 'cannot be empty'],
+        // Kuma's rule: raw configuration decodes (here: to a YAML or JSON object).
+        ['conf.resources[0].resource', 'native Envoy resource is not valid: must be a YAML or JSON object'],
+        'conf.modifications[1].cluster.value',
+        'conf.modifications[1].listener.value',
         [
           'conf.modifications[0]',
           'requires one of "cluster", "listener", "networkFilter", "httpFilter", "virtualHost"',
