@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { defineResource } from '../descriptor.js';
-import { parse as parseYaml } from 'yaml';
 import { everyViolation, exactlyOneOf, isRecord, policySelectors, tagMap } from '../fragments.js';
 
 const name = z.string().min(1).optional();
@@ -14,16 +13,17 @@ const filterMatch = z
   .optional();
 
 /**
- * Whether `text` is raw proxy configuration to add or patch with: a YAML or JSON object. Kuma also
+ * Whether `text` has the shape of raw proxy configuration to add or patch with: a YAML mapping (its
+ * first line a `key:`, no line indented by a tab, which YAML refuses) or a `{...}` map. Kuma also
  * decodes it as the Envoy message and checks Envoy's field rules; the proxy checks those here (NACK).
  */
 function isConfigObject(text: unknown): boolean {
-  if (typeof text !== 'string' || text.trim() === '') return false;
-  try {
-    return isRecord(parseYaml(text));
-  } catch {
-    return false;
-  }
+  if (typeof text !== 'string') return false;
+  const lines = text.split(/\r?\n/).filter((l) => l.trim() !== '' && !l.trimStart().startsWith('#'));
+  if (lines.length === 0 || lines.some((l) => l.startsWith('\t'))) return false;
+  const body = lines.join('\n').trim();
+  if (body.startsWith('{')) return body.endsWith('}');
+  return /^("[^"]*"|'[^']*'|[^\s#:{}[\],&*!|>'"%@`-][^:]*):(\s|$)/.test(lines[0]);
 }
 
 const NOT_CONFIG = 'native Envoy resource is not valid: must be a YAML or JSON object';
