@@ -85,10 +85,28 @@ function selectorsOf(m: number): { sources: Match; destinations: Match } {
   return { sources: { [SERVICE]: a }, destinations: { [SERVICE]: b } };
 }
 
+/** Kinds whose destinations name the service alone (Kuma's rule): no version selector for them. */
+const SERVICE_ONLY_DESTINATIONS = new Set([
+  'TrafficRoute',
+  'Timeout',
+  'HealthCheck',
+  'CircuitBreaker',
+  'Retry',
+  'TrafficLog',
+]);
+
+/** The destination selector of background policy m of `kind`, as that kind allows it. */
+function destinationOf(kind: string, destinations: Match): Match {
+  if (SERVICE_ONLY_DESTINATIONS.has(kind)) return { [SERVICE]: destinations[SERVICE] };
+  // A FaultInjection names the protocol of its destinations (Kuma's rule); every inbound is http.
+  if (kind === 'FaultInjection') return { ...destinations, 'mesh.io/protocol': 'http' };
+  return destinations;
+}
+
 /** The kind-specific fields of background policy m of `kind`. */
 function fieldsOf(kind: string, m: number): Record<string, unknown> {
   const { sources, destinations } = selectorsOf(m);
-  const sd = { sources: sel(sources), destinations: sel(destinations) };
+  const sd = { sources: sel(sources), destinations: sel(destinationOf(kind, destinations)) };
   const service = destinations[SERVICE] === '*' ? undefined : destinations[SERVICE];
   switch (kind) {
     case 'TrafficPermission':

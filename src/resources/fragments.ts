@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { parseDuration } from '../util/duration.js';
 
 /** Names of resources and meshes (decisions §2): 1–253 chars of [0-9a-z._-], starting alphanumeric. */
 export const RESOURCE_NAME = /^[0-9a-z][0-9a-z._-]{0,252}$/;
@@ -49,6 +50,18 @@ export const selectorList = z.array(selector).min(1, { message: 'must have at le
 export const duration = z.string().regex(/^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/, {
   message: 'must be a duration such as 300ms, 5s, 1.5s, 10m, 1h30m',
 });
+
+/**
+ * A duration that must be above zero (Kuma's rule for timeouts, intervals and back-offs). A bare
+ * `0` (Go's zero duration) is read as zero, so its cause says it must be greater than 0.
+ */
+export const positiveDuration = z
+  .string()
+  .refine((v) => v === '0' || !Number.isNaN(parseDuration(v)), {
+    message: 'must be a duration such as 300ms, 5s, 1.5s, 10m, 1h30m',
+    abort: true,
+  })
+  .refine((v) => v !== '0' && parseDuration(v) > 0, { message: 'must be greater than 0' });
 
 /** Standard base64 (with padding). */
 export const base64 = z.string().regex(/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/, {
@@ -106,11 +119,124 @@ export const hostPort = z.string().refine(
   { message: 'must be host:port with a port in the range 1-65535' },
 );
 
-/** `sources` and `destinations` of the policies of spec 2.6. */
-export const sourcesDestinations = {
-  sources: selectorList,
-  destinations: selectorList,
-};
+/** The protocol tag a destination names when a policy applies to some protocols only. */
+export const PROTOCOL_TAG = 'mesh.io/protocol';
+
+/** What a policy's selectors must name beyond tag syntax (the options of Kuma's `ValidateSelectors`). */
+export interface SelectorRules {
+  /** `required`: each selector names `mesh.io/service`; `only`: it names that tag and no other. */
+  service?: 'required' | 'only';
+  /** Each selector names `mesh.io/protocol` with one of these values. */
+  protocols?: readonly string[];
+  /** The list may be empty (ProxyTemplate); every other policy needs one selector at least. */
+  allowEmpty?: boolean;
+}
+
+/** Causes of the keys and values of one selector, in the places Kuma's `validateTagKeyValues` puts them. */
+function checkSelectorTags(
+  tags: Record<string, string | null>,
+  rules: SelectorRules,
+  ctx: z.RefinementCtx,
+): void {
+  const keys = Object.keys(tags).sort();
+  // A destination of service only is told it needs exactly that tag instead.
+  if (keys.length === 0 && rules.service !== 'only')
+    ctx.addIssue({ code: 'custom', path: [], message: 'must have at least one tag' });
+  for (const key of keys) {
+    if (key === '') ctx.addIssue({ code: 'custom', path: [], message: 'tag name must be non-empty' });
+    else if (!TAG_KEY.test(key)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [key],
+        message: 'tag name must consist of letters, digits and ._:/-',
+      });
+    }
+    if (rules.service === 'only' && key !== SERVICE_TAG) {
+      ctx.addIssue({ code: 'custom', path: [key], message: `tag "${key}" is not allowed` });
+    }
+    // YAML's `key:` without a value is null: an empty value, as Kuma reads it.
+    const value = tags[key] ?? '';
+    if (value === '') ctx.addIssue({ code: 'custom', path: [key], message: 'tag value must be non-empty' });
+    else if (value !== '*' && !TAG_VALUE.test(value)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [key],
+        message: 'tag value must be "*" or consist of letters, digits and ._:/-',
+      });
+    }
+  }
+  const hasService = tags[SERVICE_TAG] !== undefined;
+  if (rules.service === 'only' && (keys.length !== 1 || !hasService)) {
+    ctx.addIssue({ code: 'custom', path: [], message: `must consist of exactly one tag "${SERVICE_TAG}"` });
+  }
+  if (rules.service !== undefined && !hasService) {
+    ctx.addIssue({ code: 'custom', path: [], message: `mandatory tag "${SERVICE_TAG}" is missing` });
+  }
+  if (rules.protocols !== undefined) checkProtocolTag(tags, rules.protocols, ctx);
+}
+
+/** A selector of a policy that applies to some protocols only must name one of them. */
+function checkProtocolTag(
+  tags: Record<string, string | null>,
+  protocols: readonly string[],
+  ctx: z.RefinementCtx,
+): void {
+  const protocol = tags[PROTOCOL_TAG];
+  if (protocol === undefined) {
+    ctx.addIssue({ code: 'custom', path: [], message: `protocol must be specified (tag "${PROTOCOL_TAG}")` });
+  } else if (!protocols.includes(protocol ?? '')) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [PROTOCOL_TAG],
+      message: `must be one of the [${protocols.join(', ')}]`,
+    });
+  }
+}
+
+/**
+ * One tag map of a policy that selects (a `match`, TrafficRoute's `destination`): at least one tag
+ * (unless the service alone is required), tag syntax, and `rules`. An absent map is an empty one.
+ */
+export function policySelector(rules: SelectorRules = {}) {
+  return z.preprocess(
+    emptyWhenAbsent(() => ({})),
+    z.record(z.string(), z.string().nullable()).superRefine((tags, ctx) => {
+      checkSelectorTags(tags, rules, ctx);
+    }),
+  );
+}
+
+/** An absent or null list or map is an empty one, as in Kuma's protobuf specs. */
+const emptyWhenAbsent =
+  <T>(empty: () => T) =>
+  (v: unknown): unknown =>
+    v ?? empty();
+
+/**
+ * A policy's list of `{match: {...}}` selectors checked as Kuma's `ValidateSelectors` checks it:
+ * at least one selector (unless `allowEmpty`), at least one tag each, tag syntax, and `rules`.
+ */
+export function policySelectors(rules: SelectorRules = {}) {
+  const list = z.array(z.strictObject({ match: policySelector(rules) }));
+  return z.preprocess(
+    emptyWhenAbsent(() => []),
+    rules.allowEmpty ? list : list.min(1, { message: 'must have at least one element' }),
+  );
+}
+
+/** `sources` and `destinations` of the policies of spec 2.6, each with the rules of its kind. */
+export function sourcesDestinations(sources: SelectorRules = {}, destinations: SelectorRules = {}) {
+  return { sources: policySelectors(sources), destinations: policySelectors(destinations) };
+}
+
+/**
+ * The selector rules most policies of spec 2.6 share with Kuma (TrafficRoute, TrafficLog, Timeout,
+ * Retry, HealthCheck, CircuitBreaker): sources name a service, destinations only a service.
+ */
+export const SERVICE_TO_SERVICE: readonly [SelectorRules, SelectorRules] = [
+  { service: 'required' },
+  { service: 'only' },
+];
 
 /** Options for cross-field checks: they run even when some fields failed, so every violation is listed (decisions §4). */
 export const everyViolation = {
@@ -226,3 +352,9 @@ export function uniqueNames(list: unknown, ctx: z.RefinementCtx, path: PropertyK
     seen.add(name);
   });
 }
+
+/**
+ * The name of a mesh's logging or tracing backend a TrafficLog or TrafficTrace uses; empty or null
+ * (YAML's `backend:`) means the mesh's default backend, as in Kuma.
+ */
+export const backendName = z.preprocess((v) => (v === null ? undefined : v), z.string().optional());

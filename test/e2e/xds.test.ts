@@ -72,12 +72,18 @@ describe('proxyless gRPC with processes: Global, a zone, greeter backends and an
       ],
     },
   });
+  // A FaultInjection's destinations also name the protocol (Kuma's rule): the client's calls are gRPC.
   const policy = (type: string, service: string, conf: unknown) => ({
     type,
     mesh: 'default',
     name: service,
     sources: everyone,
-    destinations: [{ match: { [SVC]: service } }],
+    destinations: [
+      {
+        match:
+          type === 'FaultInjection' ? { [SVC]: service, 'mesh.io/protocol': 'grpc' } : { [SVC]: service },
+      },
+    ],
     conf,
   });
   const policies: Array<[string, object]> = [

@@ -126,7 +126,12 @@ describe('control and bidi characters in bodies (issue 15 item 7)', () => {
       conf: {
         imports: ['default-proxy'],
         resources: [
-          { name: resourceName, version: 'v1', resource: 'name: r\ntype: STATIC\n\tconnect_timeout: 5s\r\n' },
+          // Raw configuration must decode (Kuma's rule): the tab is whitespace inside a flow map.
+          {
+            name: resourceName,
+            version: 'v1',
+            resource: 'name: r\ntype: STATIC\nconnect_timeout: {seconds:\t5}\r\n',
+          },
         ],
         modifications: [{ cluster: { operation: 'patch', value } }],
       },
@@ -143,7 +148,7 @@ describe('control and bidi characters in bodies (issue 15 item 7)', () => {
     });
     const ok = await put(
       '/meshes/default/proxytemplates/pt',
-      template('connectTimeout: 5s\n\thttp2: {}\r\n'),
+      template('connectTimeout: 5s\nhttp2: {a:\t1}\r\n'),
     );
     expect(ok.status, JSON.stringify(ok.body)).toBe(201);
   });

@@ -69,7 +69,8 @@ const WRITES: Array<[string, string, Record<string, unknown>]> = [
     'FaultInjection',
     {
       sources: all,
-      destinations: [{ match: svc('backend') }],
+      // Each destination names its protocol (Kuma's rule for FaultInjection).
+      destinations: [{ match: { ...svc('backend'), 'mesh.io/protocol': 'http' } }],
       conf: { delay: { percentage: 50.5, value: '0.2s' }, abort: { percentage: 10, httpStatus: 500 } },
     },
   ],

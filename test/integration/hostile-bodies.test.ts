@@ -167,7 +167,7 @@ describe('YAML alias amplification and stored size (issue 15 item 2)', () => {
   });
 
   const proxyTemplate = (name: string, imports: string) =>
-    `type: ProxyTemplate\nmesh: default\nname: ${name}\nselectors: [{match: {kuma.io/service: '*'}}]\nconf:\n  imports: ${imports}\n`;
+    `type: ProxyTemplate\nmesh: default\nname: ${name}\nselectors: [{match: {mesh.io/service: '*'}}]\nconf:\n  imports: ${imports}\n`;
 
   it('refuses a ~1 MB scalar aliased 98 times (413) and stores nothing', async () => {
     const body = proxyTemplate('bomb', `[&a ${'x'.repeat(1_000_000)}, ${Array(98).fill('*a').join(', ')}]`);
@@ -217,7 +217,9 @@ describe('YAML alias amplification and stored size (issue 15 item 2)', () => {
   });
 
   it('accepts aliases that stay within the limits', async () => {
-    const body = proxyTemplate('fine', `[&a ${'x'.repeat(1000)}, ${Array(50).fill('*a').join(', ')}]`);
+    // Imports must name known profiles (Kuma's rule): the long aliased value is a selector here.
+    const selector = `{match: {mesh.io/service: ${'x'.repeat(1000)}}}`;
+    const body = `type: ProxyTemplate\nmesh: default\nname: fine\nselectors: [&a ${selector}, ${Array(50).fill('*a').join(', ')}]\nconf: {imports: [default-proxy]}\n`;
     const res = await cp.app.inject({
       method: 'PUT',
       url: '/meshes/default/proxytemplates/fine',
@@ -225,7 +227,7 @@ describe('YAML alias amplification and stored size (issue 15 item 2)', () => {
       payload: body,
     });
     expect(res.statusCode).toBe(201);
-    expect(res.json().conf.imports).toHaveLength(51);
+    expect(res.json().selectors).toHaveLength(51);
   });
 });
 
@@ -241,7 +243,7 @@ describe('stored JSON larger than apiServer.bodyLimit (issue 15 item 2)', () => 
 
   it('refuses a YAML body without aliases whose JSON exceeds the limit (413)', async () => {
     const imports = `[${Array(1200).fill('a').join(', ')}]`;
-    const body = `type: ProxyTemplate\nmesh: default\nname: flow\nselectors: [{match: {kuma.io/service: '*'}}]\nconf: {imports: ${imports}}\n`;
+    const body = `type: ProxyTemplate\nmesh: default\nname: flow\nselectors: [{match: {mesh.io/service: '*'}}]\nconf: {imports: ${imports}}\n`;
     expect(body.length).toBeLessThan(LIMIT);
     const answer = await expectYamlRefused(cp, '/meshes/default/proxytemplates/flow', body, 413);
     expect(answer.details).toContain(`more than ${LIMIT} bytes of JSON`);

@@ -32,13 +32,19 @@ describe('Timeout, Retry and FaultInjection on a proxyless client', () => {
       networking: { address: '127.0.0.1', inbound: [{ port, tags: { [SVC]: service } }] },
     });
   };
+  // A FaultInjection's destinations also name the protocol (Kuma's rule): the client's calls are gRPC.
   const policy = (type: string, collection: string, service: string, conf: unknown) =>
     put(`/meshes/default/${collection}/${service}`, {
       type,
       mesh: 'default',
       name: service,
       sources: everyone,
-      destinations: [{ match: { [SVC]: service } }],
+      destinations: [
+        {
+          match:
+            type === 'FaultInjection' ? { [SVC]: service, 'mesh.io/protocol': 'grpc' } : { [SVC]: service },
+        },
+      ],
       conf,
     });
   const clientOf = (service: string) => {

@@ -1,14 +1,30 @@
 import { z } from 'zod';
 import { defineResource } from '../descriptor.js';
-import { duration, sourcesDestinations } from '../fragments.js';
+import {
+  atLeastOneOf,
+  duration,
+  everyViolation,
+  positiveDuration,
+  SERVICE_TO_SERVICE,
+  sourcesDestinations,
+} from '../fragments.js';
 
+/** A section sets one timeout at least (Kuma: "at least one timeout in section has to be defined"). */
+const section = <T extends z.ZodRawShape>(shape: T) =>
+  z.strictObject(shape).superRefine(atLeastOneOf(Object.keys(shape)), everyViolation);
+
+// Kuma's rules: each timeout of a section is above 0; connectTimeout is not checked beyond its syntax.
 const conf = z.strictObject({
   connectTimeout: duration.optional(),
-  tcp: z.strictObject({ idleTimeout: duration.optional() }).optional(),
-  http: z.strictObject({ requestTimeout: duration.optional(), idleTimeout: duration.optional() }).optional(),
-  grpc: z
-    .strictObject({ streamIdleTimeout: duration.optional(), maxStreamDuration: duration.optional() })
-    .optional(),
+  tcp: section({ idleTimeout: positiveDuration.optional() }).optional(),
+  http: section({
+    requestTimeout: positiveDuration.optional(),
+    idleTimeout: positiveDuration.optional(),
+  }).optional(),
+  grpc: section({
+    streamIdleTimeout: positiveDuration.optional(),
+    maxStreamDuration: positiveDuration.optional(),
+  }).optional(),
 });
 
 // Spec 4.5 writes Timeout's list line with `retries` but its example uses `timeouts`; `retries` is
@@ -18,7 +34,7 @@ export const timeout = defineResource({
   kind: 'Timeout',
   scope: 'mesh',
   path: 'timeouts',
-  spec: z.strictObject({ ...sourcesDestinations, conf }),
+  spec: z.strictObject({ ...sourcesDestinations(...SERVICE_TO_SERVICE), conf }),
   catalogue: { displayName: 'Timeouts', singularDisplayName: 'Timeout' },
   isPolicy: true,
   sync: 'down',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineResource } from '../descriptor.js';
-import { sourcesDestinations } from '../fragments.js';
+import { backendName, SERVICE_TO_SERVICE, sourcesDestinations } from '../fragments.js';
 
 /** TrafficLog (spec 2.6): access logs to a logging backend of the mesh (the default one when unset). */
 export const trafficLog = defineResource({
@@ -8,8 +8,8 @@ export const trafficLog = defineResource({
   scope: 'mesh',
   path: 'traffic-logs',
   spec: z.strictObject({
-    ...sourcesDestinations,
-    conf: z.strictObject({ backend: z.string().min(1).optional() }).optional(),
+    ...sourcesDestinations(...SERVICE_TO_SERVICE),
+    conf: z.strictObject({ backend: backendName }).optional(),
   }),
   catalogue: { displayName: 'Traffic Logs', singularDisplayName: 'Traffic Log' },
   isPolicy: true,

@@ -8,7 +8,7 @@ export const trafficPermission = defineResource({
   scope: 'mesh',
   path: 'traffic-permissions',
   aliases: ['trafficpermissions'],
-  spec: z.strictObject({ ...sourcesDestinations }),
+  spec: z.strictObject({ ...sourcesDestinations() }),
   catalogue: { displayName: 'Traffic Permissions', singularDisplayName: 'Traffic Permission' },
   isPolicy: true,
   sync: 'down',

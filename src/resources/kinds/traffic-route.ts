@@ -5,13 +5,15 @@ import {
   everyViolation,
   exactlyOneOf,
   integer,
-  nonEmptySelectorTagMap,
+  SERVICE_TO_SERVICE,
   sourcesDestinations,
   uint,
-  withServiceTag,
+  isRecord,
+  policySelector,
 } from '../fragments.js';
 
-const destination = withServiceTag(nonEmptySelectorTagMap);
+// A destination names the service and may narrow it by other tags (`*` allowed), as in Kuma.
+const destination = policySelector({ service: 'required' });
 
 const empty = z.strictObject({});
 
@@ -32,9 +34,27 @@ const loadBalancer = z
   })
   .superRefine(exactlyOneOf(['roundRobin', 'leastRequest', 'ringHash', 'random', 'maglev']), everyViolation);
 
+/** Kuma's rule: a split sends somewhere, so one entry at least has a weight above 0. */
+function checkSplitWeights(entries: ReadonlyArray<unknown>, ctx: z.RefinementCtx): void {
+  const total = entries.reduce<number>((sum, e) => {
+    const weight = isRecord(e) ? e.weight : undefined;
+    return sum + (typeof weight === 'number' ? weight : 0);
+  }, 0);
+  if (total === 0) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [],
+      message: 'there must be at least one split entry with weight above 0',
+    });
+  }
+}
+
 const split = z
   .array(z.strictObject({ weight: uint, destination }))
-  .min(1, { message: 'must have at least one element' });
+  .min(1, { message: 'must have at least one element' })
+  .superRefine(checkSplitWeights, {
+    when: (payload) => Array.isArray(payload.value) && payload.value.length > 0,
+  });
 
 const nonEmpty = z.string().min(1, { message: 'cannot be empty' });
 
@@ -43,16 +63,25 @@ const stringMatcher = z
   .strictObject({ prefix: nonEmpty.optional(), exact: z.string().optional(), regex: nonEmpty.optional() })
   .superRefine(exactlyOneOf(['prefix', 'exact', 'regex']), everyViolation);
 
-const match = z
-  .strictObject({
-    method: stringMatcher.optional(),
-    path: stringMatcher.optional(),
-    headers: z
-      .record(nonEmpty, stringMatcher)
-      .refine((h) => Object.keys(h).length > 0, { message: 'must contain at least one element' })
-      .optional(),
-  })
-  .superRefine(atLeastOneOf(['method', 'path', 'headers']), everyViolation);
+/** Header matchers: at least one, and no header without a name (its matcher is still checked). */
+function checkHeaders(headers: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  if (Object.keys(headers).length === 0) {
+    ctx.addIssue({ code: 'custom', path: [], message: 'must contain at least one element' });
+  }
+  if ('' in headers) ctx.addIssue({ code: 'custom', path: [''], message: 'cannot be empty' });
+}
+
+// An absent match is an empty one (Kuma's reading): the cause names the fields it needs.
+const match = z.preprocess(
+  (v) => v ?? {},
+  z
+    .strictObject({
+      method: stringMatcher.optional(),
+      path: stringMatcher.optional(),
+      headers: z.record(z.string(), stringMatcher).superRefine(checkHeaders, everyViolation).optional(),
+    })
+    .superRefine(atLeastOneOf(['method', 'path', 'headers']), everyViolation),
+);
 
 const headerName = nonEmpty.refine((n) => !n.startsWith(':') && n.toLowerCase() !== 'host', {
   message: 'host header and HTTP/2 pseudo-headers are not allowed to be modified',
@@ -116,7 +145,7 @@ export const trafficRoute = defineResource({
   kind: 'TrafficRoute',
   scope: 'mesh',
   path: 'traffic-routes',
-  spec: z.strictObject({ ...sourcesDestinations, conf }),
+  spec: z.strictObject({ ...sourcesDestinations(...SERVICE_TO_SERVICE), conf }),
   catalogue: { displayName: 'Traffic Routes', singularDisplayName: 'Traffic Route' },
   isPolicy: true,
   sync: 'down',

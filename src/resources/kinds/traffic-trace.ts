@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineResource } from '../descriptor.js';
-import { selectorList } from '../fragments.js';
+import { backendName, policySelectors } from '../fragments.js';
 
 /** TrafficTrace (spec 2.7): tracing to a tracing backend of the mesh (the default one when unset). */
 export const trafficTrace = defineResource({
@@ -8,8 +8,8 @@ export const trafficTrace = defineResource({
   scope: 'mesh',
   path: 'traffic-traces',
   spec: z.strictObject({
-    selectors: selectorList,
-    conf: z.strictObject({ backend: z.string().min(1).optional() }).optional(),
+    selectors: policySelectors(),
+    conf: z.strictObject({ backend: backendName }).optional(),
   }),
   catalogue: { displayName: 'Traffic Traces', singularDisplayName: 'Traffic Trace' },
   isPolicy: true,

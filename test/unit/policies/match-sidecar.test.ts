@@ -190,7 +190,7 @@ describe('matchSidecar: inbound attachment (destinations against the inbound)', 
   it('single best for TrafficPermission, every match for FaultInjection, on the same inbound', () => {
     const networking: Networking = {
       address: '1.2.3.4',
-      inbound: [{ port: 80, tags: { [SVC]: 'web', v: '1' } }],
+      inbound: [{ port: 80, tags: { [SVC]: 'web', v: '1', 'mesh.io/protocol': 'http' } }],
     };
     const tp1 = policy('TrafficPermission', 'tp1', {
       sources: sel({ [SVC]: '*' }),
@@ -200,13 +200,14 @@ describe('matchSidecar: inbound attachment (destinations against the inbound)', 
       sources: sel({ [SVC]: '*' }),
       destinations: sel({ [SVC]: 'web', v: '1' }),
     });
+    // FaultInjection destinations name the protocol (Kuma's rule).
     const fi1 = policy('FaultInjection', 'fi1', {
       sources: sel({ [SVC]: '*' }),
-      destinations: sel({ [SVC]: 'web' }),
+      destinations: sel({ [SVC]: 'web', 'mesh.io/protocol': 'http' }),
     });
     const fi2 = policy('FaultInjection', 'fi2', {
       sources: sel({ [SVC]: 'a', v: '*' }),
-      destinations: sel({ [SVC]: 'web', v: '1' }),
+      destinations: sel({ [SVC]: 'web', v: '1', 'mesh.io/protocol': 'http' }),
     });
     expect(match(networking, tp1, tp2, fi1, fi2)).toEqual([
       'inbound 1.2.3.4:80:80: TrafficPermission=tp2; FaultInjection=fi2,fi1',

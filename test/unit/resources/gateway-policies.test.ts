@@ -379,7 +379,8 @@ describe('VirtualOutbound', () => {
     expectCauses(virtualOutbound, { selectors: ALL, conf: { parameters: [] } }, [
       ['conf.host', 'cannot be empty'],
       ['conf.port', 'cannot be empty'],
-      ['conf.parameters', 'must have at least one element'],
+      // Kuma's rule: one parameter takes the service tag.
+      ['conf.parameters', 'must contain a parameter with "mesh.io/service" as its tagKey'],
     ]);
   });
   it('checks parameters and the names the templates use', () => {
@@ -390,11 +391,13 @@ describe('VirtualOutbound', () => {
         conf: {
           host: '{{.svc}}.{{ .zone }}',
           port: '{{.port}}',
-          parameters: [{ name: 'svc' }, { name: 'svc' }, { name: '1x', tagKey: 'bad key' }],
+          parameters: [{ name: 'svc' }, { name: 'svc' }, { name: 'x_1', tagKey: 'bad key' }],
         },
       },
       [
-        ['conf.parameters[2].name', 'must be a name of [A-Za-z0-9_], not starting with a digit'],
+        // Kuma's rules: names of letters and digits, one parameter with the service tag.
+        ['conf.parameters[2].name', 'must consist of letters and digits to be used as a template key'],
+        ['conf.parameters', 'must contain a parameter with "mesh.io/service" as its tagKey'],
         ['conf.parameters[2].tagKey', 'tag key must be non-empty and of [a-zA-Z0-9._:/-]'],
         ['conf.parameters[1].name', '"svc" name is already used for another parameter'],
         ['conf.host', 'template uses "zone" which is not in parameters'],

@@ -10,11 +10,25 @@ import { trafficLog } from '../../../src/resources/kinds/traffic-log.js';
 import { trafficPermission } from '../../../src/resources/kinds/traffic-permission.js';
 import { trafficRoute } from '../../../src/resources/kinds/traffic-route.js';
 import { trafficTrace } from '../../../src/resources/kinds/traffic-trace.js';
-import { ALL, ANY_TO_ANY, expectCauses, expectValid } from './helpers.js';
+import { defaultPolicies } from '../../../src/app/default-policies.js';
+import { registry } from '../../../src/resources/registry.js';
+import { validateBody } from '../../../src/resources/validate.js';
+import { ALL, ANY_TO_ANY, expectCauses, expectValid, MESH } from './helpers.js';
 
 const SVC = 'mesh.io/service';
 
 describe('default policies written at mesh creation (decisions §3)', () => {
+  it('as defaultPolicies writes them, each is valid for its kind', () => {
+    for (const p of defaultPolicies(MESH)) {
+      const desc = registry.get(p.kind);
+      const r = validateBody(
+        desc,
+        { type: desc.wireType, mesh: MESH, name: p.name, ...p.spec },
+        { mesh: MESH, name: p.name },
+      );
+      expect(r.ok ? [] : r.causes, `${p.kind} ${p.name}`).toEqual([]);
+    }
+  });
   it('validate against their kinds', () => {
     expectValid(trafficPermission, ANY_TO_ANY);
     expectValid(trafficRoute, {
@@ -50,17 +64,22 @@ describe('default policies written at mesh creation (decisions §3)', () => {
 
 describe('sources and destinations (spec 2.6)', () => {
   it('are required and non-empty, each match a non-empty selector', () => {
+    // Kuma reads an absent list as an empty one.
     expectCauses(trafficPermission, {}, [
-      ['sources', 'cannot be empty'],
-      ['destinations', 'cannot be empty'],
+      ['sources', 'must have at least one element'],
+      ['destinations', 'must have at least one element'],
     ]);
     expectCauses(trafficPermission, { sources: [], destinations: [{ match: {} }] }, [
       ['sources', 'must have at least one element'],
       ['destinations[0].match', 'must have at least one tag'],
     ]);
     expectCauses(trafficPermission, { sources: [{ match: { [SVC]: 'a b' } }], destinations: [{}] }, [
-      ['sources[0].match["mesh.io/service"]', 'tag value must be `*` or non-empty and of [a-zA-Z0-9._:/-]'],
-      ['destinations[0].match', 'cannot be empty'],
+      [
+        'sources[0].match["mesh.io/service"]',
+        'tag value must be "*" or consist of letters, digits and ._:/-',
+      ],
+      // Kuma reads an absent match as an empty one.
+      ['destinations[0].match', 'must have at least one tag'],
     ]);
     expectCauses(trafficPermission, { sources: ALL, destinations: ALL, selectors: ALL }, [
       ['selectors', 'unknown field'],
@@ -76,7 +95,6 @@ describe('HealthCheck', () => {
       conf: {
         ...conf,
         reuseConnection: false,
-        tcp: { send: 'Zm9v', receive: ['YmFy', 'YmF6'] },
         http: {
           path: '/health',
           requestHeadersToAdd: [
@@ -88,6 +106,13 @@ describe('HealthCheck', () => {
         },
       },
     });
+  });
+  it('checks a TCP check, never beside an HTTP one (Kuma rule)', () => {
+    const tcp = { send: 'Zm9v', receive: ['YmFy', 'YmF6'] };
+    expectValid(healthCheck, { ...ANY_TO_ANY, conf: { ...conf, tcp } });
+    expectCauses(healthCheck, { ...ANY_TO_ANY, conf: { ...conf, tcp, http: { path: '/h' } } }, [
+      ['conf', 'only one of "tcp", "http" can be set'],
+    ]);
   });
   it('requires conf with interval, timeout and both thresholds', () => {
     expectCauses(healthCheck, ANY_TO_ANY, [['conf', 'cannot be empty']]);
@@ -143,10 +168,8 @@ describe('TrafficLog and TrafficTrace', () => {
       ['conf.backend', 'must be a string'],
       ['conf.format', 'unknown field'],
     ]);
-    expectCauses(trafficTrace, { conf: { backend: '' } }, [
-      ['selectors', 'cannot be empty'],
-      ['conf.backend', 'cannot be empty'],
-    ]);
+    // Kuma: an empty backend is the mesh's default one; an absent list is an empty one.
+    expectCauses(trafficTrace, { conf: { backend: '' } }, [['selectors', 'must have at least one element']]);
     expectCauses(trafficTrace, { selectors: [], ...ANY_TO_ANY }, [
       ['selectors', 'must have at least one element'],
       ['sources', 'unknown field'],
@@ -208,10 +231,17 @@ describe('TrafficRoute', () => {
       [
         ['conf.split[0].weight', 'must be greater than or equal to 0'],
         ['conf.split[1].weight', 'must be an integer'],
+        // Kuma's rule: the missing service tag is a cause on the destination itself.
         ['conf.split[1].destination', 'must have at least one tag'],
-        'conf.split[1].destination["mesh.io/service"]',
-        ['conf.split[2].destination["mesh.io/service"]', 'tag has to exist'],
+        ['conf.split[1].destination', 'mandatory tag "mesh.io/service" is missing'],
+        ['conf.split[2].destination', 'mandatory tag "mesh.io/service" is missing'],
       ],
+    );
+    // Kuma's rule: some entry has a weight above 0.
+    expectCauses(
+      trafficRoute,
+      { ...ANY_TO_ANY, conf: { split: [{ weight: 0, destination: { [SVC]: 'a' } }] } },
+      [['conf.split', 'there must be at least one split entry with weight above 0']],
     );
   });
   it('conf.http (Kuma 2.0): routes by method, path and headers, checked as Kuma checks them', () => {
@@ -293,42 +323,68 @@ describe('TrafficRoute', () => {
 });
 
 describe('FaultInjection', () => {
+  // Kuma's rule: each destination names the protocol the faults apply to (http, http2 or grpc).
+  const HTTP_TO_ANY = { sources: ALL, destinations: [{ match: { [SVC]: '*', 'mesh.io/protocol': 'http' } }] };
   it('accepts delay, abort and bandwidth limits', () => {
     expectValid(faultInjection, {
-      ...ANY_TO_ANY,
+      ...HTTP_TO_ANY,
       conf: {
         delay: { percentage: 50.5, value: '0.2s' },
         abort: { percentage: 10, httpStatus: 503 },
         responseBandwidth: { percentage: 100, limit: '50kbps' },
       },
     });
-    for (const limit of ['1mbps', '10gbps', '100bps', '5 kbps']) {
-      expectValid(faultInjection, { ...ANY_TO_ANY, conf: { responseBandwidth: { percentage: 1, limit } } });
+    for (const limit of ['1mbps', '10gbps', '5 kbps']) {
+      expectValid(faultInjection, { ...HTTP_TO_ANY, conf: { responseBandwidth: { percentage: 1, limit } } });
     }
   });
-  it('requires at least one fault', () => {
-    expectCauses(faultInjection, { ...ANY_TO_ANY, conf: {} }, [
-      ['conf', 'requires at least one of "delay", "abort", "responseBandwidth"'],
+  it('requires the protocol tag in each destination, one of http, http2 and grpc', () => {
+    for (const protocol of ['http', 'http2', 'grpc']) {
+      expectValid(faultInjection, {
+        sources: ALL,
+        destinations: [{ match: { [SVC]: 'backend', 'mesh.io/protocol': protocol } }],
+        conf: { abort: { percentage: 10, httpStatus: 503 } },
+      });
+    }
+    expectCauses(
+      faultInjection,
+      {
+        sources: ALL,
+        destinations: [...ALL, { match: { [SVC]: 'backend', 'mesh.io/protocol': 'tcp' } }],
+        conf: { abort: { percentage: 10, httpStatus: 503 } },
+      },
+      [
+        ['destinations[0].match', 'protocol must be specified (tag "mesh.io/protocol")'],
+        ['destinations[1].match["mesh.io/protocol"]', 'must be one of the [http, http2, grpc]'],
+      ],
+    );
+  });
+  it('requires at least one fault; an empty one is none', () => {
+    expectCauses(faultInjection, { ...HTTP_TO_ANY, conf: {} }, [
+      ['conf', 'requires at least one fault: delay, abort, responseBandwidth'],
+    ]);
+    expectCauses(faultInjection, { ...HTTP_TO_ANY, conf: { delay: {} } }, [
+      ['conf', 'requires at least one fault: delay, abort, responseBandwidth'],
     ]);
   });
   it('checks percentages, statuses, durations and rates', () => {
     expectCauses(
       faultInjection,
       {
-        ...ANY_TO_ANY,
+        ...HTTP_TO_ANY,
         conf: {
           delay: { percentage: 150, value: 'soon' },
-          abort: { percentage: -1, httpStatus: 600 },
-          responseBandwidth: { limit: '50kb' },
+          abort: { percentage: -1, httpStatus: 599 },
+          responseBandwidth: { limit: '100bps' },
         },
       },
       [
-        ['conf.delay.percentage', 'must be less than or equal to 100'],
+        ['conf.delay.percentage', 'must be in the range 0.0-100.0'],
         'conf.delay.value',
-        ['conf.abort.percentage', 'must be greater than or equal to 0'],
-        ['conf.abort.httpStatus', 'must be less than or equal to 599'],
+        ['conf.abort.percentage', 'must be in the range 0.0-100.0'],
+        ['conf.abort.httpStatus', 'must be a known HTTP status code'],
         ['conf.responseBandwidth.percentage', 'cannot be empty'],
-        ['conf.responseBandwidth.limit', 'must be a rate such as 50kbps, 1mbps, 10gbps'],
+        ['conf.responseBandwidth.limit', 'must be a rate in kbps, mbps or gbps, such as 50kbps'],
       ],
     );
   });
@@ -363,7 +419,8 @@ describe('Retry', () => {
         conf: { grpc: { numRetries: -2, perTryTimeout: '16', retryOn: ['unavailable', 'gateway_error'] } },
       },
       [
-        ['conf.grpc.numRetries', 'must be greater than or equal to 0'],
+        // Kuma's rule: a count given is above 0.
+        ['conf.grpc.numRetries', 'must be greater than or equal to 1'],
         'conf.grpc.perTryTimeout',
         [
           'conf.grpc.retryOn[1]',
@@ -403,14 +460,14 @@ describe('ProxyTemplate', () => {
             listener: {
               operation: 'patch',
               match: { name: 'inbound:10.0.0.1:8080', tags: { [SVC]: 'backend' } },
-              value: 'x',
+              value: 'perConnectionBufferLimitBytes: 1024',
             },
           },
           {
             networkFilter: {
               operation: 'addFirst',
               match: { listenerName: 'l', origin: 'inbound' },
-              value: 'y',
+              value: 'name: envoy.filters.network.rbac',
             },
           },
           { httpFilter: { operation: 'remove', match: { name: 'envoy.filters.http.router' } } },
@@ -422,10 +479,8 @@ describe('ProxyTemplate', () => {
     expectValid(proxyTemplate, { selectors: ALL });
   });
   it('checks selectors, resources and modifications', () => {
-    expectCauses(proxyTemplate, { conf: { imports: [''] } }, [
-      ['selectors', 'cannot be empty'],
-      'conf.imports[0]',
-    ]);
+    // Kuma lets a ProxyTemplate have no selectors (it then selects no proxy).
+    expectCauses(proxyTemplate, { conf: { imports: [''] } }, ['conf.imports[0]']);
     expectCauses(
       proxyTemplate,
       {
@@ -441,7 +496,12 @@ describe('ProxyTemplate', () => {
       },
       [
         ['selectors[0].match', 'must have at least one tag'],
+        ['selectors[0].match', 'mandatory tag "mesh.io/service" is missing'],
         ['conf.resources[0].version', 'cannot be empty'],
+        // Kuma's rule: raw configuration decodes (here: to a YAML or JSON object).
+        ['conf.resources[0].resource', 'native Envoy resource is not valid: must be a YAML or JSON object'],
+        'conf.modifications[1].cluster.value',
+        'conf.modifications[1].listener.value',
         [
           'conf.modifications[0]',
           'requires one of "cluster", "listener", "networkFilter", "httpFilter", "virtualHost"',
@@ -507,7 +567,9 @@ describe('RateLimit', () => {
     });
   });
   it('requires conf.http.requests and interval', () => {
-    expectCauses(rateLimit, { ...ANY_TO_ANY, conf: {} }, [['conf.http', 'cannot be empty']]);
+    // Kuma's rule: conf is required, its http only checked when given.
+    expectValid(rateLimit, { ...ANY_TO_ANY, conf: {} });
+    expectCauses(rateLimit, ANY_TO_ANY, [['conf', 'cannot be empty']]);
     expectCauses(
       rateLimit,
       { ...ANY_TO_ANY, conf: { http: { onRateLimit: { headers: [{ value: 'v' }] } } } },

@@ -29,6 +29,8 @@ const withConf = (
   ...policy(type, name, { sources: all, destinations: all, ...fields }),
   conf,
 });
+// A FaultInjection's destinations name the protocol (Kuma's rule): a proxyless client's calls are gRPC.
+const grpcDestinations = sel({ [SVC]: '*', 'mesh.io/protocol': 'grpc' });
 const config = (candidates: ProxylessInput['candidates'], extra: Partial<ProxylessInput> = {}) =>
   proxylessConfig({ networking: client, services: ['greeter'], candidates, endpoints, ...extra });
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -117,10 +119,12 @@ describe('proxylessConfig: the Listener, clusters and endpoints a proxyless clie
         }),
       ],
       FaultInjection: [
-        withConf('FaultInjection', 'f', {
-          abort: { percentage: 50, httpStatus: 503 },
-          delay: { percentage: 0.5, value: '1.5s' },
-        }),
+        withConf(
+          'FaultInjection',
+          'f',
+          { abort: { percentage: 50, httpStatus: 503 }, delay: { percentage: 0.5, value: '1.5s' } },
+          { destinations: grpcDestinations },
+        ),
       ],
     });
     const route = routeOf(c);
@@ -140,6 +144,20 @@ describe('proxylessConfig: the Listener, clusters and endpoints a proxyless clie
         percentage: { numerator: 50, denominator: 'TEN_THOUSAND' },
       },
     });
+  });
+
+  it('a FaultInjection applies to the gRPC calls only: one for HTTP destinations does not', () => {
+    const c = config({
+      FaultInjection: [
+        withConf(
+          'FaultInjection',
+          'f',
+          { abort: { percentage: 50, httpStatus: 503 } },
+          { destinations: sel({ [SVC]: 'greeter', 'mesh.io/protocol': 'http' }) },
+        ),
+      ],
+    });
+    expect(routeOf(c).typed_per_filter_config?.['envoy.filters.http.fault']).toBeUndefined();
   });
 
   it('TrafficRoute http entries become routes tried in order before the catch-all, each with its clusters', () => {
@@ -352,10 +370,12 @@ describe('every generated resource passes the Envoy protos (encodeAny checks fie
           }),
         ],
         FaultInjection: [
-          withConf('FaultInjection', 'f', {
-            abort: { percentage: 0.5, httpStatus: 503 },
-            delay: { percentage: 50, value: '1s' },
-          }),
+          withConf(
+            'FaultInjection',
+            'f',
+            { abort: { percentage: 0.5, httpStatus: 503 }, delay: { percentage: 50, value: '1s' } },
+            { destinations: grpcDestinations },
+          ),
         ],
         CircuitBreaker: [
           withConf('CircuitBreaker', 'cb', {
