@@ -44,7 +44,7 @@ describe('typed resource specs', () => {
   it('what the schema parses is read without casts', () => {
     const spec = faultInjection.spec.parse({
       sources: selectors,
-      destinations: selectors,
+      destinations: [{ match: { 'mesh.io/service': '*', 'mesh.io/protocol': 'grpc' } }],
       conf: { delay: { percentage: 50, value: '5s' } },
     });
     expectTypeOf(spec).toEqualTypeOf<SpecOf<typeof faultInjection>>();

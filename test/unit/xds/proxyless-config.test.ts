@@ -16,7 +16,8 @@ const client: Networking = {
 const endpoint = (address: string, version: string, zone?: string, service = 'greeter') => ({
   address,
   port: 50051,
-  tags: { [SVC]: service, version, ...(zone ? { 'mesh.io/zone': zone } : {}) },
+  // The inbounds' protocol: a FaultInjection's destinations name it, as the reference requires.
+  tags: { [SVC]: service, version, 'mesh.io/protocol': 'grpc', ...(zone ? { 'mesh.io/zone': zone } : {}) },
 });
 const endpoints = [endpoint('10.0.1.1', 'v1'), endpoint('10.0.1.2', 'v1'), endpoint('10.0.2.1', 'v2')];
 const all = sel({ [SVC]: '*' });
