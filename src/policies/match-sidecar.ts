@@ -24,7 +24,7 @@
  */
 import type { PolicyResource } from './policy-resource.js';
 import { proxyInterfaces, type Networking } from './proxy-interfaces.js';
-import { routeDestinations } from './route-destinations.js';
+import { callDestinations, routeDestinations } from './route-destinations.js';
 import {
   allForDialled,
   allForInbound,
@@ -116,8 +116,9 @@ export function matchSidecar<P extends PolicyResource>(
       if (best) matched[kind] = [best];
     }
     if (outbound.dialled) {
+      const reached = callDestinations(outbound.service, matched.TrafficRoute?.[0]).flatMap(endpointTags);
       for (const kind of DIALLED_KINDS) {
-        const all = allForDialled(proxy.tagSets, endpointTags(outbound.service), of(kind));
+        const all = allForDialled(proxy.tagSets, reached, of(kind));
         if (all.length > 0) matched[kind] = all;
       }
     }

@@ -26,7 +26,7 @@ import {
 } from './match-sidecar.js';
 import type { PolicyResource } from './policy-resource.js';
 import { proxyInterfaces, type Networking, type ProxyInterfaces } from './proxy-interfaces.js';
-import { routeDestinations } from './route-destinations.js';
+import { callDestinations, routeDestinations } from './route-destinations.js';
 import { bestSelectorRank } from './select-policies.js';
 import { rankOf, type Rank } from './tag-selector.js';
 import { compareByTargetRef, targetRefListeners, type TargetRefPolicy } from './target-ref-match.js';
@@ -184,8 +184,9 @@ export class SidecarCells {
       if (DIALLED.has(kind) && bestSelectorRank(policy.sources, tagSets)) {
         outbounds.forEach((ob, j) => {
           if (!ob.dialled) return;
-          const reaches = this.endpointTags(ob.service).some((tags) =>
-            bestSelectorRank(policy.destinations, [tags]),
+          const route = (this.cells.get(`o${j}`)?.TrafficRoute as Placed | undefined)?.policy;
+          const reaches = callDestinations(ob.service, route).some((service) =>
+            this.endpointTags(service).some((tags) => bestSelectorRank(policy.destinations, [tags])),
           );
           if (reaches) out.push([`o${j}`, sourceRank]);
         });
@@ -289,13 +290,23 @@ export class SidecarCells {
       const listed = this.lists(kind, n);
       if (listed !== listedBefore) changes.push({ kind, name: n, listed });
     }
-    if (kind === 'TrafficRoute') changes.push(...this.refreshRouted(candidates));
+    if (kind === 'TrafficRoute') {
+      changes.push(...this.refreshRouted(candidates));
+      // A dialled outbound's faults are those of the services its route reaches.
+      if (this.interfaces.outbounds.some((o) => o.dialled)) changes.push(...this.refreshDialled(candidates));
+    }
     return { listings: changes, touched: true, inbound };
   }
 
-  /** The services this class dials as a proxyless client. */
+  /** The services a call through this class's dialled outbounds may reach (their routes followed). */
   dialledServices(): string[] {
-    return this.interfaces.outbounds.filter((o) => o.dialled).map((o) => o.service);
+    const services = new Set<string>();
+    this.interfaces.outbounds.forEach((ob, j) => {
+      if (!ob.dialled) return;
+      const route = (this.cells.get(`o${j}`)?.TrafficRoute as Placed | undefined)?.policy;
+      for (const s of callDestinations(ob.service, route)) services.add(s);
+    });
+    return [...services];
   }
 
   /** After the endpoints' tag sets of a dialled service changed: its faults placed again. */
@@ -305,7 +316,11 @@ export class SidecarCells {
 
   /** The services this class's traffic reaches: its outbounds' and those their routes send to. */
   reachedServices(): Set<string> {
-    return new Set([...this.interfaces.outbounds.map((o) => o.service), ...this.reached]);
+    return new Set([
+      ...this.interfaces.outbounds.map((o) => o.service),
+      ...this.reached,
+      ...this.dialledServices(),
+    ]);
   }
 
   /** The cells of one location by kind, as the items list them (undefined when none). */

@@ -138,6 +138,8 @@ function clusterAction(
   parts: readonly RoutePart[],
   notes: string[],
 ): { action: Record<string, unknown>; fault: FaultConf | undefined } {
+  // No part (every split weight 0): no cluster takes calls, as before any fault was known.
+  if (parts.length === 0) return { action: { weighted_clusters: { clusters: [] } }, fault: undefined };
   const alike = parts.every((p) => p.fault === parts[0].fault);
   if (alike && parts.length === 1) return { action: { cluster: parts[0].name }, fault: parts[0].fault };
   const clusters = parts.map((p) => {

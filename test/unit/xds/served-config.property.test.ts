@@ -356,7 +356,7 @@ describe('one policy engine: what a proxy is served is the rendering of its insp
           }
         },
       ),
-      { numRuns: 2, endOnFailure: true },
+      { numRuns: 3, endOnFailure: true },
     );
     // The property is only worth something if the engine both skips and tells, often, and policies shape configs.
     expect(skipped).toBeGreaterThan(500);
