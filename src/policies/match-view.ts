@@ -116,6 +116,10 @@ export interface BuildReport {
   proxies: number;
   /** The longest stretch the build held the event loop, in milliseconds. */
   longestSliceMs: number;
+  /** When the build began (epoch milliseconds, as log lines' `time`). */
+  startedAt: number;
+  /** Its wall time, yields included, in milliseconds. */
+  ms: number;
 }
 
 /** Sidecars that match identically (`matchClassKey`): one set of cells, the proxies that share it. */
@@ -693,6 +697,8 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     },
     async buildAll(opts = {}) {
       const sliceMs = opts.sliceMs ?? 10;
+      const startedAt = Date.now();
+      const t0 = performance.now();
       const todo: string[] = [];
       views.each('Mesh', undefined, (item) => {
         if (!meshes.has(item.name) && views.count('Dataplane', item.name) > 0) todo.push(item.name);
@@ -716,7 +722,14 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
         }
         proxies += m.proxies.size;
       }
-      return { meshes: todo.length, proxies, longestSliceMs: Math.round(longest * 10) / 10 };
+      const round = (ms: number): number => Math.round(ms * 10) / 10;
+      return {
+        meshes: todo.length,
+        proxies,
+        longestSliceMs: round(longest),
+        startedAt,
+        ms: round(performance.now() - t0),
+      };
     },
   };
 }

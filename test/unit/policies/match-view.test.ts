@@ -378,4 +378,24 @@ describe('the match view (issue 16 point 6): incremental equals a full recomputa
     views.apply([entry('Dataplane', 'dp', undefined), entry('Mesh', MESH, undefined, undefined)]);
     expect(view.proxy(MESH, 'dp')).toBeUndefined();
   });
+
+  it('buildAll reports when the build began and its wall time, at least its longest slice', async () => {
+    const views = createResourceViews(registry);
+    views.apply([entry('Mesh', MESH, { creationTime: 't' }, undefined)]);
+    views.apply(
+      Array.from({ length: 300 }, (_, i) =>
+        entry('Dataplane', `dp-${i}`, {
+          creationTime: 't',
+          networking: { address: '1.1.1.1', inbound: [{ port: 1, tags: { [SVC]: `s-${i % 7}` } }] },
+        }),
+      ),
+    );
+    const view = createMatchView(views, noGateways);
+    const before = Date.now();
+    const report = await view.buildAll({ sliceMs: 1 });
+    expect(report).toMatchObject({ meshes: 1, proxies: 300 });
+    expect(report.startedAt).toBeGreaterThanOrEqual(before);
+    expect(report.startedAt + report.ms).toBeLessThanOrEqual(Date.now() + 1);
+    expect(report.ms).toBeGreaterThanOrEqual(report.longestSliceMs);
+  });
 });
