@@ -15,16 +15,23 @@ const MESH = 'default';
 const T = '2026-01-01T00:00:00.000Z';
 let revision = 0;
 
-function entry(kind: string, name: string, fields: Record<string, unknown>, old?: WireResource): LogEntry {
+function entry(kind: string, name: string, fields: Record<string, unknown>): LogEntry {
   const mesh = kind === 'Mesh' ? undefined : MESH;
-  const resource = { type: kind, ...(mesh ? { mesh } : {}), name, modificationTime: 't', ...fields };
+  const resource: WireResource = {
+    type: kind,
+    ...(mesh ? { mesh } : {}),
+    name,
+    creationTime: T,
+    modificationTime: 't',
+    ...fields,
+  };
   return {
     revision: ++revision,
     time: 't',
     kind,
     ...(mesh ? { mesh } : {}),
     name,
-    operation: old ? 'update' : 'create',
+    operation: 'create',
     resource,
     actor: { name: 'x', groups: [], address: 'x' },
     origin: 'local',
