@@ -14,6 +14,7 @@ import { LISTENER } from '../src/xds/type-urls.js';
 import { create, openBatchedLog } from './fixtures.js';
 import { measureFigure, groupSelection, type GroupOptions } from './lib/measure.js';
 import {
+  cpuMsOf,
   freePort,
   heapAfterGc,
   settle,
@@ -119,6 +120,7 @@ export async function xds10kFigures(opts: GroupOptions): Promise<Figure[]> {
     // Each run: mesh-cp (re)started on the store, idle, heap after GC; then the 10,000 open their
     // streams at once, as after a restart; the heap after GC again.
     const heaps: Array<{ none: number; all: number }> = [];
+    const cpu: Array<{ server: number; clients: number }> = [];
     const stormRun = async (): Promise<number> => {
       await stopOurs();
       inspectPort = await freePort();
@@ -126,7 +128,18 @@ export async function xds10kFigures(opts: GroupOptions): Promise<Figure[]> {
       await settle([ours.proc.pid as number]);
       const none = await heapAfterGc(inspectPort);
       clients = channels(ours.ready.xdsPort as number);
+      // Where the time goes: mesh-cp's CPU and this process's (the 10,000 clients) over the storm.
+      const serverCpu = cpuMsOf(ours.proc.pid as number);
+      const clientCpu = process.cpuUsage();
       const s = await storm(clients, log);
+      const used = process.cpuUsage(clientCpu);
+      cpu.push({
+        server: cpuMsOf(ours.proc.pid as number) - serverCpu,
+        clients: (used.user + used.system) / 1000,
+      });
+      log(
+        `  [ads10k-storm] ${s.ms.toFixed(0)} ms: mesh-cp CPU ${cpu[cpu.length - 1].server} ms, clients' CPU ${cpu[cpu.length - 1].clients.toFixed(0)} ms`,
+      );
       proxies = s.proxies;
       heaps.push({ none, all: await heapAfterGc(inspectPort) });
       return s.ms;
@@ -145,6 +158,8 @@ export async function xds10kFigures(opts: GroupOptions): Promise<Figure[]> {
         { runs, log },
       ),
     );
+    figures[figures.length - 1].note =
+      `CPU over each storm: mesh-cp ${cpu.map((c) => c.server).join(', ')} ms, the clients (this process) ${cpu.map((c) => c.clients.toFixed(0)).join(', ')} ms`;
     const perProxy = heaps.map((h) => (h.all - h.none) / PROXIES / 1024);
     figures.push(
       await measureFigure(
