@@ -25,13 +25,13 @@ const SVC = 'mesh.io/service';
 const MESH = 'default';
 const PROXIES = 1000;
 const BACKENDS = 10;
-const AdsClient = grpc.makeGenericClientConstructor(ADS_SERVICE, 'AggregatedDiscoveryService');
+export const AdsClient = grpc.makeGenericClientConstructor(ADS_SERVICE, 'AggregatedDiscoveryService');
 
-type Client = InstanceType<typeof AdsClient>;
+export type Client = InstanceType<typeof AdsClient>;
 type Stream = grpc.ClientDuplexStream<DiscoveryRequest, DiscoveryResponse>;
 
 /** One simulated proxyless client: LDS for `backend`, CDS wildcard, EDS for the clusters; ACKs at once. */
-class SimProxy {
+export class SimProxy {
   private stream!: Stream;
   readonly got = new Set<string>();
   configured: Promise<void>;
@@ -112,7 +112,7 @@ class SimProxy {
  * each at once, as a SimProxy does, so that the clients (in this process) do the same work in both
  * measurements and the comparison is of the servers.
  */
-function bareStream(client: Client, onPush: () => void): Stream {
+export function bareStream(client: Client, onPush: () => void): Stream {
   const s = (client as unknown as { StreamAggregatedResources(): Stream }).StreamAggregatedResources();
   s.on('error', () => undefined);
   s.on('data', (res: DiscoveryResponse) => {
@@ -128,7 +128,7 @@ function bareStream(client: Client, onPush: () => void): Stream {
   return s;
 }
 
-async function put(base: string, path: string, body: Record<string, unknown>): Promise<number> {
+export async function put(base: string, path: string, body: Record<string, unknown>): Promise<number> {
   const t = performance.now();
   const res = await fetch(`${base}${path}`, {
     method: 'PUT',

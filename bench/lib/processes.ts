@@ -15,6 +15,8 @@ export interface Started {
   ready: Record<string, unknown>;
   /** Milliseconds from spawn to the ready line. */
   ms: number;
+  /** The JSON lines written before the ready line, parsed. */
+  before: Array<Record<string, unknown>>;
   stop(): Promise<void>;
 }
 
@@ -35,6 +37,7 @@ export function startProcess(
   proc.stderr?.on('data', (c: Buffer) => (err += c.toString()));
   return new Promise((resolve, reject) => {
     let buf = '';
+    const before: Array<Record<string, unknown>> = [];
     const onData = (c: Buffer): void => {
       buf += c.toString();
       let i;
@@ -43,7 +46,8 @@ export function startProcess(
         buf = buf.slice(i + 1);
         if (!line.startsWith('{')) continue;
         const rec = JSON.parse(line) as Record<string, unknown>;
-        if (readyMsgs.includes(rec.msg as string)) {
+        if (!readyMsgs.includes(rec.msg as string)) before.push(rec);
+        else {
           const ms = performance.now() - t0;
           proc.stdout?.off('data', onData);
           proc.stdout?.resume();
@@ -51,6 +55,7 @@ export function startProcess(
             proc,
             ready: rec,
             ms,
+            before,
             stop: () =>
               new Promise<void>((res) => {
                 if (proc.exitCode !== null) return res();

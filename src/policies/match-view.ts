@@ -119,6 +119,10 @@ export interface BuildReport {
   proxies: number;
   /** The longest stretch the build held the event loop, in milliseconds. */
   longestSliceMs: number;
+  /** When the build began (epoch milliseconds, as log lines' `time`). */
+  startedAt: number;
+  /** Its wall time, yields included, in milliseconds. */
+  ms: number;
 }
 
 /** Sidecars that match identically (`matchClassKey`): one set of cells, the proxies that share it. */
@@ -484,6 +488,55 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     }
   };
 
+  /** Puts `after` (or nothing) as the mesh's candidate `kind`/`name`; returns the version it replaced. */
+  const setCandidate = (
+    m: MeshMatches<V>,
+    kind: string,
+    name: string,
+    after: PolicyResource | undefined,
+  ): PolicyResource | undefined => {
+    let byName = m.candidates.get(kind);
+    if (!byName) m.candidates.set(kind, (byName = new Map()));
+    const before = byName.get(name);
+    if (after) byName.set(name, after);
+    else byName.delete(name);
+    return before;
+  };
+
+  /** The classes a sidecar policy's old or new version reaches. */
+  const policyClasses = (
+    m: MeshMatches<V>,
+    before: PolicyResource | undefined,
+    after: PolicyResource | undefined,
+  ): Set<MatchClass> => {
+    const classes = new Set<MatchClass>();
+    if (before) reached(m, before, classes);
+    if (after) reached(m, after, classes);
+    return classes;
+  };
+
+  /** Moves one class's cells from a policy's `before` version to its `after` version, and the indexes with them. */
+  const updateClass = (
+    m: MeshMatches<V>,
+    mesh: string,
+    kind: string,
+    cls: MatchClass,
+    before: PolicyResource | undefined,
+    after: PolicyResource | undefined,
+  ): void => {
+    const update = cls.cells.update(kind, before, after, m.candidates);
+    for (const c of update.listings) {
+      link(m, m.affectedClasses, policyKey(c.kind, c.name), cls, c.listed);
+    }
+    if (!update.touched) return;
+    markClass(mesh, cls);
+    if (kind === 'TrafficRoute') indexReach(m, cls, true);
+    // Callers of this class's inbounds apply the faults those inbounds list.
+    if (update.inbound && DIALLED.has(kind)) {
+      for (const ib of cls.cells.interfaces.inbounds) markService(m, mesh, ib.service);
+    }
+  };
+
   const putPolicy = (
     m: MeshMatches<V>,
     mesh: string,
@@ -491,29 +544,9 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     name: string,
     after: PolicyResource | undefined,
   ): void => {
-    let byName = m.candidates.get(kind);
-    if (!byName) m.candidates.set(kind, (byName = new Map()));
-    const before = byName.get(name);
-    if (after) byName.set(name, after);
-    else byName.delete(name);
-    if (SIDECAR_KINDS.includes(kind)) {
-      const classes = new Set<MatchClass>();
-      if (before) reached(m, before, classes);
-      if (after) reached(m, after, classes);
-      for (const cls of classes) {
-        const update = cls.cells.update(kind, before, after, m.candidates);
-        for (const c of update.listings) {
-          link(m, m.affectedClasses, policyKey(c.kind, c.name), cls, c.listed);
-        }
-        if (!update.touched) continue;
-        markClass(mesh, cls);
-        if (kind === 'TrafficRoute') indexReach(m, cls, true);
-        // Callers of this class's inbounds apply the faults those inbounds list.
-        if (update.inbound && DIALLED.has(kind)) {
-          for (const ib of cls.cells.interfaces.inbounds) markService(m, mesh, ib.service);
-        }
-      }
-    }
+    const before = setCandidate(m, kind, name, after);
+    if (SIDECAR_KINDS.includes(kind))
+      for (const cls of policyClasses(m, before, after)) updateClass(m, mesh, kind, cls, before, after);
     // Gateway views read gateways, routes and per-destination policies: re-match the gateway proxies
     // the old or the new version can reach (`gatewayReach`: most kinds reach every gateway proxy).
     if (!m.steps && m.gateways.size > 0) {
@@ -531,6 +564,29 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
       }
     }
   };
+
+  /**
+   * A sidecar policy put while the mesh builds, one step per class it reaches: a policy that reaches
+   * every class of a large mesh would otherwise hold the event loop for its whole reach. A write of
+   * the same policy between steps moves every class either version reaches itself (a class this
+   * one has not reached yet goes from nothing to the write's version), so the rest is dropped; a
+   * class whose last member went meanwhile is skipped.
+   */
+  function* buildPolicy(
+    m: MeshMatches<V>,
+    mesh: string,
+    kind: string,
+    name: string,
+    after: PolicyResource,
+  ): Generator<void, void, void> {
+    const before = setCandidate(m, kind, name, after);
+    for (const cls of policyClasses(m, before, after)) {
+      if (m.candidates.get(kind)?.get(name) !== after) return;
+      if (m.classes.get(cls.key) !== cls) continue;
+      updateClass(m, mesh, kind, cls, before, after);
+      yield;
+    }
+  }
 
   const emptyMesh = (mesh: string): MeshMatches<V> => ({
     prometheus: meshPrometheus(views.get('Mesh', undefined, mesh)?.resource),
@@ -550,7 +606,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
 
   /**
    * The steps of building a mesh: proxies first, then each policy through its reach (routes first),
-   * one item per step. Writes applied between steps keep the partial view current; a step reads the
+   * one item per step (a sidecar policy one class of its reach per step). Writes applied between steps keep the partial view current; a step reads the
    * item's current version and skips what a write already put.
    */
   function* buildSteps(mesh: string, m: MeshMatches<V>): Generator<void, void, void> {
@@ -569,8 +625,10 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
       for (const name of policies) {
         const item = views.get(kind, mesh, name);
         const resource = item?.resource as unknown as PolicyResource | undefined;
-        if (resource && m.candidates.get(kind)?.get(name) !== resource)
-          putPolicy(m, mesh, kind, name, resource);
+        if (resource && m.candidates.get(kind)?.get(name) !== resource) {
+          if (SIDECAR_KINDS.includes(kind)) yield* buildPolicy(m, mesh, kind, name, resource);
+          else putPolicy(m, mesh, kind, name, resource);
+        }
         yield;
       }
     }
@@ -698,6 +756,8 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     },
     async buildAll(opts = {}) {
       const sliceMs = opts.sliceMs ?? 10;
+      const startedAt = Date.now();
+      const t0 = performance.now();
       const todo: string[] = [];
       views.each('Mesh', undefined, (item) => {
         if (!meshes.has(item.name) && views.count('Dataplane', item.name) > 0) todo.push(item.name);
@@ -711,9 +771,9 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
         for (;;) {
           const began = performance.now();
           let done = false;
-          let n = 0;
-          // Time is read every 64 steps: one step is a proxy or a policy through its reach.
-          while (!(done = !!steps.next().done) && (++n & 63 || performance.now() - began < sliceMs));
+          // Time is read after every step: one step is a proxy or a policy through its reach, and a
+          // policy that reaches every class of a large mesh is milliseconds on its own.
+          while (!(done = !!steps.next().done) && performance.now() - began < sliceMs);
           longest = Math.max(longest, performance.now() - began);
           if (done) break;
           await new Promise<void>((resolve) => setImmediate(resolve));
@@ -721,7 +781,14 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
         }
         proxies += m.proxies.size;
       }
-      return { meshes: todo.length, proxies, longestSliceMs: Math.round(longest * 10) / 10 };
+      const round = (ms: number): number => Math.round(ms * 10) / 10;
+      return {
+        meshes: todo.length,
+        proxies,
+        longestSliceMs: round(longest),
+        startedAt,
+        ms: round(performance.now() - t0),
+      };
     },
   };
 }

@@ -16,7 +16,7 @@ import type { Node } from './ads-protocol.js';
 import type { ConfigSource, NamedResource, ProxyHandle } from './config-source.js';
 import type { DumpSources } from './dump.js';
 import type { Networking } from '../policies/proxy-interfaces.js';
-import type { MatchView } from '../policies/match-view.js';
+import type { MatchView, ProxiesChange } from '../policies/match-view.js';
 import { entryMesh, renderProxy } from './render-proxy.js';
 import { nodeIdentity, proxyToken, type DataplaneLookup } from './node-identity.js';
 import type { ProxyTokenCheck } from './proxy-token.js';
@@ -116,9 +116,76 @@ function watchToken(
 /** Streams opened by this source, for the match view's per-stream dialled services. */
 let streamCount = 0;
 
+/** A stream that follows the match view's news of its proxy. */
+interface Follower {
+  news(change: ProxiesChange): void;
+}
+
+/** A stream's place in the news router. */
+interface Following {
+  /** Whether the stream must hear every change of its mesh (not only those that name its proxy). */
+  setBroad(broad: boolean): void;
+  stop(): void;
+}
+
+/**
+ * One subscription to the match view for all the streams, each change handed to the streams of
+ * the proxies it names (every stream of the mesh when it names all), and to the streams that hear
+ * every change (`setBroad`: no config cached, or answers that depend on every Dataplane). One
+ * subscription per stream would make each change cost every open stream: with 10,000 streams
+ * connecting at once, whose dialled services each mark their proxy, that is 10,000² calls.
+ */
+function newsRouter(matches: MatchView<unknown>): {
+  follow(mesh: string, name: string, f: Follower): Following;
+} {
+  const meshes = new Map<string, { byName: Map<string, Set<Follower>>; broad: Set<Follower> }>();
+  let followers = 0;
+  let unsubscribe: (() => void) | undefined;
+  const route = (mesh: string, change: ProxiesChange): void => {
+    const m = meshes.get(mesh);
+    if (!m) return;
+    const hit = new Set<Follower>(m.broad);
+    if (change.all) for (const set of m.byName.values()) for (const f of set) hit.add(f);
+    else for (const n of change.proxies) for (const f of m.byName.get(n) ?? []) hit.add(f);
+    for (const f of hit) f.news(change);
+  };
+  return {
+    follow(mesh, name, f) {
+      let m = meshes.get(mesh);
+      if (!m) meshes.set(mesh, (m = { byName: new Map(), broad: new Set() }));
+      const at = m;
+      let set = at.byName.get(name);
+      if (!set) at.byName.set(name, (set = new Set()));
+      set.add(f);
+      if (followers++ === 0) unsubscribe = matches.onProxiesChanged(route);
+      let stopped = false;
+      return {
+        setBroad(broad) {
+          if (stopped) return;
+          if (broad) at.broad.add(f);
+          else at.broad.delete(f);
+        },
+        stop() {
+          if (stopped) return;
+          stopped = true;
+          at.broad.delete(f);
+          const own = at.byName.get(name);
+          if (own?.delete(f) && own.size === 0) at.byName.delete(name);
+          if (at.byName.size === 0 && meshes.get(mesh) === at) meshes.delete(mesh);
+          if (--followers === 0) {
+            unsubscribe?.();
+            unsubscribe = undefined;
+          }
+        },
+      };
+    },
+  };
+}
+
 /** Creates the source. */
 export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
   const shared = sharedConfigs(deps);
+  const news = newsRouter(deps.matches);
   return {
     async open(node: Node, metadata: grpc.Metadata): Promise<ProxyHandle> {
       const who = nodeIdentity(node, deps.lookup);
@@ -145,6 +212,8 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
       let server = false;
       /** True while this stream computes: the match view's news of its own dialled services is not news. */
       let computing = false;
+      /** Its places in the news router (one per `onChange`): broad while nothing is cached. */
+      const follows = new Set<Following>();
       const config = (): { version: number; config: ProxylessConfig } => {
         const version = deps.sources.revision();
         if (cached === undefined) {
@@ -166,6 +235,7 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
           } finally {
             computing = false;
           }
+          for (const f of follows) f.setBroad(server || waiting);
         }
         return { version, config: cached.config };
       };
@@ -174,6 +244,7 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
           if (typeUrl === LISTENER && !sameStrings(names, services)) {
             services = [...names].sort();
             cached = undefined;
+            for (const f of follows) f.setBroad(true);
           }
           const { version, config: c } = config();
           if (typeUrl === LISTENER)
@@ -187,17 +258,26 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
           return { version, resources: [] };
         },
         onChange(listener) {
-          return deps.matches.onProxiesChanged((m, change) => {
-            if (m !== mesh || computing) return;
-            const touched =
-              change.all ||
-              change.proxies.has(name) ||
-              // A server's callers are every Dataplane; a name not answered may come to exist.
-              (change.dataplanes && (server || waiting));
-            if (cached && !touched) return;
-            cached = undefined;
-            listener();
+          const following = news.follow(mesh, name, {
+            news(change) {
+              if (computing) return;
+              const touched =
+                change.all ||
+                change.proxies.has(name) ||
+                // A server's callers are every Dataplane; a name not answered may come to exist.
+                (change.dataplanes && (server || waiting));
+              if (cached && !touched) return;
+              cached = undefined;
+              following.setBroad(true);
+              listener();
+            },
           });
+          follows.add(following);
+          following.setBroad(cached === undefined || server || waiting);
+          return () => {
+            follows.delete(following);
+            following.stop();
+          };
         },
         onEnd(listener) {
           ends.add(listener);
@@ -206,6 +286,8 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
         closed() {
           stopWatch();
           ends.clear();
+          for (const f of follows) f.stop();
+          follows.clear();
           cached = undefined;
           deps.matches.setDialled(mesh, name, stream, undefined);
         },
