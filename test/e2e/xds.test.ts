@@ -101,7 +101,7 @@ describe('proxyless gRPC with processes: Global, a zone, greeter backends and an
     ['greeter-v2', { [SVC]: 'greeter', version: 'v2' }, ['--version', 'v2']],
     ['slow-1', { [SVC]: 'slow' }, ['--version', 'slow', '--delay-ms', '1000']],
     ['flaky-1', { [SVC]: 'flaky' }, ['--version', 'flaky', '--fail-first', '1', '--log-calls', 'true']],
-    ['faulty-1', { [SVC]: 'faulty' }, ['--version', 'faulty']],
+    ['faulty-1', { [SVC]: 'faulty', 'mesh.io/protocol': 'grpc' }, ['--version', 'faulty']],
   ];
   const servers = new Map<string, GreeterProcess>();
 

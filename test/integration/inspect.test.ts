@@ -648,6 +648,8 @@ describe("the reference's inspect cases (Kuma 2.0 pkg/api-server testdata)", () 
       '/meshes/default/fault-injections/metrics-delay',
       selectorPolicy('FaultInjection', 'metrics-delay', {
         ...toMetrics,
+        // A FaultInjection names the protocol (Kuma's rule): it attaches where the inbound has it.
+        destinations: [{ match: { [SVC]: 'dataplane-metrics', 'mesh.io/protocol': 'http' } }],
         conf: { delay: { percentage: 50, value: '1s' } },
       }),
     );
@@ -670,8 +672,9 @@ describe("the reference's inspect cases (Kuma 2.0 pkg/api-server testdata)", () 
       },
     });
     await put('/meshes/default', withMetrics());
+    // The default tags name no protocol: the FaultInjection, which names one, does not attach.
     expect(await inboundsOf('web-01')).toEqual([
-      '192.168.0.2:5670:5670 -: TrafficPermission=metrics; FaultInjection=metrics-delay; RateLimit=metrics-rate',
+      '192.168.0.2:5670:5670 -: TrafficPermission=metrics; RateLimit=metrics-rate',
       '192.168.0.2:80:8080 web: TrafficPermission=allow-all-default',
     ]);
     const affected = await ok('/meshes/default/traffic-permissions/metrics/dataplanes');
@@ -698,7 +701,10 @@ describe("the reference's inspect cases (Kuma 2.0 pkg/api-server testdata)", () 
     await put('/meshes/default/dataplanes/web-01', web01);
     await put(
       '/meshes/default',
-      withMetrics({ port: 5690, tags: { [SVC]: 'dataplane-metrics', team: 'a' } }),
+      withMetrics({
+        port: 5690,
+        tags: { [SVC]: 'dataplane-metrics', team: 'a', 'mesh.io/protocol': 'http' },
+      }),
     );
     expect((await inboundsOf('web-01'))[0]).toBe(
       '192.168.0.2:5690:5690 -: TrafficPermission=metrics; FaultInjection=metrics-delay; RateLimit=metrics-rate',

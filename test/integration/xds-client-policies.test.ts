@@ -29,7 +29,11 @@ describe('Timeout, Retry and FaultInjection on a proxyless client', () => {
       type: 'Dataplane',
       mesh: 'default',
       name: `${service}-1`,
-      networking: { address: '127.0.0.1', inbound: [{ port, tags: { [SVC]: service } }] },
+      // The protocol is what a FaultInjection's destination selects the inbound by.
+      networking: {
+        address: '127.0.0.1',
+        inbound: [{ port, tags: { [SVC]: service, 'mesh.io/protocol': 'grpc' } }],
+      },
     });
   };
   // A FaultInjection's destinations also name the protocol (Kuma's rule): the client's calls are gRPC.
