@@ -418,8 +418,7 @@ function sharedConfigs(deps: MeshConfigDeps): { of(mesh: string, revision: numbe
       exists: (service) => service !== '' && meshView.endpoints(service).length > 0,
       compute(name, names, namesKey) {
         const entry = matches.proxy(mesh, name);
-        if (!entry)
-          return { listeners: [], clusters: [], assignments: [], notes: {}, reach: [...names], shapedBy: [] };
+        if (!entry) return { listeners: [], clusters: [], assignments: [], notes: {}, shapedBy: [] };
         const server = names.some(isServerListenerName);
         const who =
           entry.kind === 'SidecarDataplane' && !server ? entry.classKey : serverKey(entry.networking);

@@ -74,8 +74,6 @@ export interface ProxylessConfig {
   assignments: Array<Record<string, unknown>>;
   /** Per service, what could not apply. */
   notes: Record<string, string[]>;
-  /** The services dialled and those the routes send to, sorted. */
-  reach: string[];
   /** The policies (`Kind/name`, sorted) whose settings went into this config: each is in the proxy's inspect answer. */
   shapedBy: string[];
 }
@@ -151,7 +149,6 @@ export function renderProxyless<E extends ServedEndpoint>(input: RenderInput<E>)
   const clusters = new Map<string, Record<string, unknown>>();
   const assignments = new Map<string, Record<string, unknown>>();
   const notes: ProxylessConfig['notes'] = {};
-  const reach = new Set<string>(input.services);
   const shapedBy = new Set<string>();
   const shaped = <P extends PolicyResource | undefined>(p: P): P => {
     if (p) shapedBy.add(`${p.type}/${p.name}`);
@@ -191,7 +188,6 @@ export function renderProxyless<E extends ServedEndpoint>(input: RenderInput<E>)
       for (const plan of group) {
         const destService = plan.destination[SERVICE_TAG] as string;
         if (input.withEndpoints && plan.endpoints.some((e) => e.ready !== false)) shaped(plan.fault);
-        reach.add(destService);
         if (clusters.has(plan.name)) continue;
         const built = buildCluster(plan.name, {
           loadBalancer: confOf<{ loadBalancer?: LoadBalancer }>(route)?.loadBalancer,
@@ -219,7 +215,6 @@ export function renderProxyless<E extends ServedEndpoint>(input: RenderInput<E>)
     clusters: sorted(clusters),
     assignments: sorted(assignments),
     notes,
-    reach: [...reach].sort(),
     shapedBy: [...shapedBy].sort(),
   };
 }
