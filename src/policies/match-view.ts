@@ -18,8 +18,10 @@
  * - the reverse index (policy → the classes and gateway proxies that list it) moves with each change,
  *   so "proxies affected by a policy" is a look-up, not a scan of the mesh (the reference recomputes
  *   every proxy of the mesh per request); its sorted proxy names are kept until they may change.
- * Building a mesh goes the same way, policy by policy through its reach, so its cost is the number of
- * (policy, reached proxy) pairs rather than proxies × policies.
+ * Building a mesh turns that reach around: the policies first, then the proxies, then each policy's
+ * reach is noted on the classes it reaches, and each class is matched once against the policies
+ * noted on it. Its cost is the number of (policy, reached class) pairs rather than proxies ×
+ * policies, and a class is matched once rather than once per policy.
  *
  * The services a proxyless client dials (the Listener names its xDS streams ask for) are outbounds of
  * its entry (`setDialled`). The view also keeps the mesh's endpoints (every inbound, by service) and
@@ -173,6 +175,11 @@ interface MeshMatches<V> {
   tagSetLists: Map<string, Array<Readonly<Record<string, string>>>>;
   /** While the mesh is built in slices: the remaining steps (a read finishes them at once). */
   steps?: Generator<void, void, void>;
+  /**
+   * While the mesh is built: the classes the build created and has not matched yet, each with the
+   * sidecar policies (kind → names) noted as reaching it. Their cells are empty until their step.
+   */
+  unmatched?: Map<MatchClass, Map<string, Set<string>>>;
 }
 
 /** Read side of the match view. */
@@ -422,6 +429,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     if (cls.members.size > 0) return;
     // The last member gone: the class and its links go too.
     m.classes.delete(cls.key);
+    m.unmatched?.delete(cls);
     for (const kind of SIDECAR_KINDS) {
       for (const n of cls.cells.namesOf(kind)) link(m, m.affectedClasses, policyKey(kind, n), cls, false);
     }
@@ -429,7 +437,17 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     indexReach(m, cls, false);
   };
 
-  const putProxy = (m: MeshMatches<V>, mesh: string, name: string, networking: Networking): void => {
+  /**
+   * Puts a proxy. A class it creates is matched at once, unless `deferred` (the build's own proxies):
+   * then it waits in `unmatched` for its step.
+   */
+  const putProxy = (
+    m: MeshMatches<V>,
+    mesh: string,
+    name: string,
+    networking: Networking,
+    deferred = false,
+  ): void => {
     removeProxy(m, mesh, name);
     markProxy(mesh, name);
     indexServed(m, mesh, name, networking, true);
@@ -452,7 +470,8 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
       cls = created;
       m.classes.set(key, cls);
       for (const t of classTags(cls)) link(m, m.classIndex, t, cls, true);
-      tracked(m, cls, SIDECAR_KINDS, () => created.cells.recomputeAll(m.candidates));
+      if (deferred && m.unmatched) m.unmatched.set(cls, new Map());
+      else tracked(m, cls, SIDECAR_KINDS, () => created.cells.recomputeAll(m.candidates));
       indexReach(m, cls, true);
     }
     cls.members.add(name);
@@ -545,8 +564,13 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     after: PolicyResource | undefined,
   ): void => {
     const before = setCandidate(m, kind, name, after);
-    if (SIDECAR_KINDS.includes(kind))
-      for (const cls of policyClasses(m, before, after)) updateClass(m, mesh, kind, cls, before, after);
+    if (SIDECAR_KINDS.includes(kind)) {
+      for (const cls of policyClasses(m, before, after)) {
+        const notes = m.unmatched?.get(cls);
+        if (notes) note(notes, kind, name);
+        else updateClass(m, mesh, kind, cls, before, after);
+      }
+    }
     // Gateway views read gateways, routes and per-destination policies: re-match the gateway proxies
     // the old or the new version can reach (`gatewayReach`: most kinds reach every gateway proxy).
     if (!m.steps && m.gateways.size > 0) {
@@ -565,28 +589,49 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     }
   };
 
-  /**
-   * A sidecar policy put while the mesh builds, one step per class it reaches: a policy that reaches
-   * every class of a large mesh would otherwise hold the event loop for its whole reach. A write of
-   * the same policy between steps moves every class either version reaches itself (a class this
-   * one has not reached yet goes from nothing to the write's version), so the rest is dropped; a
-   * class whose last member went meanwhile is skipped.
-   */
-  function* buildPolicy(
+  /** Notes that the policy `kind`/`name` reaches a class not matched yet. */
+  const note = (notes: Map<string, Set<string>>, kind: string, name: string): void => {
+    let names = notes.get(kind);
+    if (!names) notes.set(kind, (names = new Set()));
+    names.add(name);
+  };
+
+  /** Notes one sidecar policy (its current version) on the unmatched classes it reaches. */
+  const noteReach = (m: MeshMatches<V>, kind: string, name: string): void => {
+    const policy = m.candidates.get(kind)?.get(name);
+    if (!policy || !m.unmatched) return;
+    const classes = new Set<MatchClass>();
+    reached(m, policy, classes);
+    for (const cls of classes) {
+      const notes = m.unmatched.get(cls);
+      if (notes) note(notes, kind, name);
+    }
+  };
+
+  /** Matches a class the build created against the current versions of the policies noted on it. */
+  const matchNoted = (
     m: MeshMatches<V>,
     mesh: string,
-    kind: string,
-    name: string,
-    after: PolicyResource,
-  ): Generator<void, void, void> {
-    const before = setCandidate(m, kind, name, after);
-    for (const cls of policyClasses(m, before, after)) {
-      if (m.candidates.get(kind)?.get(name) !== after) return;
-      if (m.classes.get(cls.key) !== cls) continue;
-      updateClass(m, mesh, kind, cls, before, after);
-      yield;
+    cls: MatchClass,
+    notes: Map<string, Set<string>>,
+  ): void => {
+    const noted = new Map<string, Map<string, PolicyResource>>();
+    for (const [kind, names] of notes) {
+      const byName = new Map<string, PolicyResource>();
+      for (const n of names) {
+        const policy = m.candidates.get(kind)?.get(n);
+        if (policy) byName.set(n, policy);
+      }
+      noted.set(kind, byName);
     }
-  }
+    tracked(m, cls, SIDECAR_KINDS, () => cls.cells.recomputeAll(noted));
+    indexReach(m, cls, true);
+    markClass(mesh, cls);
+    // Callers of this class's inbounds apply the faults those inbounds list.
+    if (DIALLED_KINDS.some((kind) => cls.cells.namesOf(kind).size > 0)) {
+      for (const ib of cls.cells.interfaces.inbounds) markService(m, mesh, ib.service);
+    }
+  };
 
   const emptyMesh = (mesh: string): MeshMatches<V> => ({
     prometheus: meshPrometheus(views.get('Mesh', undefined, mesh)?.resource),
@@ -605,33 +650,48 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
   });
 
   /**
-   * The steps of building a mesh: proxies first, then each policy through its reach (routes first),
-   * one item per step (a sidecar policy one class of its reach per step). Writes applied between steps keep the partial view current; a step reads the
-   * item's current version and skips what a write already put.
+   * The steps of building a mesh, one item per step: every policy as a candidate (no class exists
+   * yet, so this matches nothing), the proxies (the classes they create wait, unmatched), each
+   * sidecar policy's reach noted on those classes, then each class matched once against the
+   * policies noted on it. Writes applied between steps keep the partial view current: a policy
+   * write notes itself on the unmatched classes it reaches and updates the others, a proxy write
+   * matches a class it creates at once (the candidates are complete by then, or the policies still
+   * to come reach it as candidates); a step reads the item's current version and skips what a write
+   * already put.
    */
   function* buildSteps(mesh: string, m: MeshMatches<V>): Generator<void, void, void> {
+    const policies: Array<[kind: string, name: string]> = [];
+    for (const kind of MATCHED_KINDS) views.each(kind, mesh, (item) => policies.push([kind, item.name]));
+    for (const [kind, name] of policies) {
+      const resource = views.get(kind, mesh, name)?.resource as unknown as PolicyResource | undefined;
+      if (resource && m.candidates.get(kind)?.get(name) !== resource)
+        putPolicy(m, mesh, kind, name, resource);
+      yield;
+    }
+    m.unmatched = new Map();
     const names: string[] = [];
     views.each('Dataplane', mesh, (item) => names.push(item.name));
     for (const name of names) {
       const item = views.get('Dataplane', mesh, name);
       if (item && m.proxies.get(name)?.networking !== item.resource.networking) {
-        putProxy(m, mesh, name, networkingOf(m, item));
+        putProxy(m, mesh, name, networkingOf(m, item), true);
       }
       yield;
     }
-    for (const kind of MATCHED_KINDS) {
-      const policies: string[] = [];
-      views.each(kind, mesh, (item) => policies.push(item.name));
-      for (const name of policies) {
-        const item = views.get(kind, mesh, name);
-        const resource = item?.resource as unknown as PolicyResource | undefined;
-        if (resource && m.candidates.get(kind)?.get(name) !== resource) {
-          if (SIDECAR_KINDS.includes(kind)) yield* buildPolicy(m, mesh, kind, name, resource);
-          else putPolicy(m, mesh, kind, name, resource);
-        }
-        yield;
-      }
+    // Every sidecar candidate now, those written since the build began included.
+    const sidecar: Array<[kind: string, name: string]> = [];
+    for (const kind of SIDECAR_KINDS)
+      for (const name of m.candidates.get(kind)?.keys() ?? []) sidecar.push([kind, name]);
+    for (const [kind, name] of sidecar) {
+      noteReach(m, kind, name);
+      yield;
     }
+    for (const [cls, notes] of m.unmatched) {
+      m.unmatched.delete(cls);
+      matchNoted(m, mesh, cls, notes);
+      yield;
+    }
+    m.unmatched = undefined;
     m.steps = undefined;
     for (const g of m.gateways) rematchGateway(m, mesh, g);
   }

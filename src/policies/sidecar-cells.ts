@@ -4,19 +4,17 @@
  * computation and the definition these cells must always agree with).
  *
  * A cell is one place a kind attaches (an inbound by index, an outbound by index, a service, the
- * proxy) and one kind. A `best` cell holds the single best policy with its rank; an `all` cell the
- * sorted list of every match. When one policy changes, only its own places move:
- * - it now ranks at least as high where it was the best, or it beats the best: it is the best;
- * - it was the best and now ranks lower or no longer matches: that kind is recomputed from every
- *   candidate of the kind (the only slow path, and only for proxies where the policy was best);
- * - `all` cells drop the old version and insert the new one in order.
+ * proxy) and one kind. Each holds every policy that matches there with its rank, in the order they
+ * apply; an `all` cell lists them all, a `best` cell only the first, and keeps the others so that
+ * when the best falls the next one is at hand (no candidate is matched again). When one policy
+ * changes, only its own places move: at each, its old version leaves the sorted list and its new
+ * one goes in at its rank.
  * A TrafficRoute that changes where an outbound's traffic goes changes the services that
  * HealthCheck, CircuitBreaker and Retry attach to: those three kinds are then recomputed for the proxy.
  *
- * Ranks are numbers here: tags × 2^16 + exact values, so a pair's rank is the sum of its ranks and
- * comparing is `-` (decisions §10: more tags, then more exact values).
+ * Ranks are numbers here (policy-facts.ts): tags × 2^16 + exact values, so a pair's rank is the sum
+ * of its ranks and comparing is `-` (decisions §10: more tags, then more exact values).
  */
-import { SERVICE_TAG } from '../resources/fragments.js';
 import {
   ATTACHMENT_KINDS,
   DIALLED_KINDS,
@@ -24,21 +22,17 @@ import {
   TARGET_REF_POLICY_KINDS,
   type SidecarItem,
 } from './match-sidecar.js';
+import { bestRank, NO_MATCH, placedAt, policyFacts, serviceRank, type Placed } from './policy-facts.js';
 import type { PolicyResource } from './policy-resource.js';
 import { proxyInterfaces, type Networking, type ProxyInterfaces } from './proxy-interfaces.js';
 import { callDestinations, routeDestinations } from './route-destinations.js';
-import { bestSelectorRank } from './select-policies.js';
-import { rankOf, type Rank } from './tag-selector.js';
 import { compareByTargetRef, targetRefListeners, type TargetRefPolicy } from './target-ref-match.js';
 
-/** A policy placed in a cell, with its rank there. */
-interface Placed {
-  policy: PolicyResource;
-  rank: number;
-}
+/** The cells of one location, by kind: every policy that matches there, in the order they apply. */
+type LocationCells = Record<string, Placed[]>;
 
-/** The cells of one location, by kind. */
-type LocationCells = Record<string, Placed | Placed[]>;
+/** Where a policy attaches on a class: locations with its rank at each. */
+type Places = Array<[location: string, rank: number]>;
 
 /** A policy that became listed on a class, or stopped being listed. */
 export interface Listing {
@@ -49,9 +43,6 @@ export interface Listing {
 
 /** Candidate policies of one mesh by kind and name, as the view keeps them. */
 export type Candidates = ReadonlyMap<string, ReadonlyMap<string, PolicyResource>>;
-
-const TAGS = 1 << 16;
-const rankNumber = (r: Rank): number => (r.exact + r.wildcard) * TAGS + r.exact;
 
 const INBOUND_ALL: ReadonlySet<string> = new Set(ATTACHMENT_KINDS.inbound.all);
 const OUTBOUND: ReadonlySet<string> = new Set(ATTACHMENT_KINDS.outbound);
@@ -67,6 +58,8 @@ type Tags = Readonly<Record<string, string>>;
 export type EndpointTags = (service: string) => readonly Tags[];
 
 const NO_ENDPOINTS: EndpointTags = () => [];
+
+const NO_PLACES: Places = [];
 
 /** The kinds an outbound item lists, in order: those of every outbound, then those of dialled ones. */
 const OUTBOUND_ITEM_KINDS = [...ATTACHMENT_KINDS.outbound, ...DIALLED_KINDS];
@@ -95,26 +88,38 @@ const isAll = (location: string, kind: string): boolean =>
       ? DIALLED.has(kind)
       : location[0] === 'd' && (DATAPLANE_ALL.has(kind) || TARGET_REF.has(kind));
 
-/** A source-matched policy's rank towards `service`: source plus destination, or undefined. */
-function serviceRank(policy: PolicyResource, sourceRank: number, service: string): number | undefined {
-  const d = bestSelectorRank(policy.destinations, [{ [SERVICE_TAG]: service }]);
-  return d ? sourceRank + rankNumber(d) : undefined;
-}
+/** Negative when `a` applies before `b` among targetRef policies (`compareByTargetRef`). */
+const compareTargetRefs = (a: Placed, b: Placed): number =>
+  compareByTargetRef(a.policy as unknown as TargetRefPolicy, b.policy as unknown as TargetRefPolicy);
 
-/** Negative when `a` is listed before `b` in an `all` cell. */
-function compareAll(kind: string, a: Placed, b: Placed): number {
-  if (TARGET_REF.has(kind)) {
-    return compareByTargetRef(a.policy as unknown as TargetRefPolicy, b.policy as unknown as TargetRefPolicy);
-  }
-  return comparePlaced(a, b);
-}
+/** Negative when `a` is listed before `b` in a cell of `kind`. */
+const orderOf = (kind: string): ((a: Placed, b: Placed) => number) =>
+  TARGET_REF.has(kind) ? compareTargetRefs : comparePlaced;
 
 /** Negative when `a` applies before `b`: higher rank, later creation, the name that sorts first. */
 function comparePlaced(a: Placed, b: Placed): number {
   if (a.rank !== b.rank) return b.rank - a.rank;
-  const byTime = Date.parse(b.policy.creationTime) - Date.parse(a.policy.creationTime);
+  const byTime = policyFacts(b.policy).time - policyFacts(a.policy).time;
   if (byTime !== 0 && !Number.isNaN(byTime)) return byTime;
   return a.policy.name < b.policy.name ? -1 : a.policy.name > b.policy.name ? 1 : 0;
+}
+
+/** Inserts `placed` into `list`, sorted by `compare`, after every entry that comes before it. */
+function insertSorted(list: Placed[], placed: Placed, compare: (a: Placed, b: Placed) => number): void {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compare(list[mid], placed) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  list.splice(lo, 0, placed);
+}
+
+/** The index of the entry of the policy `name` in `list`, -1 when it has none. */
+function indexOfNamed(list: readonly Placed[], name: string): number {
+  for (let i = 0; i < list.length; i++) if (list[i].policy.name === name) return i;
+  return -1;
 }
 
 /**
@@ -145,11 +150,16 @@ export interface CellsUpdate {
 /** The cells of every sidecar proxy of one match class (see `matchClassKey`). */
 export class SidecarCells {
   readonly interfaces: ProxyInterfaces;
-  /** Location (`i<index>`, `o<index>`, `s<service>`, `d`) → cells by kind; empty locations are absent. */
+  /** Location (`i<index>`, `o<index>`, `s<service>`, `d`) → cells by kind; empty cells and locations are absent. */
   private readonly cells = new Map<string, LocationCells>();
   /** The services the outbounds' routes reach (the routed kinds' places). */
   private reached: Set<string>;
   private readonly logged: Set<string>;
+  /** The location names of the inbounds and of the outbounds, by index. */
+  private readonly inboundAt: readonly string[];
+  private readonly outboundAt: readonly string[];
+  /** The location names of the services met so far. */
+  private readonly serviceAt = new Map<string, string>();
 
   constructor(
     readonly networking: Networking,
@@ -157,61 +167,62 @@ export class SidecarCells {
     private readonly endpointTags: EndpointTags = NO_ENDPOINTS,
   ) {
     this.interfaces = proxyInterfaces(networking, dialled);
+    this.inboundAt = this.interfaces.inbounds.map((_, i) => `i${i}`);
+    this.outboundAt = this.interfaces.outbounds.map((_, j) => `o${j}`);
     this.logged = new Set([...this.interfaces.outbounds.map((o) => o.service), PASS_THROUGH_SERVICE]);
     this.reached = this.routedServices();
   }
 
   /** Where `policy` (of `kind`) attaches on this proxy, with its rank at each place. */
-  places(kind: string, policy: PolicyResource): Array<[location: string, rank: number]> {
-    const out: Array<[string, number]> = [];
+  places(kind: string, policy: PolicyResource): Places {
+    const out: Places = [];
     const { inbounds, outbounds, tagSets } = this.interfaces;
+    const facts = policyFacts(policy);
     if (kind === 'TrafficPermission') {
-      inbounds.forEach((ib, i) => {
-        const r = bestSelectorRank(policy.destinations, [ib.tags]);
-        if (r) out.push([`i${i}`, rankNumber(r)]);
-      });
+      for (let i = 0; i < inbounds.length; i++) {
+        const r = bestRank(facts.destinations, [inbounds[i].tags]);
+        if (r !== NO_MATCH) out.push([this.inboundAt[i], r]);
+      }
       return out;
     }
     if (INBOUND_ALL.has(kind)) {
-      let sourceRank = 0;
-      for (const { match } of policy.sources ?? [])
-        sourceRank = Math.max(sourceRank, rankNumber(rankOf(match)));
-      inbounds.forEach((ib, i) => {
-        if (bestSelectorRank(policy.destinations, [ib.tags])) out.push([`i${i}`, sourceRank]);
-      });
+      const sourceRank = facts.sourceOrder;
+      for (let i = 0; i < inbounds.length; i++) {
+        if (bestRank(facts.destinations, [inbounds[i].tags]) !== NO_MATCH) {
+          out.push([this.inboundAt[i], sourceRank]);
+        }
+      }
       // A proxyless client applies, per service it dials, the faults its endpoints' inbounds list
       // for it: sources against the client, destinations against those inbounds' tags.
-      if (DIALLED.has(kind) && bestSelectorRank(policy.sources, tagSets)) {
+      if (DIALLED.has(kind) && bestRank(facts.sources, tagSets) !== NO_MATCH) {
         outbounds.forEach((ob, j) => {
           if (!ob.dialled) return;
-          const route = (this.cells.get(`o${j}`)?.TrafficRoute as Placed | undefined)?.policy;
-          const reaches = callDestinations(ob.service, route).some((service) =>
-            this.endpointTags(service).some((tags) => bestSelectorRank(policy.destinations, [tags])),
+          const reaches = callDestinations(ob.service, this.routeAt(j)).some(
+            (service) => bestRank(facts.destinations, this.endpointTags(service)) !== NO_MATCH,
           );
-          if (reaches) out.push([`o${j}`, sourceRank]);
+          if (reaches) out.push([this.outboundAt[j], sourceRank]);
         });
       }
     }
     if (OUTBOUND.has(kind) || ROUTED.has(kind) || kind === 'TrafficLog') {
-      const source = bestSelectorRank(policy.sources, tagSets);
-      if (!source) return out;
-      const s = rankNumber(source);
+      const s = bestRank(facts.sources, tagSets);
+      if (s === NO_MATCH) return out;
       if (OUTBOUND.has(kind)) {
         for (let j = 0; j < outbounds.length; j++) {
-          const r = serviceRank(policy, s, outbounds[j].service);
-          if (r !== undefined) out.push([`o${j}`, r]);
+          const r = serviceRank(facts.destinations, outbounds[j].service);
+          if (r !== NO_MATCH) out.push([this.outboundAt[j], s + r]);
         }
       } else {
         for (const service of kind === 'TrafficLog' ? this.logged : this.reached) {
-          const r = serviceRank(policy, s, service);
-          if (r !== undefined) out.push([`s${service}`, r]);
+          const r = serviceRank(facts.destinations, service);
+          if (r !== NO_MATCH) out.push([this.serviceLocation(service), s + r]);
         }
       }
       return out;
     }
     if (DATAPLANE_BEST.has(kind) || DATAPLANE_ALL.has(kind)) {
-      const r = bestSelectorRank(policy.selectors, tagSets);
-      if (r) out.push(['d', rankNumber(r)]);
+      const r = bestRank(facts.selectors, tagSets);
+      if (r !== NO_MATCH) out.push(['d', r]);
     } else if (TARGET_REF.has(kind)) {
       const ref = (policy as unknown as TargetRefPolicy).spec?.targetRef;
       if (ref && targetRefListeners(ref, this.networking).length > 0) out.push(['d', 0]);
@@ -222,16 +233,17 @@ export class SidecarCells {
   /** Recomputes every kind from the candidates (a new or changed proxy). */
   recomputeAll(candidates: Candidates): void {
     this.cells.clear();
-    this.recomputeKind('TrafficRoute', candidates);
+    this.placeAll('TrafficRoute', candidates);
     this.reached = this.routedServices();
-    for (const kind of SIDECAR_KINDS) if (kind !== 'TrafficRoute') this.recomputeKind(kind, candidates);
+    for (const kind of SIDECAR_KINDS) if (kind !== 'TrafficRoute') this.placeAll(kind, candidates);
   }
 
   /**
    * Moves one policy of `kind` from its `before` version to its `after` version (either may be
    * undefined: created, deleted). `candidates` already holds `after`. Returns the policies whose
    * listing on this class changed (the reverse index follows them): the policy itself, a best it
-   * displaced, and on the slow paths whatever a recomputed kind gained or lost.
+   * displaced or that it no longer hides, and on the slow paths whatever a recomputed kind gained or
+   * lost.
    */
   update(
     kind: string,
@@ -239,54 +251,23 @@ export class SidecarCells {
     after: PolicyResource | undefined,
     candidates: Candidates,
   ): CellsUpdate {
-    const was = before ? this.places(kind, before) : [];
-    const now = after ? this.places(kind, after) : [];
+    const was = before ? this.places(kind, before) : NO_PLACES;
+    const now = after ? this.places(kind, after) : NO_PLACES;
     if (was.length === 0 && now.length === 0) return { listings: [], touched: false, inbound: false };
-    const inbound = [...was, ...now].some(([l]) => l[0] === 'i');
+    let inbound = false;
     const name = ((after ?? before) as PolicyResource).name;
-    const suspects = new Map<string, boolean>([[name, this.lists(kind, name)]]);
-    const locations = new Set<string>();
-    for (const [l] of was) locations.add(l);
-    for (const [l] of now) locations.add(l);
-    const stale: string[] = [];
-    for (const location of locations) {
-      let rank: number | undefined;
-      for (const [l, r] of now) if (l === location) rank = r;
-      const placed = rank === undefined || !after ? undefined : { policy: after, rank };
-      if (isAll(location, kind)) {
-        const list = ((this.cells.get(location)?.[kind] as Placed[] | undefined) ?? []).filter(
-          (p) => p.policy.name !== name,
-        );
-        if (placed) {
-          let i = 0;
-          while (i < list.length && compareAll(kind, list[i], placed) < 0) i++;
-          list.splice(i, 0, placed);
-        }
-        this.set(location, kind, list.length > 0 ? list : undefined);
-        continue;
-      }
-      const current = this.cells.get(location)?.[kind] as Placed | undefined;
-      if (current && current.policy.name === name) {
-        // The best changed: still the best if it compares no worse than it did (rank, then creation
-        // time: a zone may re-create a policy); otherwise any other may win now.
-        if (placed && comparePlaced(placed, current) <= 0) this.set(location, kind, placed);
-        else stale.push(location);
-      } else if (placed && (!current || comparePlaced(placed, current) < 0)) {
-        if (current && !suspects.has(current.policy.name)) suspects.set(current.policy.name, true);
-        this.set(location, kind, placed);
-      }
+    /** Name → whether it was listed before this update, for each policy whose cells it changed. */
+    const moved = new Map<string, boolean>([[name, this.lists(kind, name)]]);
+    for (const [location] of was) {
+      inbound ||= location[0] === 'i';
+      if (!now.some(([l]) => l === location)) this.move(kind, location, name, undefined, moved);
     }
-    // The slow path: where the policy was the best and fell, the best of the rest, at that place only.
-    if (stale.length > 0) {
-      const bests = this.bestAt(kind, stale, candidates);
-      for (const best of bests) {
-        if (best && !suspects.has(best.policy.name))
-          suspects.set(best.policy.name, this.lists(kind, best.policy.name));
-      }
-      stale.forEach((location, i) => this.set(location, kind, bests[i]));
+    for (const [location, rank] of now) {
+      inbound ||= location[0] === 'i';
+      this.move(kind, location, name, placedAt(after as PolicyResource, rank), moved);
     }
     const changes: Listing[] = [];
-    for (const [n, listedBefore] of suspects) {
+    for (const [n, listedBefore] of moved) {
       const listed = this.lists(kind, n);
       if (listed !== listedBefore) changes.push({ kind, name: n, listed });
     }
@@ -303,8 +284,7 @@ export class SidecarCells {
     const services = new Set<string>();
     this.interfaces.outbounds.forEach((ob, j) => {
       if (!ob.dialled) return;
-      const route = (this.cells.get(`o${j}`)?.TrafficRoute as Placed | undefined)?.policy;
-      for (const s of callDestinations(ob.service, route)) services.add(s);
+      for (const s of callDestinations(ob.service, this.routeAt(j))) services.add(s);
     });
     return [...services];
   }
@@ -323,31 +303,26 @@ export class SidecarCells {
     ]);
   }
 
-  /** The cells of one location by kind, as the items list them (undefined when none). */
+  /** The policies one cell lists, in order (empty when none). */
   policiesAt(location: string, kind: string): readonly PolicyResource[] {
     const c = this.cells.get(location)?.[kind];
     if (c === undefined) return [];
-    return Array.isArray(c) ? c.map((p) => p.policy) : [c.policy];
+    return isAll(location, kind) ? c.map((p) => p.policy) : [c[0].policy];
   }
 
-  /** True when a policy named `name` of `kind` is in a cell. */
+  /** True when a policy named `name` of `kind` is listed in a cell. */
   lists(kind: string, name: string): boolean {
-    for (const cells of this.cells.values()) {
-      const c = cells[kind];
-      if (c === undefined) continue;
-      if (Array.isArray(c) ? c.some((p) => p.policy.name === name) : c.policy.name === name) return true;
-    }
-    return false;
+    return this.listedElsewhere(kind, name, undefined);
   }
 
-  /** The names of the policies of `kind` in any cell. */
+  /** The names of the policies of `kind` listed in any cell. */
   namesOf(kind: string): Set<string> {
     const names = new Set<string>();
-    for (const cells of this.cells.values()) {
+    for (const [location, cells] of this.cells) {
       const c = cells[kind];
       if (c === undefined) continue;
-      if (Array.isArray(c)) for (const p of c) names.add(p.policy.name);
-      else names.add(c.policy.name);
+      if (isAll(location, kind)) for (const p of c) names.add(p.policy.name);
+      else names.add(c[0].policy.name);
     }
     return names;
   }
@@ -366,12 +341,11 @@ export class SidecarCells {
       location: string,
       kinds: readonly string[],
     ): void => {
-      const cells = this.cells.get(location);
-      if (!cells) return;
+      if (!this.cells.has(location)) return;
       const matched: Record<string, PolicyResource[]> = {};
       for (const kind of kinds) {
-        const c = cells[kind];
-        if (c !== undefined) matched[kind] = Array.isArray(c) ? c.map((p) => p.policy) : [c.policy];
+        const listed = this.policiesAt(location, kind);
+        if (listed.length > 0) matched[kind] = listed as PolicyResource[];
       }
       if (Object.keys(matched).length === 0) return;
       items.push({ type, name, service, matchedPolicies: matched });
@@ -400,8 +374,7 @@ export class SidecarCells {
     const out: Array<{ type: SidecarItem['type']; name: string; service: string }> = [];
     for (const [location, cells] of this.cells) {
       const c = cells[kind];
-      if (c === undefined) continue;
-      if (!(Array.isArray(c) ? c.some((p) => p.policy.name === name) : c.policy.name === name)) continue;
+      if (c === undefined || !listedIn(c, isAll(location, kind), name)) continue;
       const at = location[0];
       if (at === 'd') out.push({ type: 'dataplane', name: '', service: '' });
       else if (at === 's') out.push({ type: 'service', name: location.slice(1), service: location.slice(1) });
@@ -414,7 +387,7 @@ export class SidecarCells {
     return out.sort((x, y) => cmp(x.type, y.type) || cmp(x.name, y.name));
   }
 
-  private set(location: string, kind: string, value: Placed | Placed[] | undefined): void {
+  private set(location: string, kind: string, value: Placed[] | undefined): void {
     let cells = this.cells.get(location);
     if (value === undefined) {
       if (!cells) return;
@@ -426,64 +399,73 @@ export class SidecarCells {
     cells[kind] = value;
   }
 
+  /** True when a policy named `name` of `kind` is listed in a cell of another location than `except`. */
+  private listedElsewhere(kind: string, name: string, except: string | undefined): boolean {
+    for (const [location, cells] of this.cells) {
+      const c = cells[kind];
+      if (c !== undefined && location !== except && listedIn(c, isAll(location, kind), name)) return true;
+    }
+    return false;
+  }
+
+  /**
+   * At one location, takes the policy `name` of `kind` out of its cell and puts `placed` (its new
+   * version, if it matches there) in at its rank. `moved` holds, for `name` and for each policy a
+   * `best` cell stopped or started listing, whether it was listed anywhere before the update
+   * (recorded the first time it is met: until then nothing it changed was that policy's).
+   */
+  private move(
+    kind: string,
+    location: string,
+    name: string,
+    placed: Placed | undefined,
+    moved: Map<string, boolean>,
+  ): void {
+    const list = this.cells.get(location)?.[kind] ?? [];
+    const head = list[0] as Placed | undefined;
+    const i = indexOfNamed(list, name);
+    if (i >= 0) list.splice(i, 1);
+    if (placed) insertSorted(list, placed, orderOf(kind));
+    this.set(location, kind, list.length > 0 ? list : undefined);
+    if (isAll(location, kind)) return;
+    const was = head?.policy.name;
+    const is = (list[0] as Placed | undefined)?.policy.name;
+    if (was === is) return;
+    if (was !== undefined && !moved.has(was)) moved.set(was, true);
+    if (is !== undefined && !moved.has(is)) moved.set(is, this.listedElsewhere(kind, is, location));
+  }
+
   /** Clears `kind` from every cell and places every candidate of it again. */
   private recomputeKind(kind: string, candidates: Candidates): void {
     for (const location of [...this.cells.keys()]) this.set(location, kind, undefined);
-    for (const policy of candidates.get(kind)?.values() ?? []) {
-      for (const [location, rank] of this.places(kind, policy)) {
-        const placed = { policy, rank };
-        if (isAll(location, kind)) {
-          const list = (this.cells.get(location)?.[kind] as Placed[] | undefined) ?? [];
-          list.push(placed);
-          this.set(location, kind, list);
-        } else {
-          const current = this.cells.get(location)?.[kind] as Placed | undefined;
-          if (!current || comparePlaced(placed, current) < 0) this.set(location, kind, placed);
-        }
-      }
-    }
-    for (const cells of this.cells.values()) {
-      const c = cells[kind];
-      if (Array.isArray(c)) c.sort((a, b) => compareAll(kind, a, b));
-    }
+    this.placeAll(kind, candidates);
   }
 
-  /** The best candidate of `kind` at each of some `best` locations (sources ranked once per candidate). */
-  private bestAt(
-    kind: string,
-    locations: readonly string[],
-    candidates: Candidates,
-  ): Array<Placed | undefined> {
-    const { inbounds, outbounds, tagSets } = this.interfaces;
-    const best: Array<Placed | undefined> = locations.map(() => undefined);
+  /** Places every candidate of `kind` in cells that hold none of it. */
+  private placeAll(kind: string, candidates: Candidates): void {
+    const lists = new Map<string, Placed[]>();
     for (const policy of candidates.get(kind)?.values() ?? []) {
-      let source: number | undefined | null = null;
-      for (let i = 0; i < locations.length; i++) {
-        const location = locations[i];
-        const at = location[0];
-        let rank: number | undefined;
-        if (at === 'i') {
-          const r = bestSelectorRank(policy.destinations, [inbounds[Number(location.slice(1))].tags]);
-          rank = r && rankNumber(r);
-        } else if (at === 'd') {
-          const r = bestSelectorRank(policy.selectors, tagSets);
-          rank = r && rankNumber(r);
-        } else {
-          if (source === null) {
-            const r = bestSelectorRank(policy.sources, tagSets);
-            source = r && rankNumber(r);
-          }
-          if (source === undefined) break;
-          const service = at === 'o' ? outbounds[Number(location.slice(1))].service : location.slice(1);
-          rank = serviceRank(policy, source, service);
-        }
-        if (rank === undefined) continue;
-        const placed = { policy, rank };
-        const current = best[i];
-        if (!current || comparePlaced(placed, current) < 0) best[i] = placed;
+      for (const [location, rank] of this.places(kind, policy)) {
+        const list = lists.get(location);
+        if (list) list.push(placedAt(policy, rank));
+        else lists.set(location, [placedAt(policy, rank)]);
       }
     }
-    return best;
+    const order = orderOf(kind);
+    // Copies hold no room to grow: these lists are many and seldom change.
+    for (const [location, list] of lists) this.set(location, kind, list.sort(order).slice());
+  }
+
+  /** The policy of the TrafficRoute that outbound `j` lists, if any. */
+  private routeAt(j: number): PolicyResource | undefined {
+    return this.cells.get(this.outboundAt[j])?.TrafficRoute?.[0]?.policy;
+  }
+
+  /** The location name of a service's cells. */
+  private serviceLocation(service: string): string {
+    let location = this.serviceAt.get(service);
+    if (location === undefined) this.serviceAt.set(service, (location = `s${service}`));
+    return location;
   }
 
   /** Recomputes `kind` and returns the listing changes. */
@@ -508,11 +490,15 @@ export class SidecarCells {
   private routedServices(): Set<string> {
     const reached = new Set<string>();
     this.interfaces.outbounds.forEach((ob, j) => {
-      const route = this.cells.get(`o${j}`)?.TrafficRoute as Placed | undefined;
-      for (const s of routeDestinations(ob.service, route?.policy)) reached.add(s);
+      for (const s of routeDestinations(ob.service, this.routeAt(j))) reached.add(s);
     });
     return reached;
   }
+}
+
+/** True when a cell lists the policy `name`: any of its policies for an `all` cell, its first for a `best` one. */
+function listedIn(cell: readonly Placed[], all: boolean, name: string): boolean {
+  return all ? cell.some((p) => p.policy.name === name) : cell[0].policy.name === name;
 }
 
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
