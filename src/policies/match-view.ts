@@ -44,6 +44,7 @@ import {
   type Networking,
   type ProxyInterfaces,
 } from './proxy-interfaces.js';
+import { compileSelector, matches, type CompiledSelector } from './policy-facts.js';
 import { reachSelectors } from './reach-selectors.js';
 import { matchClassKey, SidecarCells, SIDECAR_KINDS, type Candidates } from './sidecar-cells.js';
 import { SERVICE_TAG } from '../resources/fragments.js';
@@ -179,7 +180,7 @@ interface MeshMatches<V> {
    * While the mesh is built: the classes the build created and has not matched yet, each with the
    * sidecar policies (kind → names) noted as reaching it. Their cells are empty until their step.
    */
-  unmatched?: Map<MatchClass, Map<string, Set<string>>>;
+  unmatched?: Map<MatchClass, Map<string, string[]>>;
 }
 
 /** Read side of the match view. */
@@ -210,6 +211,27 @@ export interface MatchView<V> {
 
 const policyKey = (kind: string, name: string): string => `${kind}/${name}`;
 const tagKey = (k: string, v: string): string => `${k}\u0000${v}`;
+
+/** One reach selector of a policy version: its keys in the class index (`tagKey` or the key alone for `*`), and itself compiled. */
+interface ReachSelector {
+  index: readonly string[];
+  selector: CompiledSelector;
+}
+
+const reachCache = new WeakMap<PolicyResource, readonly ReachSelector[]>();
+
+/** The reach selectors of a policy version (`reachSelectors`), made once per version. */
+function reachOf(policy: PolicyResource): readonly ReachSelector[] {
+  let reach = reachCache.get(policy);
+  if (reach === undefined) {
+    reach = (reachSelectors(policy) ?? []).map(({ match }) => ({
+      index: Object.keys(match ?? {}).map((k) => (match[k] === MATCH_ALL ? k : tagKey(k, match[k]))),
+      selector: compileSelector(match),
+    }));
+    reachCache.set(policy, reach);
+  }
+  return reach;
+}
 
 /** Creates the view over the resource views; it follows their changes from now on. */
 export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher<V>): MatchView<V> {
@@ -259,10 +281,20 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     }
   };
 
+  /** `Kind/name` keys made once per policy name: a key made anew is hashed at each look-up. */
+  const policyKeys = new Map<string, Map<string, string>>();
+  const keyOf = (kind: string, name: string): string => {
+    let byName = policyKeys.get(kind);
+    if (!byName) policyKeys.set(kind, (byName = new Map()));
+    let key = byName.get(name);
+    if (key === undefined) byName.set(name, (key = policyKey(kind, name)));
+    return key;
+  };
+
   /** Drops the sorted proxies of the policies a class lists (its members changed). */
   const forgetSorted = (m: MeshMatches<V>, cls: MatchClass): void => {
     for (const kind of SIDECAR_KINDS)
-      for (const n of cls.cells.namesOf(kind)) m.sorted.delete(policyKey(kind, n));
+      for (const n of cls.cells.namesOf(kind)) m.sorted.delete(keyOf(kind, n));
   };
 
   const link = <T>(
@@ -303,9 +335,8 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     change();
     kinds.forEach((kind, i) => {
       const after = cls.cells.namesOf(kind);
-      for (const n of before[i])
-        if (!after.has(n)) link(m, m.affectedClasses, policyKey(kind, n), cls, false);
-      for (const n of after) if (!before[i].has(n)) link(m, m.affectedClasses, policyKey(kind, n), cls, true);
+      for (const n of before[i]) if (!after.has(n)) link(m, m.affectedClasses, keyOf(kind, n), cls, false);
+      for (const n of after) if (!before[i].has(n)) link(m, m.affectedClasses, keyOf(kind, n), cls, true);
     });
   };
 
@@ -431,7 +462,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     m.classes.delete(cls.key);
     m.unmatched?.delete(cls);
     for (const kind of SIDECAR_KINDS) {
-      for (const n of cls.cells.namesOf(kind)) link(m, m.affectedClasses, policyKey(kind, n), cls, false);
+      for (const n of cls.cells.namesOf(kind)) link(m, m.affectedClasses, keyOf(kind, n), cls, false);
     }
     for (const t of classTags(cls)) link(m, m.classIndex, t, cls, false);
     indexReach(m, cls, false);
@@ -484,14 +515,14 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     });
   };
 
-  /** The classes one of whose tag sets one of `policy`'s reach selectors matches. */
-  const reached = (m: MeshMatches<V>, policy: PolicyResource, into: Set<MatchClass>): void => {
-    for (const { match } of reachSelectors(policy) ?? []) {
+  /** Visits the classes one of whose tag sets one of `policy`'s reach selectors matches (a class once per selector that reaches it). */
+  const reached = (m: MeshMatches<V>, policy: PolicyResource, visit: (cls: MatchClass) => void): void => {
+    for (const { index, selector } of reachOf(policy)) {
       // Walk the classes of the rarest tag the selector names (a concrete value, else the key).
       let pool: Iterable<MatchClass> | undefined;
       let size = Infinity;
-      for (const k in match) {
-        const set = m.classIndex.get(match[k] === MATCH_ALL ? k : tagKey(k, match[k]));
+      for (const key of index) {
+        const set = m.classIndex.get(key);
         if (!set) {
           pool = [];
           break;
@@ -502,7 +533,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
         }
       }
       for (const cls of pool ?? m.classes.values()) {
-        if (cls.cells.interfaces.reachTagSets.some((tags) => tagSelectorMatches(match, tags))) into.add(cls);
+        if (cls.cells.interfaces.reachTagSets.some((tags) => matches(selector, tags))) visit(cls);
       }
     }
   };
@@ -529,8 +560,9 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     after: PolicyResource | undefined,
   ): Set<MatchClass> => {
     const classes = new Set<MatchClass>();
-    if (before) reached(m, before, classes);
-    if (after) reached(m, after, classes);
+    const add = (cls: MatchClass): void => void classes.add(cls);
+    if (before) reached(m, before, add);
+    if (after) reached(m, after, add);
     return classes;
   };
 
@@ -545,7 +577,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
   ): void => {
     const update = cls.cells.update(kind, before, after, m.candidates);
     for (const c of update.listings) {
-      link(m, m.affectedClasses, policyKey(c.kind, c.name), cls, c.listed);
+      link(m, m.affectedClasses, keyOf(c.kind, c.name), cls, c.listed);
     }
     if (!update.touched) return;
     markClass(mesh, cls);
@@ -570,6 +602,8 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
         if (notes) note(notes, kind, name);
         else updateClass(m, mesh, kind, cls, before, after);
       }
+      // The key of a deleted policy is not kept (it is made again if the name comes back).
+      if (!after) policyKeys.get(kind)?.delete(name);
     }
     // Gateway views read gateways, routes and per-destination policies: re-match the gateway proxies
     // the old or the new version can reach (`gatewayReach`: most kinds reach every gateway proxy).
@@ -589,31 +623,30 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     }
   };
 
-  /** Notes that the policy `kind`/`name` reaches a class not matched yet. */
-  const note = (notes: Map<string, Set<string>>, kind: string, name: string): void => {
-    let names = notes.get(kind);
-    if (!names) notes.set(kind, (names = new Set()));
-    names.add(name);
+  /** Notes that the policy `kind`/`name` reaches a class not matched yet (a name may be noted more than once). */
+  const note = (notes: Map<string, string[]>, kind: string, name: string): void => {
+    const names = notes.get(kind);
+    if (names) names.push(name);
+    else notes.set(kind, [name]);
   };
 
   /** Notes one sidecar policy (its current version) on the unmatched classes it reaches. */
   const noteReach = (m: MeshMatches<V>, kind: string, name: string): void => {
     const policy = m.candidates.get(kind)?.get(name);
-    if (!policy || !m.unmatched) return;
-    const classes = new Set<MatchClass>();
-    reached(m, policy, classes);
-    for (const cls of classes) {
-      const notes = m.unmatched.get(cls);
+    const unmatched = m.unmatched;
+    if (!policy || !unmatched) return;
+    reached(m, policy, (cls) => {
+      const notes = unmatched.get(cls);
       if (notes) note(notes, kind, name);
-    }
+    });
   };
 
-  /** Matches a class the build created against the current versions of the policies noted on it. */
+  /** Matches a class the build created against the current versions of the policies noted on it (each once). */
   const matchNoted = (
     m: MeshMatches<V>,
     mesh: string,
     cls: MatchClass,
-    notes: Map<string, Set<string>>,
+    notes: Map<string, string[]>,
   ): void => {
     const noted = new Map<string, Map<string, PolicyResource>>();
     for (const [kind, names] of notes) {

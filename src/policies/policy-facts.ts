@@ -26,13 +26,30 @@ export interface CompiledSelector {
 export interface Placed {
   policy: PolicyResource;
   rank: number;
+  /** The policy's creation time (`PolicyFacts.time`), what breaks a tie of ranks. */
+  time: number;
 }
+
+/**
+ * A list of selectors (`sources`, `destinations`, `selectors`) compiled. A long one is also indexed
+ * by the service it requires (`mesh.io/service` with a value other than `*`), so that matching a
+ * tag set reads only the selectors of its service and those that require none.
+ */
+export interface SelectorList {
+  list: readonly CompiledSelector[];
+  byService?: ReadonlyMap<string, readonly CompiledSelector[]>;
+  /** With `byService`: the selectors that require no service. */
+  anyService?: readonly CompiledSelector[];
+}
+
+/** Lists longer than this are indexed by service. */
+const INDEXED = 8;
 
 /** What matching reads of one policy version. */
 export interface PolicyFacts {
-  sources: readonly CompiledSelector[];
-  destinations: readonly CompiledSelector[];
-  selectors: readonly CompiledSelector[];
+  sources: SelectorList;
+  destinations: SelectorList;
+  selectors: SelectorList;
   /** `Date.parse` of its creation time (NaN when absent or unparseable). */
   time: number;
   /** The highest rank among its sources, 0 without any: the order of inbound kinds that list every match. */
@@ -57,7 +74,7 @@ export function policyFacts(policy: PolicyResource): PolicyFacts {
   if (f === undefined) {
     const sources = compile(policy.sources);
     let sourceOrder = 0;
-    for (const s of sources) if (s.rank > sourceOrder) sourceOrder = s.rank;
+    for (const s of sources.list) if (s.rank > sourceOrder) sourceOrder = s.rank;
     f = {
       sources,
       destinations: compile(policy.destinations),
@@ -73,22 +90,37 @@ export function policyFacts(policy: PolicyResource): PolicyFacts {
 
 /** The policy placed at `rank`: one object per policy version and rank (a policy ranks the same at most places). */
 export function placedAt(policy: PolicyResource, rank: number): Placed {
-  const { placed } = policyFacts(policy);
+  const { placed, time } = policyFacts(policy);
   let p = placed.get(rank);
-  if (p === undefined) placed.set(rank, (p = { policy, rank }));
+  if (p === undefined) placed.set(rank, (p = { policy, rank, time }));
   return p;
 }
 
-function compile(selectors: readonly Selector[] | undefined): CompiledSelector[] {
-  return (selectors ?? []).map(({ match }) => ({
+/** One `match` compiled (an absent one is empty: it matches every tag set). */
+export function compileSelector(match: Readonly<Record<string, string>> | undefined): CompiledSelector {
+  return {
     keys: Object.keys(match ?? {}),
     values: Object.values(match ?? {}),
     rank: rankNumber(rankOf(match ?? {})),
-  }));
+  };
 }
 
-/** True when `tags` has every key of `s` with its wanted value (or any value for `*`). */
-function matches(s: CompiledSelector, tags: Tags): boolean {
+function compile(selectors: readonly Selector[] | undefined): SelectorList {
+  const list = (selectors ?? []).map(({ match }) => compileSelector(match));
+  if (list.length <= INDEXED) return { list };
+  const byService = new Map<string, CompiledSelector[]>();
+  const anyService: CompiledSelector[] = [];
+  for (const s of list) {
+    const service = s.values[s.keys.indexOf(SERVICE_TAG)];
+    if (service === undefined || service === MATCH_ALL) anyService.push(s);
+    else if (byService.has(service)) byService.get(service)?.push(s);
+    else byService.set(service, [s]);
+  }
+  return { list, byService, anyService };
+}
+
+/** True when `tags` has every key of `s` with its wanted value (or any value for `*`): `tagSelectorMatches`. */
+export function matches(s: CompiledSelector, tags: Tags): boolean {
   const { keys, values } = s;
   for (let i = 0; i < keys.length; i++) {
     const have = tags[keys[i]];
@@ -99,17 +131,27 @@ function matches(s: CompiledSelector, tags: Tags): boolean {
   return true;
 }
 
-/** The highest rank among `selectors` that match one of `tagSets`, or `NO_MATCH`. */
-export function bestRank(selectors: readonly CompiledSelector[], tagSets: readonly Tags[]): number {
+/** The higher of `best` and the highest rank among `selectors` that match `tags`. */
+function bestOf(selectors: readonly CompiledSelector[], tags: Tags, best: number): number {
+  for (const s of selectors) if (s.rank > best && matches(s, tags)) best = s.rank;
+  return best;
+}
+
+/** The highest rank among the selectors of `selectors` that match `tags`, or `NO_MATCH`. */
+export function rankFor(selectors: SelectorList, tags: Tags): number {
+  const { byService, anyService } = selectors;
+  if (byService === undefined || anyService === undefined) return bestOf(selectors.list, tags, NO_MATCH);
+  const service = tags[SERVICE_TAG];
+  const own = service === undefined ? undefined : byService.get(service);
+  return bestOf(anyService, tags, own ? bestOf(own, tags, NO_MATCH) : NO_MATCH);
+}
+
+/** The highest rank among the selectors of `selectors` that match one of `tagSets`, or `NO_MATCH`. */
+export function bestRank(selectors: SelectorList, tagSets: readonly Tags[]): number {
   let best = NO_MATCH;
-  for (const s of selectors) {
-    if (s.rank <= best) continue;
-    for (const tags of tagSets) {
-      if (matches(s, tags)) {
-        best = s.rank;
-        break;
-      }
-    }
+  for (const tags of tagSets) {
+    const r = rankFor(selectors, tags);
+    if (r > best) best = r;
   }
   return best;
 }
@@ -117,12 +159,8 @@ export function bestRank(selectors: readonly CompiledSelector[], tagSets: readon
 /** A tag set with no own tags: what another key than the service's reads in `serviceRank`, as on any tag map. */
 const NO_TAGS: Tags = {};
 
-/**
- * `bestRank` against the one tag set `{mesh.io/service: service}` (what the destinations of outbound
- * and service kinds match), without building it.
- */
-export function serviceRank(selectors: readonly CompiledSelector[], service: string): number {
-  let best = NO_MATCH;
+/** The higher of `best` and the highest rank among `selectors` that match `{mesh.io/service: service}`. */
+function bestForService(selectors: readonly CompiledSelector[], service: string, best: number): number {
   for (const s of selectors) {
     if (s.rank <= best) continue;
     const { keys, values } = s;
@@ -134,4 +172,16 @@ export function serviceRank(selectors: readonly CompiledSelector[], service: str
     if (ok) best = s.rank;
   }
   return best;
+}
+
+/**
+ * `rankFor` against the one tag set `{mesh.io/service: service}` (what the destinations of outbound
+ * and service kinds match), without building it.
+ */
+export function serviceRank(selectors: SelectorList, service: string): number {
+  const { byService, anyService } = selectors;
+  if (byService === undefined || anyService === undefined)
+    return bestForService(selectors.list, service, NO_MATCH);
+  const own = byService.get(service);
+  return bestForService(anyService, service, own ? bestForService(own, service, NO_MATCH) : NO_MATCH);
 }

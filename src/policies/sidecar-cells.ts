@@ -22,14 +22,22 @@ import {
   TARGET_REF_POLICY_KINDS,
   type SidecarItem,
 } from './match-sidecar.js';
-import { bestRank, NO_MATCH, placedAt, policyFacts, serviceRank, type Placed } from './policy-facts.js';
+import {
+  bestRank,
+  NO_MATCH,
+  placedAt,
+  policyFacts,
+  rankFor,
+  serviceRank,
+  type Placed,
+} from './policy-facts.js';
 import type { PolicyResource } from './policy-resource.js';
 import { proxyInterfaces, type Networking, type ProxyInterfaces } from './proxy-interfaces.js';
 import { callDestinations, routeDestinations } from './route-destinations.js';
 import { compareByTargetRef, targetRefListeners, type TargetRefPolicy } from './target-ref-match.js';
 
-/** The cells of one location, by kind: every policy that matches there, in the order they apply. */
-type LocationCells = Record<string, Placed[]>;
+/** The cells of one kind, by location: every policy that matches there, in the order they apply. */
+type KindCells = Map<string, Placed[]>;
 
 /** Where a policy attaches on a class: locations with its rank at each. */
 type Places = Array<[location: string, rank: number]>;
@@ -99,7 +107,7 @@ const orderOf = (kind: string): ((a: Placed, b: Placed) => number) =>
 /** Negative when `a` applies before `b`: higher rank, later creation, the name that sorts first. */
 function comparePlaced(a: Placed, b: Placed): number {
   if (a.rank !== b.rank) return b.rank - a.rank;
-  const byTime = policyFacts(b.policy).time - policyFacts(a.policy).time;
+  const byTime = b.time - a.time;
   if (byTime !== 0 && !Number.isNaN(byTime)) return byTime;
   return a.policy.name < b.policy.name ? -1 : a.policy.name > b.policy.name ? 1 : 0;
 }
@@ -150,8 +158,8 @@ export interface CellsUpdate {
 /** The cells of every sidecar proxy of one match class (see `matchClassKey`). */
 export class SidecarCells {
   readonly interfaces: ProxyInterfaces;
-  /** Location (`i<index>`, `o<index>`, `s<service>`, `d`) → cells by kind; empty cells and locations are absent. */
-  private readonly cells = new Map<string, LocationCells>();
+  /** Kind → location (`i<index>`, `o<index>`, `s<service>`, `d`) → cell; empty cells and kinds are absent. */
+  private readonly cells = new Map<string, KindCells>();
   /** The services the outbounds' routes reach (the routed kinds' places). */
   private reached: Set<string>;
   private readonly logged: Set<string>;
@@ -180,7 +188,7 @@ export class SidecarCells {
     const facts = policyFacts(policy);
     if (kind === 'TrafficPermission') {
       for (let i = 0; i < inbounds.length; i++) {
-        const r = bestRank(facts.destinations, [inbounds[i].tags]);
+        const r = rankFor(facts.destinations, inbounds[i].tags);
         if (r !== NO_MATCH) out.push([this.inboundAt[i], r]);
       }
       return out;
@@ -188,7 +196,7 @@ export class SidecarCells {
     if (INBOUND_ALL.has(kind)) {
       const sourceRank = facts.sourceOrder;
       for (let i = 0; i < inbounds.length; i++) {
-        if (bestRank(facts.destinations, [inbounds[i].tags]) !== NO_MATCH) {
+        if (rankFor(facts.destinations, inbounds[i].tags) !== NO_MATCH) {
           out.push([this.inboundAt[i], sourceRank]);
         }
       }
@@ -257,7 +265,8 @@ export class SidecarCells {
     let inbound = false;
     const name = ((after ?? before) as PolicyResource).name;
     /** Name → whether it was listed before this update, for each policy whose cells it changed. */
-    const moved = new Map<string, boolean>([[name, this.lists(kind, name)]]);
+    // The policy is in cells at its places only: where it was before, where it is after.
+    const moved = new Map<string, boolean>([[name, this.listedAt(kind, name, was)]]);
     for (const [location] of was) {
       inbound ||= location[0] === 'i';
       if (!now.some(([l]) => l === location)) this.move(kind, location, name, undefined, moved);
@@ -268,7 +277,7 @@ export class SidecarCells {
     }
     const changes: Listing[] = [];
     for (const [n, listedBefore] of moved) {
-      const listed = this.lists(kind, n);
+      const listed = n === name ? this.listedAt(kind, name, now) : this.lists(kind, n);
       if (listed !== listedBefore) changes.push({ kind, name: n, listed });
     }
     if (kind === 'TrafficRoute') {
@@ -305,7 +314,7 @@ export class SidecarCells {
 
   /** The policies one cell lists, in order (empty when none). */
   policiesAt(location: string, kind: string): readonly PolicyResource[] {
-    const c = this.cells.get(location)?.[kind];
+    const c = this.cells.get(kind)?.get(location);
     if (c === undefined) return [];
     return isAll(location, kind) ? c.map((p) => p.policy) : [c[0].policy];
   }
@@ -318,9 +327,7 @@ export class SidecarCells {
   /** The names of the policies of `kind` listed in any cell. */
   namesOf(kind: string): Set<string> {
     const names = new Set<string>();
-    for (const [location, cells] of this.cells) {
-      const c = cells[kind];
-      if (c === undefined) continue;
+    for (const [location, c] of this.cells.get(kind) ?? []) {
       if (isAll(location, kind)) for (const p of c) names.add(p.policy.name);
       else names.add(c[0].policy.name);
     }
@@ -341,7 +348,6 @@ export class SidecarCells {
       location: string,
       kinds: readonly string[],
     ): void => {
-      if (!this.cells.has(location)) return;
       const matched: Record<string, PolicyResource[]> = {};
       for (const kind of kinds) {
         const listed = this.policiesAt(location, kind);
@@ -353,9 +359,12 @@ export class SidecarCells {
     const inboundKinds = [...ATTACHMENT_KINDS.inbound.best, ...ATTACHMENT_KINDS.inbound.all];
     inbounds.forEach((ib, i) => item('inbound', ib.name, ib.service, `i${i}`, inboundKinds));
     outbounds.forEach((ob, j) => item('outbound', ob.name, ob.service, `o${j}`, OUTBOUND_ITEM_KINDS));
-    for (const location of this.cells.keys()) {
-      if (location[0] === 's')
-        item('service', location.slice(1), location.slice(1), location, ATTACHMENT_KINDS.service);
+    const services = new Set<string>();
+    for (const kind of ATTACHMENT_KINDS.service) {
+      for (const location of this.cells.get(kind)?.keys() ?? []) services.add(location);
+    }
+    for (const location of services) {
+      item('service', location.slice(1), location.slice(1), location, ATTACHMENT_KINDS.service);
     }
     item('dataplane', '', '', 'd', [
       ...ATTACHMENT_KINDS.dataplane.best,
@@ -372,9 +381,8 @@ export class SidecarCells {
     proxy: ProxyInterfaces = this.interfaces,
   ): Array<{ type: SidecarItem['type']; name: string; service: string }> {
     const out: Array<{ type: SidecarItem['type']; name: string; service: string }> = [];
-    for (const [location, cells] of this.cells) {
-      const c = cells[kind];
-      if (c === undefined || !listedIn(c, isAll(location, kind), name)) continue;
+    for (const [location, c] of this.cells.get(kind) ?? []) {
+      if (!listedIn(c, isAll(location, kind), name)) continue;
       const at = location[0];
       if (at === 'd') out.push({ type: 'dataplane', name: '', service: '' });
       else if (at === 's') out.push({ type: 'service', name: location.slice(1), service: location.slice(1) });
@@ -388,22 +396,30 @@ export class SidecarCells {
   }
 
   private set(location: string, kind: string, value: Placed[] | undefined): void {
-    let cells = this.cells.get(location);
+    let cells = this.cells.get(kind);
     if (value === undefined) {
-      if (!cells) return;
-      delete cells[kind];
-      if (Object.keys(cells).length === 0) this.cells.delete(location);
+      if (cells?.delete(location) && cells.size === 0) this.cells.delete(kind);
       return;
     }
-    if (!cells) this.cells.set(location, (cells = {}));
-    cells[kind] = value;
+    if (!cells) this.cells.set(kind, (cells = new Map()));
+    cells.set(location, value);
+  }
+
+  /** True when the policy `name` of `kind` is listed at one of `places`. */
+  private listedAt(kind: string, name: string, places: Places): boolean {
+    const cells = this.cells.get(kind);
+    if (!cells) return false;
+    for (const [location] of places) {
+      const c = cells.get(location);
+      if (c !== undefined && listedIn(c, isAll(location, kind), name)) return true;
+    }
+    return false;
   }
 
   /** True when a policy named `name` of `kind` is listed in a cell of another location than `except`. */
   private listedElsewhere(kind: string, name: string, except: string | undefined): boolean {
-    for (const [location, cells] of this.cells) {
-      const c = cells[kind];
-      if (c !== undefined && location !== except && listedIn(c, isAll(location, kind), name)) return true;
+    for (const [location, c] of this.cells.get(kind) ?? []) {
+      if (location !== except && listedIn(c, isAll(location, kind), name)) return true;
     }
     return false;
   }
@@ -421,7 +437,7 @@ export class SidecarCells {
     placed: Placed | undefined,
     moved: Map<string, boolean>,
   ): void {
-    const list = this.cells.get(location)?.[kind] ?? [];
+    const list = this.cells.get(kind)?.get(location) ?? [];
     const head = list[0] as Placed | undefined;
     const i = indexOfNamed(list, name);
     if (i >= 0) list.splice(i, 1);
@@ -437,7 +453,7 @@ export class SidecarCells {
 
   /** Clears `kind` from every cell and places every candidate of it again. */
   private recomputeKind(kind: string, candidates: Candidates): void {
-    for (const location of [...this.cells.keys()]) this.set(location, kind, undefined);
+    this.cells.delete(kind);
     this.placeAll(kind, candidates);
   }
 
@@ -458,7 +474,7 @@ export class SidecarCells {
 
   /** The policy of the TrafficRoute that outbound `j` lists, if any. */
   private routeAt(j: number): PolicyResource | undefined {
-    return this.cells.get(this.outboundAt[j])?.TrafficRoute?.[0]?.policy;
+    return this.cells.get('TrafficRoute')?.get(this.outboundAt[j])?.[0]?.policy;
   }
 
   /** The location name of a service's cells. */
