@@ -533,7 +533,12 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
         }
       }
       for (const cls of pool ?? m.classes.values()) {
-        if (cls.cells.interfaces.reachTagSets.some((tags) => matches(selector, tags))) visit(cls);
+        for (const tags of cls.cells.interfaces.reachTagSets) {
+          if (matches(selector, tags)) {
+            visit(cls);
+            break;
+          }
+        }
       }
     }
   };

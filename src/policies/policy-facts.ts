@@ -90,9 +90,13 @@ export function policyFacts(policy: PolicyResource): PolicyFacts {
 
 /** The policy placed at `rank`: one object per policy version and rank (a policy ranks the same at most places). */
 export function placedAt(policy: PolicyResource, rank: number): Placed {
-  const { placed, time } = policyFacts(policy);
-  let p = placed.get(rank);
-  if (p === undefined) placed.set(rank, (p = { policy, rank, time }));
+  return placedIn(policyFacts(policy), policy, rank);
+}
+
+/** `placedAt`, with the policy's facts at hand. */
+export function placedIn(facts: PolicyFacts, policy: PolicyResource, rank: number): Placed {
+  let p = facts.placed.get(rank);
+  if (p === undefined) facts.placed.set(rank, (p = { policy, rank, time: facts.time }));
   return p;
 }
 

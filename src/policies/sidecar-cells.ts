@@ -26,10 +26,12 @@ import {
   bestRank,
   NO_MATCH,
   placedAt,
+  placedIn,
   policyFacts,
   rankFor,
   serviceRank,
   type Placed,
+  type PolicyFacts,
 } from './policy-facts.js';
 import type { PolicyResource } from './policy-resource.js';
 import { proxyInterfaces, type Networking, type ProxyInterfaces } from './proxy-interfaces.js';
@@ -41,6 +43,24 @@ type KindCells = Map<string, Placed[]>;
 
 /** Where a policy attaches on a class: locations with its rank at each. */
 type Places = Array<[location: string, rank: number]>;
+
+/** One policy's move through the cells of its kind in `SidecarCells.update`. */
+interface Moving {
+  kind: string;
+  name: string;
+  cells: KindCells;
+  /** Whether the policy was listed at a place it left or kept, and whether it is listed at a place it holds now. */
+  wasListed: boolean;
+  isListed: boolean;
+  /** The other policies a `best` cell stopped or started listing, each with whether it was listed before. */
+  others: Map<string, boolean> | undefined;
+}
+
+/** True when `places` has `location`. */
+function hasPlace(places: Places, location: string): boolean {
+  for (const [l] of places) if (l === location) return true;
+  return false;
+}
 
 /** A policy that became listed on a class, or stopped being listed. */
 export interface Listing {
@@ -183,9 +203,13 @@ export class SidecarCells {
 
   /** Where `policy` (of `kind`) attaches on this proxy, with its rank at each place. */
   places(kind: string, policy: PolicyResource): Places {
+    return this.placesOf(kind, policy, policyFacts(policy));
+  }
+
+  /** `places`, with the policy's facts at hand. */
+  private placesOf(kind: string, policy: PolicyResource, facts: PolicyFacts): Places {
     const out: Places = [];
     const { inbounds, outbounds, tagSets } = this.interfaces;
-    const facts = policyFacts(policy);
     if (kind === 'TrafficPermission') {
       for (let i = 0; i < inbounds.length; i++) {
         const r = rankFor(facts.destinations, inbounds[i].tags);
@@ -262,22 +286,33 @@ export class SidecarCells {
     const was = before ? this.places(kind, before) : NO_PLACES;
     const now = after ? this.places(kind, after) : NO_PLACES;
     if (was.length === 0 && now.length === 0) return { listings: [], touched: false, inbound: false };
+    let cells = this.cells.get(kind);
+    if (!cells) this.cells.set(kind, (cells = new Map()));
+    // The policy is in cells of its kind at its places only (where it was, where it is now): whether
+    // it was and is listed is read there.
+    const moving: Moving = {
+      kind,
+      name: ((after ?? before) as PolicyResource).name,
+      cells,
+      wasListed: false,
+      isListed: false,
+      others: undefined,
+    };
     let inbound = false;
-    const name = ((after ?? before) as PolicyResource).name;
-    /** Name → whether it was listed before this update, for each policy whose cells it changed. */
-    // The policy is in cells at its places only: where it was before, where it is after.
-    const moved = new Map<string, boolean>([[name, this.listedAt(kind, name, was)]]);
     for (const [location] of was) {
       inbound ||= location[0] === 'i';
-      if (!now.some(([l]) => l === location)) this.move(kind, location, name, undefined, moved);
+      if (!hasPlace(now, location)) this.move(moving, location, undefined);
     }
     for (const [location, rank] of now) {
       inbound ||= location[0] === 'i';
-      this.move(kind, location, name, placedAt(after as PolicyResource, rank), moved);
+      this.move(moving, location, placedAt(after as PolicyResource, rank));
     }
+    if (cells.size === 0) this.cells.delete(kind);
     const changes: Listing[] = [];
-    for (const [n, listedBefore] of moved) {
-      const listed = n === name ? this.listedAt(kind, name, now) : this.lists(kind, n);
+    if (moving.wasListed !== moving.isListed)
+      changes.push({ kind, name: moving.name, listed: moving.isListed });
+    for (const [n, listedBefore] of moving.others ?? []) {
+      const listed = this.lists(kind, n);
       if (listed !== listedBefore) changes.push({ kind, name: n, listed });
     }
     if (kind === 'TrafficRoute') {
@@ -395,27 +430,6 @@ export class SidecarCells {
     return out.sort((x, y) => cmp(x.type, y.type) || cmp(x.name, y.name));
   }
 
-  private set(location: string, kind: string, value: Placed[] | undefined): void {
-    let cells = this.cells.get(kind);
-    if (value === undefined) {
-      if (cells?.delete(location) && cells.size === 0) this.cells.delete(kind);
-      return;
-    }
-    if (!cells) this.cells.set(kind, (cells = new Map()));
-    cells.set(location, value);
-  }
-
-  /** True when the policy `name` of `kind` is listed at one of `places`. */
-  private listedAt(kind: string, name: string, places: Places): boolean {
-    const cells = this.cells.get(kind);
-    if (!cells) return false;
-    for (const [location] of places) {
-      const c = cells.get(location);
-      if (c !== undefined && listedIn(c, isAll(location, kind), name)) return true;
-    }
-    return false;
-  }
-
   /** True when a policy named `name` of `kind` is listed in a cell of another location than `except`. */
   private listedElsewhere(kind: string, name: string, except: string | undefined): boolean {
     for (const [location, c] of this.cells.get(kind) ?? []) {
@@ -425,30 +439,35 @@ export class SidecarCells {
   }
 
   /**
-   * At one location, takes the policy `name` of `kind` out of its cell and puts `placed` (its new
-   * version, if it matches there) in at its rank. `moved` holds, for `name` and for each policy a
-   * `best` cell stopped or started listing, whether it was listed anywhere before the update
-   * (recorded the first time it is met: until then nothing it changed was that policy's).
+   * At one location, takes the moving policy out of its cell and puts `placed` (its new version, if
+   * it matches there) in at its rank; notes whether the policy was listed there before and is after,
+   * and which other policies a `best` cell stopped or started listing.
    */
-  private move(
-    kind: string,
-    location: string,
-    name: string,
-    placed: Placed | undefined,
-    moved: Map<string, boolean>,
-  ): void {
-    const list = this.cells.get(kind)?.get(location) ?? [];
+  private move(moving: Moving, location: string, placed: Placed | undefined): void {
+    const { kind, name, cells } = moving;
+    const all = isAll(location, kind);
+    const held = cells.get(location);
+    const list = held ?? [];
     const head = list[0] as Placed | undefined;
     const i = indexOfNamed(list, name);
-    if (i >= 0) list.splice(i, 1);
+    if (i >= 0) {
+      moving.wasListed ||= all || i === 0;
+      list.splice(i, 1);
+    }
     if (placed) insertSorted(list, placed, orderOf(kind));
-    this.set(location, kind, list.length > 0 ? list : undefined);
-    if (isAll(location, kind)) return;
+    if (list.length === 0) cells.delete(location);
+    else if (!held) cells.set(location, list);
+    const first = list[0] as Placed | undefined;
+    moving.isListed ||= placed !== undefined && (all || first === placed);
+    if (all || head?.policy.name === first?.policy.name) return;
+    // A best cell lists another policy now: the one it listed may be listed nowhere else, the one it
+    // lists now was perhaps listed nowhere (until now, nothing this update moved was either's).
+    const others = (moving.others ??= new Map());
     const was = head?.policy.name;
-    const is = (list[0] as Placed | undefined)?.policy.name;
-    if (was === is) return;
-    if (was !== undefined && !moved.has(was)) moved.set(was, true);
-    if (is !== undefined && !moved.has(is)) moved.set(is, this.listedElsewhere(kind, is, location));
+    const is = first?.policy.name;
+    if (was !== undefined && was !== name && !others.has(was)) others.set(was, true);
+    if (is !== undefined && is !== name && !others.has(is))
+      others.set(is, this.listedElsewhere(kind, is, location));
   }
 
   /** Clears `kind` from every cell and places every candidate of it again. */
@@ -459,17 +478,22 @@ export class SidecarCells {
 
   /** Places every candidate of `kind` in cells that hold none of it. */
   private placeAll(kind: string, candidates: Candidates): void {
-    const lists = new Map<string, Placed[]>();
-    for (const policy of candidates.get(kind)?.values() ?? []) {
-      for (const [location, rank] of this.places(kind, policy)) {
-        const list = lists.get(location);
-        if (list) list.push(placedAt(policy, rank));
-        else lists.set(location, [placedAt(policy, rank)]);
+    const policies = candidates.get(kind);
+    if (!policies || policies.size === 0) return;
+    const cells: KindCells = new Map();
+    for (const policy of policies.values()) {
+      const facts = policyFacts(policy);
+      for (const [location, rank] of this.placesOf(kind, policy, facts)) {
+        const list = cells.get(location);
+        if (list) list.push(placedIn(facts, policy, rank));
+        else cells.set(location, [placedIn(facts, policy, rank)]);
       }
     }
+    if (cells.size === 0) return;
     const order = orderOf(kind);
     // Copies hold no room to grow: these lists are many and seldom change.
-    for (const [location, list] of lists) this.set(location, kind, list.sort(order).slice());
+    for (const [location, list] of cells) cells.set(location, list.sort(order).slice());
+    this.cells.set(kind, cells);
   }
 
   /** The policy of the TrafficRoute that outbound `j` lists, if any. */
