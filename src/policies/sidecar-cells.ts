@@ -38,17 +38,22 @@ import { proxyInterfaces, type Networking, type ProxyInterfaces } from './proxy-
 import { callDestinations, routeDestinations } from './route-destinations.js';
 import { compareByTargetRef, targetRefListeners, type TargetRefPolicy } from './target-ref-match.js';
 
-/** The cells of one kind, by location: every policy that matches there, in the order they apply. */
-type KindCells = Map<string, Placed[]>;
+/**
+ * The cells of one kind, by slot: every policy that matches there, in the order they apply (empty
+ * cells are holes). A class numbers its places: its inbounds, its outbounds, the proxy itself, then
+ * the services as they are met.
+ */
+type KindCells = Array<Placed[] | undefined>;
 
-/** Where a policy attaches on a class: locations with its rank at each. */
-type Places = Array<[location: string, rank: number]>;
+/** Where a policy attaches on a class, flat: a slot, its rank there, the next slot, its rank, … */
+type Places = number[];
 
 /** One policy's move through the cells of its kind in `SidecarCells.update`. */
 interface Moving {
   kind: string;
   name: string;
   cells: KindCells;
+  order: (a: Placed, b: Placed) => number;
   /** Whether the policy was listed at a place it left or kept, and whether it is listed at a place it holds now. */
   wasListed: boolean;
   isListed: boolean;
@@ -56,9 +61,9 @@ interface Moving {
   others: Map<string, boolean> | undefined;
 }
 
-/** True when `places` has `location`. */
-function hasPlace(places: Places, location: string): boolean {
-  for (const [l] of places) if (l === location) return true;
+/** True when `places` has `slot`. */
+function hasPlace(places: Places, slot: number): boolean {
+  for (let k = 0; k < places.length; k += 2) if (places[k] === slot) return true;
   return false;
 }
 
@@ -178,16 +183,17 @@ export interface CellsUpdate {
 /** The cells of every sidecar proxy of one match class (see `matchClassKey`). */
 export class SidecarCells {
   readonly interfaces: ProxyInterfaces;
-  /** Kind → location (`i<index>`, `o<index>`, `s<service>`, `d`) → cell; empty cells and kinds are absent. */
+  /** Kind → its cells by slot; kinds without cells are absent. */
   private readonly cells = new Map<string, KindCells>();
   /** The services the outbounds' routes reach (the routed kinds' places). */
   private reached: Set<string>;
   private readonly logged: Set<string>;
-  /** The location names of the inbounds and of the outbounds, by index. */
-  private readonly inboundAt: readonly string[];
-  private readonly outboundAt: readonly string[];
-  /** The location names of the services met so far. */
-  private readonly serviceAt = new Map<string, string>();
+  /** The first outbound's slot (inbounds come first), and the proxy's (after the outbounds). */
+  private readonly outboundSlot: number;
+  private readonly proxySlot: number;
+  /** The slots of the services met so far, and the services of those slots in order. */
+  private readonly serviceSlots = new Map<string, number>();
+  private readonly slotServices: string[] = [];
 
   constructor(
     readonly networking: Networking,
@@ -195,13 +201,13 @@ export class SidecarCells {
     private readonly endpointTags: EndpointTags = NO_ENDPOINTS,
   ) {
     this.interfaces = proxyInterfaces(networking, dialled);
-    this.inboundAt = this.interfaces.inbounds.map((_, i) => `i${i}`);
-    this.outboundAt = this.interfaces.outbounds.map((_, j) => `o${j}`);
+    this.outboundSlot = this.interfaces.inbounds.length;
+    this.proxySlot = this.outboundSlot + this.interfaces.outbounds.length;
     this.logged = new Set([...this.interfaces.outbounds.map((o) => o.service), PASS_THROUGH_SERVICE]);
     this.reached = this.routedServices();
   }
 
-  /** Where `policy` (of `kind`) attaches on this proxy, with its rank at each place. */
+  /** Where `policy` (of `kind`) attaches on this proxy, with its rank at each place (flat: slot, rank, …). */
   places(kind: string, policy: PolicyResource): Places {
     return this.placesOf(kind, policy, policyFacts(policy));
   }
@@ -213,16 +219,14 @@ export class SidecarCells {
     if (kind === 'TrafficPermission') {
       for (let i = 0; i < inbounds.length; i++) {
         const r = rankFor(facts.destinations, inbounds[i].tags);
-        if (r !== NO_MATCH) out.push([this.inboundAt[i], r]);
+        if (r !== NO_MATCH) out.push(i, r);
       }
       return out;
     }
     if (INBOUND_ALL.has(kind)) {
       const sourceRank = facts.sourceOrder;
       for (let i = 0; i < inbounds.length; i++) {
-        if (rankFor(facts.destinations, inbounds[i].tags) !== NO_MATCH) {
-          out.push([this.inboundAt[i], sourceRank]);
-        }
+        if (rankFor(facts.destinations, inbounds[i].tags) !== NO_MATCH) out.push(i, sourceRank);
       }
       // A proxyless client applies, per service it dials, the faults its endpoints' inbounds list
       // for it: sources against the client, destinations against those inbounds' tags.
@@ -232,7 +236,7 @@ export class SidecarCells {
           const reaches = callDestinations(ob.service, this.routeAt(j)).some(
             (service) => bestRank(facts.destinations, this.endpointTags(service)) !== NO_MATCH,
           );
-          if (reaches) out.push([this.outboundAt[j], sourceRank]);
+          if (reaches) out.push(this.outboundSlot + j, sourceRank);
         });
       }
     }
@@ -242,22 +246,22 @@ export class SidecarCells {
       if (OUTBOUND.has(kind)) {
         for (let j = 0; j < outbounds.length; j++) {
           const r = serviceRank(facts.destinations, outbounds[j].service);
-          if (r !== NO_MATCH) out.push([this.outboundAt[j], s + r]);
+          if (r !== NO_MATCH) out.push(this.outboundSlot + j, s + r);
         }
       } else {
         for (const service of kind === 'TrafficLog' ? this.logged : this.reached) {
           const r = serviceRank(facts.destinations, service);
-          if (r !== NO_MATCH) out.push([this.serviceLocation(service), s + r]);
+          if (r !== NO_MATCH) out.push(this.serviceSlot(service), s + r);
         }
       }
       return out;
     }
     if (DATAPLANE_BEST.has(kind) || DATAPLANE_ALL.has(kind)) {
       const r = bestRank(facts.selectors, tagSets);
-      if (r !== NO_MATCH) out.push(['d', r]);
+      if (r !== NO_MATCH) out.push(this.proxySlot, r);
     } else if (TARGET_REF.has(kind)) {
       const ref = (policy as unknown as TargetRefPolicy).spec?.targetRef;
-      if (ref && targetRefListeners(ref, this.networking).length > 0) out.push(['d', 0]);
+      if (ref && targetRefListeners(ref, this.networking).length > 0) out.push(this.proxySlot, 0);
     }
     return out;
   }
@@ -287,27 +291,28 @@ export class SidecarCells {
     const now = after ? this.places(kind, after) : NO_PLACES;
     if (was.length === 0 && now.length === 0) return { listings: [], touched: false, inbound: false };
     let cells = this.cells.get(kind);
-    if (!cells) this.cells.set(kind, (cells = new Map()));
+    if (!cells) this.cells.set(kind, (cells = []));
     // The policy is in cells of its kind at its places only (where it was, where it is now): whether
     // it was and is listed is read there.
     const moving: Moving = {
       kind,
       name: ((after ?? before) as PolicyResource).name,
       cells,
+      order: orderOf(kind),
       wasListed: false,
       isListed: false,
       others: undefined,
     };
     let inbound = false;
-    for (const [location] of was) {
-      inbound ||= location[0] === 'i';
-      if (!hasPlace(now, location)) this.move(moving, location, undefined);
+    for (let k = 0; k < was.length; k += 2) {
+      inbound ||= was[k] < this.outboundSlot;
+      if (!hasPlace(now, was[k])) this.move(moving, was[k], undefined);
     }
-    for (const [location, rank] of now) {
-      inbound ||= location[0] === 'i';
-      this.move(moving, location, placedAt(after as PolicyResource, rank));
+    for (let k = 0; k < now.length; k += 2) {
+      inbound ||= now[k] < this.outboundSlot;
+      this.move(moving, now[k], placedAt(after as PolicyResource, now[k + 1]));
     }
-    if (cells.size === 0) this.cells.delete(kind);
+    if (!cells.some((c) => c !== undefined)) this.cells.delete(kind);
     const changes: Listing[] = [];
     if (moving.wasListed !== moving.isListed)
       changes.push({ kind, name: moving.name, listed: moving.isListed });
@@ -347,25 +352,28 @@ export class SidecarCells {
     ]);
   }
 
-  /** The policies one cell lists, in order (empty when none). */
+  /**
+   * The policies one cell lists, in order (empty when none); `location` is `i<index>` for an
+   * inbound, `o<index>` for an outbound, `s<service>` for a service, `d` for the proxy.
+   */
   policiesAt(location: string, kind: string): readonly PolicyResource[] {
-    const c = this.cells.get(kind)?.get(location);
-    if (c === undefined) return [];
-    return isAll(location, kind) ? c.map((p) => p.policy) : [c[0].policy];
+    const slot = this.slotOf(location);
+    return slot === undefined ? [] : this.listedAt(slot, kind);
   }
 
   /** True when a policy named `name` of `kind` is listed in a cell. */
   lists(kind: string, name: string): boolean {
-    return this.listedElsewhere(kind, name, undefined);
+    return this.listedElsewhere(kind, name, -1);
   }
 
   /** The names of the policies of `kind` listed in any cell. */
   namesOf(kind: string): Set<string> {
     const names = new Set<string>();
-    for (const [location, c] of this.cells.get(kind) ?? []) {
-      if (isAll(location, kind)) for (const p of c) names.add(p.policy.name);
+    this.cells.get(kind)?.forEach((c, slot) => {
+      if (c === undefined) return;
+      if (isAll(this.placeOf(slot), kind)) for (const p of c) names.add(p.policy.name);
       else names.add(c[0].policy.name);
-    }
+    });
     return names;
   }
 
@@ -380,28 +388,26 @@ export class SidecarCells {
       type: SidecarItem['type'],
       name: string,
       service: string,
-      location: string,
+      slot: number,
       kinds: readonly string[],
     ): void => {
       const matched: Record<string, PolicyResource[]> = {};
       for (const kind of kinds) {
-        const listed = this.policiesAt(location, kind);
-        if (listed.length > 0) matched[kind] = listed as PolicyResource[];
+        const listed = this.listedAt(slot, kind);
+        if (listed.length > 0) matched[kind] = listed;
       }
       if (Object.keys(matched).length === 0) return;
       items.push({ type, name, service, matchedPolicies: matched });
     };
     const inboundKinds = [...ATTACHMENT_KINDS.inbound.best, ...ATTACHMENT_KINDS.inbound.all];
-    inbounds.forEach((ib, i) => item('inbound', ib.name, ib.service, `i${i}`, inboundKinds));
-    outbounds.forEach((ob, j) => item('outbound', ob.name, ob.service, `o${j}`, OUTBOUND_ITEM_KINDS));
-    const services = new Set<string>();
-    for (const kind of ATTACHMENT_KINDS.service) {
-      for (const location of this.cells.get(kind)?.keys() ?? []) services.add(location);
+    inbounds.forEach((ib, i) => item('inbound', ib.name, ib.service, i, inboundKinds));
+    outbounds.forEach((ob, j) =>
+      item('outbound', ob.name, ob.service, this.outboundSlot + j, OUTBOUND_ITEM_KINDS),
+    );
+    for (const [service, slot] of this.serviceSlots) {
+      item('service', service, service, slot, ATTACHMENT_KINDS.service);
     }
-    for (const location of services) {
-      item('service', location.slice(1), location.slice(1), location, ATTACHMENT_KINDS.service);
-    }
-    item('dataplane', '', '', 'd', [
+    item('dataplane', '', '', this.proxySlot, [
       ...ATTACHMENT_KINDS.dataplane.best,
       ...ATTACHMENT_KINDS.dataplane.all,
       ...TARGET_REF_POLICY_KINDS,
@@ -416,47 +422,79 @@ export class SidecarCells {
     proxy: ProxyInterfaces = this.interfaces,
   ): Array<{ type: SidecarItem['type']; name: string; service: string }> {
     const out: Array<{ type: SidecarItem['type']; name: string; service: string }> = [];
-    for (const [location, c] of this.cells.get(kind) ?? []) {
-      if (!listedIn(c, isAll(location, kind), name)) continue;
-      const at = location[0];
+    this.cells.get(kind)?.forEach((c, slot) => {
+      const at = this.placeOf(slot);
+      if (c === undefined || !listedIn(c, isAll(at, kind), name)) return;
       if (at === 'd') out.push({ type: 'dataplane', name: '', service: '' });
-      else if (at === 's') out.push({ type: 'service', name: location.slice(1), service: location.slice(1) });
-      else {
-        const i = (at === 'i' ? proxy.inbounds : proxy.outbounds)[Number(location.slice(1))];
-        out.push({ type: at === 'i' ? 'inbound' : 'outbound', name: i.name, service: i.service });
+      else if (at === 's') {
+        const service = this.slotServices[slot - this.proxySlot - 1];
+        out.push({ type: 'service', name: service, service });
+      } else if (at === 'i') {
+        out.push({ type: 'inbound', name: proxy.inbounds[slot].name, service: proxy.inbounds[slot].service });
+      } else {
+        const ob = proxy.outbounds[slot - this.outboundSlot];
+        out.push({ type: 'outbound', name: ob.name, service: ob.service });
       }
-    }
+    });
     // The order of the matched-policies items: by type, then name (stable for equal names).
     return out.sort((x, y) => cmp(x.type, y.type) || cmp(x.name, y.name));
   }
 
-  /** True when a policy named `name` of `kind` is listed in a cell of another location than `except`. */
-  private listedElsewhere(kind: string, name: string, except: string | undefined): boolean {
-    for (const [location, c] of this.cells.get(kind) ?? []) {
-      if (location !== except && listedIn(c, isAll(location, kind), name)) return true;
+  /** What kind of place a slot is: `i` an inbound, `o` an outbound, `d` the proxy, `s` a service. */
+  private placeOf(slot: number): 'i' | 'o' | 'd' | 's' {
+    if (slot < this.outboundSlot) return 'i';
+    if (slot < this.proxySlot) return 'o';
+    return slot === this.proxySlot ? 'd' : 's';
+  }
+
+  /** The slot of a location name (`i<index>`, `o<index>`, `s<service>`, `d`), if the class has it. */
+  private slotOf(location: string): number | undefined {
+    const at = location[0];
+    if (at === 'd') return location.length === 1 ? this.proxySlot : undefined;
+    if (at === 's') return this.serviceSlots.get(location.slice(1));
+    const index = Number(location.slice(1));
+    if (!Number.isInteger(index) || index < 0) return undefined;
+    if (at === 'i') return index < this.outboundSlot ? index : undefined;
+    if (at === 'o') return index < this.proxySlot - this.outboundSlot ? this.outboundSlot + index : undefined;
+    return undefined;
+  }
+
+  /** The policies the cell of `kind` at `slot` lists, in order. */
+  private listedAt(slot: number, kind: string): PolicyResource[] {
+    const c = this.cells.get(kind)?.[slot];
+    if (c === undefined) return [];
+    return isAll(this.placeOf(slot), kind) ? c.map((p) => p.policy) : [c[0].policy];
+  }
+
+  /** True when a policy named `name` of `kind` is listed in a cell of another slot than `except`. */
+  private listedElsewhere(kind: string, name: string, except: number): boolean {
+    const cells = this.cells.get(kind);
+    if (!cells) return false;
+    for (let slot = 0; slot < cells.length; slot++) {
+      const c = cells[slot];
+      if (c !== undefined && slot !== except && listedIn(c, isAll(this.placeOf(slot), kind), name))
+        return true;
     }
     return false;
   }
 
   /**
-   * At one location, takes the moving policy out of its cell and puts `placed` (its new version, if
-   * it matches there) in at its rank; notes whether the policy was listed there before and is after,
+   * At one slot, takes the moving policy out of its cell and puts `placed` (its new version, if it
+   * matches there) in at its rank; notes whether the policy was listed there before and is after,
    * and which other policies a `best` cell stopped or started listing.
    */
-  private move(moving: Moving, location: string, placed: Placed | undefined): void {
+  private move(moving: Moving, slot: number, placed: Placed | undefined): void {
     const { kind, name, cells } = moving;
-    const all = isAll(location, kind);
-    const held = cells.get(location);
-    const list = held ?? [];
+    const all = isAll(this.placeOf(slot), kind);
+    const list = cells[slot] ?? [];
     const head = list[0] as Placed | undefined;
     const i = indexOfNamed(list, name);
     if (i >= 0) {
       moving.wasListed ||= all || i === 0;
       list.splice(i, 1);
     }
-    if (placed) insertSorted(list, placed, orderOf(kind));
-    if (list.length === 0) cells.delete(location);
-    else if (!held) cells.set(location, list);
+    if (placed) insertSorted(list, placed, moving.order);
+    cells[slot] = list.length > 0 ? list : undefined;
     const first = list[0] as Placed | undefined;
     moving.isListed ||= placed !== undefined && (all || first === placed);
     if (all || head?.policy.name === first?.policy.name) return;
@@ -467,7 +505,7 @@ export class SidecarCells {
     const is = first?.policy.name;
     if (was !== undefined && was !== name && !others.has(was)) others.set(was, true);
     if (is !== undefined && is !== name && !others.has(is))
-      others.set(is, this.listedElsewhere(kind, is, location));
+      others.set(is, this.listedElsewhere(kind, is, slot));
   }
 
   /** Clears `kind` from every cell and places every candidate of it again. */
@@ -480,32 +518,40 @@ export class SidecarCells {
   private placeAll(kind: string, candidates: Candidates): void {
     const policies = candidates.get(kind);
     if (!policies || policies.size === 0) return;
-    const cells: KindCells = new Map();
+    const cells: KindCells = [];
+    let placed = false;
     for (const policy of policies.values()) {
       const facts = policyFacts(policy);
-      for (const [location, rank] of this.placesOf(kind, policy, facts)) {
-        const list = cells.get(location);
-        if (list) list.push(placedIn(facts, policy, rank));
-        else cells.set(location, [placedIn(facts, policy, rank)]);
+      const places = this.placesOf(kind, policy, facts);
+      for (let k = 0; k < places.length; k += 2) {
+        const p = placedIn(facts, policy, places[k + 1]);
+        const list = cells[places[k]];
+        if (list) list.push(p);
+        else cells[places[k]] = [p];
+        placed = true;
       }
     }
-    if (cells.size === 0) return;
+    if (!placed) return;
     const order = orderOf(kind);
     // Copies hold no room to grow: these lists are many and seldom change.
-    for (const [location, list] of cells) cells.set(location, list.sort(order).slice());
+    cells.forEach((list, slot) => (cells[slot] = list?.sort(order).slice()));
     this.cells.set(kind, cells);
   }
 
   /** The policy of the TrafficRoute that outbound `j` lists, if any. */
   private routeAt(j: number): PolicyResource | undefined {
-    return this.cells.get('TrafficRoute')?.get(this.outboundAt[j])?.[0]?.policy;
+    return this.cells.get('TrafficRoute')?.[this.outboundSlot + j]?.[0]?.policy;
   }
 
-  /** The location name of a service's cells. */
-  private serviceLocation(service: string): string {
-    let location = this.serviceAt.get(service);
-    if (location === undefined) this.serviceAt.set(service, (location = `s${service}`));
-    return location;
+  /** The slot of a service's cells (a new one for a service met for the first time). */
+  private serviceSlot(service: string): number {
+    let slot = this.serviceSlots.get(service);
+    if (slot === undefined) {
+      slot = this.proxySlot + 1 + this.slotServices.length;
+      this.serviceSlots.set(service, slot);
+      this.slotServices.push(service);
+    }
+    return slot;
   }
 
   /** Recomputes `kind` and returns the listing changes. */
