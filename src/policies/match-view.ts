@@ -132,6 +132,8 @@ export interface BuildReport {
 interface MatchClass {
   key: string;
   cells: SidecarCells;
+  /** Its cells' `interfaces.reachTagSets`, at hand for the walks of policies' reach. */
+  tagSets: ReadonlyArray<Readonly<Record<string, string>>>;
   members: Set<string>;
   /** The services this class reaches, as indexed in `reachIndex`. */
   reach: Set<string>;
@@ -210,6 +212,10 @@ export interface MatchView<V> {
 }
 
 const policyKey = (kind: string, name: string): string => `${kind}/${name}`;
+
+/** Which versions of a written policy reach a class (`policyClasses`). */
+const BEFORE = 1;
+const AFTER = 2;
 const tagKey = (k: string, v: string): string => `${k}\u0000${v}`;
 
 /** One reach selector of a policy version: its keys in the class index (`tagKey` or the key alone for `*`), and itself compiled. */
@@ -356,7 +362,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
 
   const classTags = (cls: MatchClass): Set<string> => {
     const keys = new Set<string>();
-    for (const tags of cls.cells.interfaces.reachTagSets) {
+    for (const tags of cls.tagSets) {
       for (const k in tags) {
         keys.add(k);
         keys.add(tagKey(k, tags[k]));
@@ -492,9 +498,11 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     const key = matchClassKey(networking, dialled);
     let cls = m.classes.get(key);
     if (!cls) {
+      const cells = new SidecarCells(networking, dialled, endpointTags(m));
       const created: MatchClass = {
         key,
-        cells: new SidecarCells(networking, dialled, endpointTags(m)),
+        cells,
+        tagSets: cells.interfaces.reachTagSets,
         members: new Set(),
         reach: new Set(),
       };
@@ -533,7 +541,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
         }
       }
       for (const cls of pool ?? m.classes.values()) {
-        for (const tags of cls.cells.interfaces.reachTagSets) {
+        for (const tags of cls.tagSets) {
           if (matches(selector, tags)) {
             visit(cls);
             break;
@@ -558,16 +566,18 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     return before;
   };
 
-  /** The classes a sidecar policy's old or new version reaches. */
+  /**
+   * The classes a sidecar policy's old or new version reaches, each with the versions that reach it
+   * (`BEFORE`, `AFTER` or both): a version that does not reach a class has no place on it.
+   */
   const policyClasses = (
     m: MeshMatches<V>,
     before: PolicyResource | undefined,
     after: PolicyResource | undefined,
-  ): Set<MatchClass> => {
-    const classes = new Set<MatchClass>();
-    const add = (cls: MatchClass): void => void classes.add(cls);
-    if (before) reached(m, before, add);
-    if (after) reached(m, after, add);
+  ): Map<MatchClass, number> => {
+    const classes = new Map<MatchClass, number>();
+    if (before) reached(m, before, (cls) => void classes.set(cls, BEFORE));
+    if (after) reached(m, after, (cls) => void classes.set(cls, (classes.get(cls) ?? 0) | AFTER));
     return classes;
   };
 
@@ -602,10 +612,11 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
   ): void => {
     const before = setCandidate(m, kind, name, after);
     if (SIDECAR_KINDS.includes(kind)) {
-      for (const cls of policyClasses(m, before, after)) {
+      for (const [cls, by] of policyClasses(m, before, after)) {
         const notes = m.unmatched?.get(cls);
         if (notes) note(notes, kind, name);
-        else updateClass(m, mesh, kind, cls, before, after);
+        else
+          updateClass(m, mesh, kind, cls, by & BEFORE ? before : undefined, by & AFTER ? after : undefined);
       }
       // The key of a deleted policy is not kept (it is made again if the name comes back).
       if (!after) policyKeys.get(kind)?.delete(name);

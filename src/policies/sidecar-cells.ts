@@ -50,10 +50,9 @@ type Places = number[];
 
 /** One policy's move through the cells of its kind in `SidecarCells.update`. */
 interface Moving {
-  kind: string;
+  info: KindInfo;
   name: string;
   cells: KindCells;
-  order: (a: Placed, b: Placed) => number;
   /** Whether the policy was listed at a place it left or kept, and whether it is listed at a place it holds now. */
   wasListed: boolean;
   isListed: boolean;
@@ -129,6 +128,30 @@ const compareTargetRefs = (a: Placed, b: Placed): number =>
 const orderOf = (kind: string): ((a: Placed, b: Placed) => number) =>
   TARGET_REF.has(kind) ? compareTargetRefs : comparePlaced;
 
+/** A place of a class: `i` an inbound, `o` an outbound, `d` the proxy, `s` a service. */
+type Place = 'i' | 'o' | 'd' | 's';
+
+/** What the cells of one sidecar kind go by, derived once per kind from the declarations above. */
+interface KindInfo {
+  /** Its index in `SIDECAR_KINDS`: where a class keeps its cells of the kind. */
+  index: number;
+  /** Whether its cells list every match (else the first) at each place. */
+  all: Readonly<Record<Place, boolean>>;
+  /** The order of its cells. */
+  order: (a: Placed, b: Placed) => number;
+}
+
+const KINDS: ReadonlyMap<string, KindInfo> = new Map(
+  SIDECAR_KINDS.map((kind, index) => [
+    kind,
+    {
+      index,
+      all: { i: isAll('i', kind), o: isAll('o', kind), d: isAll('d', kind), s: isAll('s', kind) },
+      order: orderOf(kind),
+    },
+  ]),
+);
+
 /** Negative when `a` applies before `b`: higher rank, later creation, the name that sorts first. */
 function comparePlaced(a: Placed, b: Placed): number {
   if (a.rank !== b.rank) return b.rank - a.rank;
@@ -183,8 +206,8 @@ export interface CellsUpdate {
 /** The cells of every sidecar proxy of one match class (see `matchClassKey`). */
 export class SidecarCells {
   readonly interfaces: ProxyInterfaces;
-  /** Kind → its cells by slot; kinds without cells are absent. */
-  private readonly cells = new Map<string, KindCells>();
+  /** Each kind's cells by slot, in `SIDECAR_KINDS` order; undefined for a kind without cells. */
+  private readonly cells: Array<KindCells | undefined> = [];
   /** The services the outbounds' routes reach (the routed kinds' places). */
   private reached: Set<string>;
   private readonly logged: Set<string>;
@@ -268,7 +291,7 @@ export class SidecarCells {
 
   /** Recomputes every kind from the candidates (a new or changed proxy). */
   recomputeAll(candidates: Candidates): void {
-    this.cells.clear();
+    this.cells.length = 0;
     this.placeAll('TrafficRoute', candidates);
     this.reached = this.routedServices();
     for (const kind of SIDECAR_KINDS) if (kind !== 'TrafficRoute') this.placeAll(kind, candidates);
@@ -290,15 +313,15 @@ export class SidecarCells {
     const was = before ? this.places(kind, before) : NO_PLACES;
     const now = after ? this.places(kind, after) : NO_PLACES;
     if (was.length === 0 && now.length === 0) return { listings: [], touched: false, inbound: false };
-    let cells = this.cells.get(kind);
-    if (!cells) this.cells.set(kind, (cells = []));
+    const info = KINDS.get(kind) as KindInfo;
+    let cells = this.cells[info.index];
+    if (!cells) this.cells[info.index] = cells = [];
     // The policy is in cells of its kind at its places only (where it was, where it is now): whether
     // it was and is listed is read there.
     const moving: Moving = {
-      kind,
+      info,
       name: ((after ?? before) as PolicyResource).name,
       cells,
-      order: orderOf(kind),
       wasListed: false,
       isListed: false,
       others: undefined,
@@ -312,12 +335,12 @@ export class SidecarCells {
       inbound ||= now[k] < this.outboundSlot;
       this.move(moving, now[k], placedAt(after as PolicyResource, now[k + 1]));
     }
-    if (!cells.some((c) => c !== undefined)) this.cells.delete(kind);
+    if (!cells.some((c) => c !== undefined)) this.cells[info.index] = undefined;
     const changes: Listing[] = [];
     if (moving.wasListed !== moving.isListed)
       changes.push({ kind, name: moving.name, listed: moving.isListed });
     for (const [n, listedBefore] of moving.others ?? []) {
-      const listed = this.lists(kind, n);
+      const listed = this.listedElsewhere(info, n, -1);
       if (listed !== listedBefore) changes.push({ kind, name: n, listed });
     }
     if (kind === 'TrafficRoute') {
@@ -363,15 +386,18 @@ export class SidecarCells {
 
   /** True when a policy named `name` of `kind` is listed in a cell. */
   lists(kind: string, name: string): boolean {
-    return this.listedElsewhere(kind, name, -1);
+    const info = KINDS.get(kind);
+    return info !== undefined && this.listedElsewhere(info, name, -1);
   }
 
   /** The names of the policies of `kind` listed in any cell. */
   namesOf(kind: string): Set<string> {
     const names = new Set<string>();
-    this.cells.get(kind)?.forEach((c, slot) => {
+    const info = KINDS.get(kind);
+    if (!info) return names;
+    this.cells[info.index]?.forEach((c, slot) => {
       if (c === undefined) return;
-      if (isAll(this.placeOf(slot), kind)) for (const p of c) names.add(p.policy.name);
+      if (info.all[this.placeOf(slot)]) for (const p of c) names.add(p.policy.name);
       else names.add(c[0].policy.name);
     });
     return names;
@@ -422,9 +448,11 @@ export class SidecarCells {
     proxy: ProxyInterfaces = this.interfaces,
   ): Array<{ type: SidecarItem['type']; name: string; service: string }> {
     const out: Array<{ type: SidecarItem['type']; name: string; service: string }> = [];
-    this.cells.get(kind)?.forEach((c, slot) => {
+    const info = KINDS.get(kind);
+    if (!info) return out;
+    this.cells[info.index]?.forEach((c, slot) => {
       const at = this.placeOf(slot);
-      if (c === undefined || !listedIn(c, isAll(at, kind), name)) return;
+      if (c === undefined || !listedIn(c, info.all[at], name)) return;
       if (at === 'd') out.push({ type: 'dataplane', name: '', service: '' });
       else if (at === 's') {
         const service = this.slotServices[slot - this.proxySlot - 1];
@@ -440,8 +468,13 @@ export class SidecarCells {
     return out.sort((x, y) => cmp(x.type, y.type) || cmp(x.name, y.name));
   }
 
+  private kindCells(kind: string): KindCells | undefined {
+    const info = KINDS.get(kind);
+    return info && this.cells[info.index];
+  }
+
   /** What kind of place a slot is: `i` an inbound, `o` an outbound, `d` the proxy, `s` a service. */
-  private placeOf(slot: number): 'i' | 'o' | 'd' | 's' {
+  private placeOf(slot: number): Place {
     if (slot < this.outboundSlot) return 'i';
     if (slot < this.proxySlot) return 'o';
     return slot === this.proxySlot ? 'd' : 's';
@@ -461,19 +494,19 @@ export class SidecarCells {
 
   /** The policies the cell of `kind` at `slot` lists, in order. */
   private listedAt(slot: number, kind: string): PolicyResource[] {
-    const c = this.cells.get(kind)?.[slot];
-    if (c === undefined) return [];
-    return isAll(this.placeOf(slot), kind) ? c.map((p) => p.policy) : [c[0].policy];
+    const info = KINDS.get(kind);
+    const c = info && this.cells[info.index]?.[slot];
+    if (!info || c === undefined) return [];
+    return info.all[this.placeOf(slot)] ? c.map((p) => p.policy) : [c[0].policy];
   }
 
   /** True when a policy named `name` of `kind` is listed in a cell of another slot than `except`. */
-  private listedElsewhere(kind: string, name: string, except: number): boolean {
-    const cells = this.cells.get(kind);
+  private listedElsewhere(info: KindInfo, name: string, except: number): boolean {
+    const cells = this.cells[info.index];
     if (!cells) return false;
     for (let slot = 0; slot < cells.length; slot++) {
       const c = cells[slot];
-      if (c !== undefined && slot !== except && listedIn(c, isAll(this.placeOf(slot), kind), name))
-        return true;
+      if (c !== undefined && slot !== except && listedIn(c, info.all[this.placeOf(slot)], name)) return true;
     }
     return false;
   }
@@ -484,8 +517,8 @@ export class SidecarCells {
    * and which other policies a `best` cell stopped or started listing.
    */
   private move(moving: Moving, slot: number, placed: Placed | undefined): void {
-    const { kind, name, cells } = moving;
-    const all = isAll(this.placeOf(slot), kind);
+    const { info, name, cells } = moving;
+    const all = info.all[this.placeOf(slot)];
     const list = cells[slot] ?? [];
     const head = list[0] as Placed | undefined;
     const i = indexOfNamed(list, name);
@@ -493,7 +526,7 @@ export class SidecarCells {
       moving.wasListed ||= all || i === 0;
       list.splice(i, 1);
     }
-    if (placed) insertSorted(list, placed, moving.order);
+    if (placed) insertSorted(list, placed, info.order);
     cells[slot] = list.length > 0 ? list : undefined;
     const first = list[0] as Placed | undefined;
     moving.isListed ||= placed !== undefined && (all || first === placed);
@@ -505,12 +538,12 @@ export class SidecarCells {
     const is = first?.policy.name;
     if (was !== undefined && was !== name && !others.has(was)) others.set(was, true);
     if (is !== undefined && is !== name && !others.has(is))
-      others.set(is, this.listedElsewhere(kind, is, slot));
+      others.set(is, this.listedElsewhere(info, is, slot));
   }
 
   /** Clears `kind` from every cell and places every candidate of it again. */
   private recomputeKind(kind: string, candidates: Candidates): void {
-    this.cells.delete(kind);
+    this.cells[(KINDS.get(kind) as KindInfo).index] = undefined;
     this.placeAll(kind, candidates);
   }
 
@@ -532,15 +565,15 @@ export class SidecarCells {
       }
     }
     if (!placed) return;
-    const order = orderOf(kind);
+    const { index, order } = KINDS.get(kind) as KindInfo;
     // Copies hold no room to grow: these lists are many and seldom change.
     cells.forEach((list, slot) => (cells[slot] = list?.sort(order).slice()));
-    this.cells.set(kind, cells);
+    this.cells[index] = cells;
   }
 
   /** The policy of the TrafficRoute that outbound `j` lists, if any. */
   private routeAt(j: number): PolicyResource | undefined {
-    return this.cells.get('TrafficRoute')?.[this.outboundSlot + j]?.[0]?.policy;
+    return this.kindCells('TrafficRoute')?.[this.outboundSlot + j]?.[0]?.policy;
   }
 
   /** The slot of a service's cells (a new one for a service met for the first time). */
