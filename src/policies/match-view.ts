@@ -642,8 +642,8 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
   /** Notes that the policy `kind`/`name` reaches a class not matched yet (a name may be noted more than once). */
   const note = (notes: Map<string, string[]>, kind: string, name: string): void => {
     const names = notes.get(kind);
-    if (names) names.push(name);
-    else notes.set(kind, [name]);
+    if (!names) notes.set(kind, [name]);
+    else if (names[names.length - 1] !== name) names.push(name);
   };
 
   /** Notes one sidecar policy (its current version) on the unmatched classes it reaches. */
@@ -664,16 +664,18 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     cls: MatchClass,
     notes: Map<string, string[]>,
   ): void => {
-    const noted = new Map<string, Map<string, PolicyResource>>();
-    for (const [kind, names] of notes) {
-      const byName = new Map<string, PolicyResource>();
+    const noted = (kind: string): PolicyResource[] | undefined => {
+      const byName = m.candidates.get(kind);
+      const names = notes.get(kind);
+      if (!byName || !names) return undefined;
+      const policies: PolicyResource[] = [];
       for (const n of names) {
-        const policy = m.candidates.get(kind)?.get(n);
-        if (policy) byName.set(n, policy);
+        const policy = byName.get(n);
+        if (policy) policies.push(policy);
       }
-      noted.set(kind, byName);
-    }
-    tracked(m, cls, SIDECAR_KINDS, () => cls.cells.recomputeAll(noted));
+      return policies;
+    };
+    tracked(m, cls, SIDECAR_KINDS, () => cls.cells.recomputeFrom(noted));
     indexReach(m, cls, true);
     markClass(mesh, cls);
     // Callers of this class's inbounds apply the faults those inbounds list.

@@ -93,6 +93,8 @@ const NO_ENDPOINTS: EndpointTags = () => [];
 
 const NO_PLACES: Places = [];
 
+const NO_NAMES: ReadonlySet<string> = new Set();
+
 /** The kinds an outbound item lists, in order: those of every outbound, then those of dialled ones. */
 const OUTBOUND_ITEM_KINDS = [...ATTACHMENT_KINDS.outbound, ...DIALLED_KINDS];
 
@@ -170,6 +172,18 @@ function insertSorted(list: Placed[], placed: Placed, compare: (a: Placed, b: Pl
     else hi = mid;
   }
   list.splice(lo, 0, placed);
+}
+
+/**
+ * `list` sorted, each entry once (a policy placed twice at one rank is one object, so its copies
+ * end up side by side), in a copy that holds no room to grow: these lists are many and seldom change.
+ */
+function sortedOnce(list: Placed[], order: (a: Placed, b: Placed) => number): Placed[] {
+  list.sort(order);
+  let n = 0;
+  for (let k = 0; k < list.length; k++) if (k === 0 || list[k] !== list[k - 1]) list[n++] = list[k];
+  list.length = n;
+  return list.slice();
 }
 
 /** The index of the entry of the policy `name` in `list`, -1 when it has none. */
@@ -291,10 +305,15 @@ export class SidecarCells {
 
   /** Recomputes every kind from the candidates (a new or changed proxy). */
   recomputeAll(candidates: Candidates): void {
+    this.recomputeFrom((kind) => candidates.get(kind)?.values());
+  }
+
+  /** Recomputes every kind from the policies `of` gives for it (a policy given more than once counts once). */
+  recomputeFrom(of: (kind: string) => Iterable<PolicyResource> | undefined): void {
     this.cells.length = 0;
-    this.placeAll('TrafficRoute', candidates);
+    this.placeAll('TrafficRoute', of('TrafficRoute'));
     this.reached = this.routedServices();
-    for (const kind of SIDECAR_KINDS) if (kind !== 'TrafficRoute') this.placeAll(kind, candidates);
+    for (const kind of SIDECAR_KINDS) if (kind !== 'TrafficRoute') this.placeAll(kind, of(kind));
   }
 
   /**
@@ -391,11 +410,12 @@ export class SidecarCells {
   }
 
   /** The names of the policies of `kind` listed in any cell. */
-  namesOf(kind: string): Set<string> {
-    const names = new Set<string>();
+  namesOf(kind: string): ReadonlySet<string> {
     const info = KINDS.get(kind);
-    if (!info) return names;
-    this.cells[info.index]?.forEach((c, slot) => {
+    const cells = info && this.cells[info.index];
+    if (!info || !cells) return NO_NAMES;
+    const names = new Set<string>();
+    cells.forEach((c, slot) => {
       if (c === undefined) return;
       if (info.all[this.placeOf(slot)]) for (const p of c) names.add(p.policy.name);
       else names.add(c[0].policy.name);
@@ -544,16 +564,15 @@ export class SidecarCells {
   /** Clears `kind` from every cell and places every candidate of it again. */
   private recomputeKind(kind: string, candidates: Candidates): void {
     this.cells[(KINDS.get(kind) as KindInfo).index] = undefined;
-    this.placeAll(kind, candidates);
+    this.placeAll(kind, candidates.get(kind)?.values());
   }
 
-  /** Places every candidate of `kind` in cells that hold none of it. */
-  private placeAll(kind: string, candidates: Candidates): void {
-    const policies = candidates.get(kind);
-    if (!policies || policies.size === 0) return;
+  /** Places `policies` of `kind` in its cells, which hold none yet (a policy given more than once counts once). */
+  private placeAll(kind: string, policies: Iterable<PolicyResource> | undefined): void {
+    if (!policies) return;
     const cells: KindCells = [];
     let placed = false;
-    for (const policy of policies.values()) {
+    for (const policy of policies) {
       const facts = policyFacts(policy);
       const places = this.placesOf(kind, policy, facts);
       for (let k = 0; k < places.length; k += 2) {
@@ -566,8 +585,7 @@ export class SidecarCells {
     }
     if (!placed) return;
     const { index, order } = KINDS.get(kind) as KindInfo;
-    // Copies hold no room to grow: these lists are many and seldom change.
-    cells.forEach((list, slot) => (cells[slot] = list?.sort(order).slice()));
+    cells.forEach((list, slot) => (cells[slot] = list && sortedOnce(list, order)));
     this.cells[index] = cells;
   }
 
