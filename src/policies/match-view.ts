@@ -183,6 +183,11 @@ interface MeshMatches<V> {
    * sidecar policies (kind → names) noted as reaching it. Their cells are empty until their step.
    */
   unmatched?: Map<MatchClass, Map<string, string[]>>;
+  /**
+   * While the mesh is built: the sidecar policies (kind → names) whose reach is checked by each
+   * unmatched class at its step instead of noted on it, for they may reach half the classes or more.
+   */
+  broad?: Map<string, string[]>;
 }
 
 /** Read side of the match view. */
@@ -212,6 +217,17 @@ export interface MatchView<V> {
 }
 
 const policyKey = (kind: string, name: string): string => `${kind}/${name}`;
+
+const NO_CLASSES: ReadonlySet<never> = new Set();
+
+/** True when a (reach) selector matches one of a class's tag sets. */
+function selects(
+  selector: CompiledSelector,
+  cls: { tagSets: ReadonlyArray<Readonly<Record<string, string>>> },
+): boolean {
+  for (const tags of cls.tagSets) if (matches(selector, tags)) return true;
+  return false;
+}
 
 /** Which versions of a written policy reach a class (`policyClasses`). */
 const BEFORE = 1;
@@ -526,30 +542,30 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
   /** Visits the classes one of whose tag sets one of `policy`'s reach selectors matches (a class once per selector that reaches it). */
   const reached = (m: MeshMatches<V>, policy: PolicyResource, visit: (cls: MatchClass) => void): void => {
     for (const { index, selector } of reachOf(policy)) {
-      // Walk the classes of the rarest tag the selector names (a concrete value, else the key).
-      let pool: Iterable<MatchClass> | undefined;
-      let size = Infinity;
-      for (const key of index) {
-        const set = m.classIndex.get(key);
-        if (!set) {
-          pool = [];
-          break;
-        }
-        if (set.size < size) {
-          pool = set;
-          size = set.size;
-        }
-      }
-      for (const cls of pool ?? m.classes.values()) {
-        for (const tags of cls.tagSets) {
-          if (matches(selector, tags)) {
-            visit(cls);
-            break;
-          }
-        }
-      }
+      for (const cls of poolOf(m, index) ?? m.classes.values()) if (selects(selector, cls)) visit(cls);
     }
   };
+
+  /**
+   * The classes a reach selector is checked against: those of the rarest of its index keys (each
+   * has them all only if it has that one); undefined for a selector without keys (every class).
+   */
+  const poolOf = (m: MeshMatches<V>, index: readonly string[]): ReadonlySet<MatchClass> | undefined => {
+    let pool: ReadonlySet<MatchClass> | undefined;
+    for (const key of index) {
+      const set = m.classIndex.get(key);
+      if (!set) return NO_CLASSES;
+      if (!pool || set.size < pool.size) pool = set;
+    }
+    return pool;
+  };
+
+  /**
+   * True when the policy reaches the class, as `reached` finds it; without the index, for the
+   * policies the build checks on every class (`broad`).
+   */
+  const reaches = (policy: PolicyResource, cls: MatchClass): boolean =>
+    reachOf(policy).some(({ selector }) => selects(selector, cls));
 
   /** Puts `after` (or nothing) as the mesh's candidate `kind`/`name`; returns the version it replaced. */
   const setCandidate = (
@@ -649,8 +665,14 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
   /** Notes one sidecar policy (its current version) on the unmatched classes it reaches. */
   const noteReach = (m: MeshMatches<V>, kind: string, name: string): void => {
     const policy = m.candidates.get(kind)?.get(name);
-    const unmatched = m.unmatched;
-    if (!policy || !unmatched) return;
+    const { unmatched, broad } = m;
+    if (!policy || !unmatched || !broad) return;
+    let pools = 0;
+    for (const { index } of reachOf(policy)) pools += (poolOf(m, index) ?? m.classes).size;
+    if (pools * 2 >= unmatched.size) {
+      note(broad, kind, name);
+      return;
+    }
     reached(m, policy, (cls) => {
       const notes = unmatched.get(cls);
       if (notes) note(notes, kind, name);
@@ -667,11 +689,16 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     const noted = (kind: string): PolicyResource[] | undefined => {
       const byName = m.candidates.get(kind);
       const names = notes.get(kind);
-      if (!byName || !names) return undefined;
+      const broad = m.broad?.get(kind);
+      if (!byName || (!names && !broad)) return undefined;
       const policies: PolicyResource[] = [];
-      for (const n of names) {
+      for (const n of names ?? []) {
         const policy = byName.get(n);
         if (policy) policies.push(policy);
+      }
+      for (const n of broad ?? []) {
+        const policy = byName.get(n);
+        if (policy && reaches(policy, cls)) policies.push(policy);
       }
       return policies;
     };
@@ -703,8 +730,9 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
   /**
    * The steps of building a mesh, one item per step: every policy as a candidate (no class exists
    * yet, so this matches nothing), the proxies (the classes they create wait, unmatched), each
-   * sidecar policy's reach noted on those classes, then each class matched once against the
-   * policies noted on it. Writes applied between steps keep the partial view current: a policy
+   * sidecar policy's reach noted on those classes (or, for a policy that may reach half of them or
+   * more, left for each class to check), then each class matched once against the policies noted
+   * on it or that it checks. Writes applied between steps keep the partial view current: a policy
    * write notes itself on the unmatched classes it reaches and updates the others, a proxy write
    * matches a class it creates at once (the candidates are complete by then, or the policies still
    * to come reach it as candidates); a step reads the item's current version and skips what a write
@@ -720,6 +748,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
       yield;
     }
     m.unmatched = new Map();
+    m.broad = new Map();
     const names: string[] = [];
     views.each('Dataplane', mesh, (item) => names.push(item.name));
     for (const name of names) {
@@ -743,6 +772,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
       yield;
     }
     m.unmatched = undefined;
+    m.broad = undefined;
     m.steps = undefined;
     for (const g of m.gateways) rematchGateway(m, mesh, g);
   }

@@ -179,7 +179,16 @@ function insertSorted(list: Placed[], placed: Placed, compare: (a: Placed, b: Pl
  * end up side by side), in a copy that holds no room to grow: these lists are many and seldom change.
  */
 function sortedOnce(list: Placed[], order: (a: Placed, b: Placed) => number): Placed[] {
-  list.sort(order);
+  // Most lists are short: an insertion sort here costs less than the builtin's calls to `order`.
+  if (list.length > 16) list.sort(order);
+  else {
+    for (let k = 1; k < list.length; k++) {
+      const p = list[k];
+      let j = k;
+      for (; j > 0 && order(list[j - 1], p) > 0; j--) list[j] = list[j - 1];
+      list[j] = p;
+    }
+  }
   let n = 0;
   for (let k = 0; k < list.length; k++) if (k === 0 || list[k] !== list[k - 1]) list[n++] = list[k];
   list.length = n;
