@@ -356,6 +356,11 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     const before = kinds.map((k) => cls.cells.namesOf(k));
     change();
     kinds.forEach((kind, i) => {
+      // Listed nowhere before (a class matched for the first time): whatever it lists now is new.
+      if (before[i].size === 0) {
+        cls.cells.eachListed(kind, (n) => link(m, m.affectedClasses, keyOf(kind, n), cls, true));
+        return;
+      }
       const after = cls.cells.namesOf(kind);
       for (const n of before[i]) if (!after.has(n)) link(m, m.affectedClasses, keyOf(kind, n), cls, false);
       for (const n of after) if (!before[i].has(n)) link(m, m.affectedClasses, keyOf(kind, n), cls, true);

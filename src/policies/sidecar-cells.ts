@@ -174,11 +174,15 @@ function insertSorted(list: Placed[], placed: Placed, compare: (a: Placed, b: Pl
   list.splice(lo, 0, placed);
 }
 
+/** Where `placeAll` gathers the placements of one kind, and the places of one policy (emptied after use). */
+const FOUND: Array<number | Placed> = [];
+const PLACES: Places = [];
+
 /**
- * `list` sorted, each entry once (a policy placed twice at one rank is one object, so its copies
- * end up side by side), in a copy that holds no room to grow: these lists are many and seldom change.
+ * Sorts `list` and keeps each entry once (a policy placed twice at one rank is one object, so its
+ * copies end up side by side).
  */
-function sortedOnce(list: Placed[], order: (a: Placed, b: Placed) => number): Placed[] {
+function sortOnce(list: Placed[], order: (a: Placed, b: Placed) => number): void {
   // Most lists are short: an insertion sort here costs less than the builtin's calls to `order`.
   if (list.length > 16) list.sort(order);
   else {
@@ -192,7 +196,6 @@ function sortedOnce(list: Placed[], order: (a: Placed, b: Placed) => number): Pl
   let n = 0;
   for (let k = 0; k < list.length; k++) if (k === 0 || list[k] !== list[k - 1]) list[n++] = list[k];
   list.length = n;
-  return list.slice();
 }
 
 /** The index of the entry of the policy `name` in `list`, -1 when it has none. */
@@ -259,8 +262,7 @@ export class SidecarCells {
   }
 
   /** `places`, with the policy's facts at hand. */
-  private placesOf(kind: string, policy: PolicyResource, facts: PolicyFacts): Places {
-    const out: Places = [];
+  private placesOf(kind: string, policy: PolicyResource, facts: PolicyFacts, out: Places = []): Places {
     const { inbounds, outbounds, tagSets } = this.interfaces;
     if (kind === 'TrafficPermission') {
       for (let i = 0; i < inbounds.length; i++) {
@@ -416,6 +418,17 @@ export class SidecarCells {
   lists(kind: string, name: string): boolean {
     const info = KINDS.get(kind);
     return info !== undefined && this.listedElsewhere(info, name, -1);
+  }
+
+  /** Calls `fn` with the name of each policy of `kind` a cell lists (a policy listed in several cells, once per cell). */
+  eachListed(kind: string, fn: (name: string) => void): void {
+    const info = KINDS.get(kind);
+    if (!info) return;
+    this.cells[info.index]?.forEach((c, slot) => {
+      if (c === undefined) return;
+      if (info.all[this.placeOf(slot)]) for (const p of c) fn(p.policy.name);
+      else fn(c[0].policy.name);
+    });
   }
 
   /** The names of the policies of `kind` listed in any cell. */
@@ -579,22 +592,32 @@ export class SidecarCells {
   /** Places `policies` of `kind` in its cells, which hold none yet (a policy given more than once counts once). */
   private placeAll(kind: string, policies: Iterable<PolicyResource> | undefined): void {
     if (!policies) return;
-    const cells: KindCells = [];
-    let placed = false;
+    // Every placement first (slot, then the placed policy), and how many each slot gets: each
+    // cell's list is then made at its size.
+    const found = FOUND;
+    found.length = 0;
+    PLACES.length = 0;
+    const sizes: number[] = [];
     for (const policy of policies) {
       const facts = policyFacts(policy);
-      const places = this.placesOf(kind, policy, facts);
+      const places = this.placesOf(kind, policy, facts, PLACES);
       for (let k = 0; k < places.length; k += 2) {
-        const p = placedIn(facts, policy, places[k + 1]);
-        const list = cells[places[k]];
-        if (list) list.push(p);
-        else cells[places[k]] = [p];
-        placed = true;
+        found.push(places[k], placedIn(facts, policy, places[k + 1]));
+        sizes[places[k]] = (sizes[places[k]] ?? 0) + 1;
       }
+      places.length = 0;
     }
-    if (!placed) return;
+    if (found.length === 0) return;
+    const cells: KindCells = [];
+    for (let k = 0; k < found.length; k += 2) {
+      const slot = found[k] as number;
+      const list = (cells[slot] ??= new Array<Placed>(sizes[slot] as number));
+      list[(sizes[slot] as number) - 1] = found[k + 1] as Placed;
+      sizes[slot]--;
+    }
+    found.length = 0;
     const { index, order } = KINDS.get(kind) as KindInfo;
-    cells.forEach((list, slot) => (cells[slot] = list && sortedOnce(list, order)));
+    for (const list of cells) if (list) sortOnce(list, order);
     this.cells[index] = cells;
   }
 
