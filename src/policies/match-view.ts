@@ -569,8 +569,10 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
    * True when the policy reaches the class, as `reached` finds it; without the index, for the
    * policies the build checks on every class (`broad`).
    */
-  const reaches = (policy: PolicyResource, cls: MatchClass): boolean =>
-    reachOf(policy).some(({ selector }) => selects(selector, cls));
+  const reaches = (policy: PolicyResource, cls: MatchClass): boolean => {
+    for (const { selector } of reachOf(policy)) if (selects(selector, cls)) return true;
+    return false;
+  };
 
   /** Puts `after` (or nothing) as the mesh's candidate `kind`/`name`; returns the version it replaced. */
   const setCandidate = (

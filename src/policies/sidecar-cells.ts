@@ -174,9 +174,12 @@ function insertSorted(list: Placed[], placed: Placed, compare: (a: Placed, b: Pl
   list.splice(lo, 0, placed);
 }
 
-/** Where `placeAll` gathers the placements of one kind, and the places of one policy (emptied after use). */
-const FOUND: Array<number | Placed> = [];
+/**
+ * Buffers `placeAll` reuses (written by index: a buffer emptied by its length is reallocated as it
+ * fills again): the places of one kind's policies, and what is placed at each.
+ */
 const PLACES: Places = [];
+const FOUND: Array<Placed | undefined> = [];
 
 /**
  * Sorts `list` and keeps each entry once (a policy placed twice at one rank is one object, so its
@@ -258,60 +261,89 @@ export class SidecarCells {
 
   /** Where `policy` (of `kind`) attaches on this proxy, with its rank at each place (flat: slot, rank, …). */
   places(kind: string, policy: PolicyResource): Places {
-    return this.placesOf(kind, policy, policyFacts(policy));
+    const out: Places = [];
+    this.placesOf(kind, policy, policyFacts(policy), out, 0);
+    return out;
   }
 
-  /** `places`, with the policy's facts at hand. */
-  private placesOf(kind: string, policy: PolicyResource, facts: PolicyFacts, out: Places = []): Places {
+  /**
+   * `places`, with the policy's facts at hand, written into `out` from index `n` on (what is there
+   * beyond is left as it is: `out` may be a buffer reused); returns the index after the last.
+   */
+  private placesOf(kind: string, policy: PolicyResource, facts: PolicyFacts, out: Places, n: number): number {
     const { inbounds, outbounds, tagSets } = this.interfaces;
     if (kind === 'TrafficPermission') {
       for (let i = 0; i < inbounds.length; i++) {
         const r = rankFor(facts.destinations, inbounds[i].tags);
-        if (r !== NO_MATCH) out.push(i, r);
+        if (r !== NO_MATCH) {
+          out[n++] = i;
+          out[n++] = r;
+        }
       }
-      return out;
+      return n;
     }
     if (INBOUND_ALL.has(kind)) {
       const sourceRank = facts.sourceOrder;
       for (let i = 0; i < inbounds.length; i++) {
-        if (rankFor(facts.destinations, inbounds[i].tags) !== NO_MATCH) out.push(i, sourceRank);
+        if (rankFor(facts.destinations, inbounds[i].tags) !== NO_MATCH) {
+          out[n++] = i;
+          out[n++] = sourceRank;
+        }
       }
       // A proxyless client applies, per service it dials, the faults its endpoints' inbounds list
       // for it: sources against the client, destinations against those inbounds' tags.
       if (DIALLED.has(kind) && bestRank(facts.sources, tagSets) !== NO_MATCH) {
-        outbounds.forEach((ob, j) => {
-          if (!ob.dialled) return;
-          const reaches = callDestinations(ob.service, this.routeAt(j)).some(
-            (service) => bestRank(facts.destinations, this.endpointTags(service)) !== NO_MATCH,
-          );
-          if (reaches) out.push(this.outboundSlot + j, sourceRank);
-        });
+        for (let j = 0; j < outbounds.length; j++) {
+          if (outbounds[j].dialled && this.dialledReaches(j, facts)) {
+            out[n++] = this.outboundSlot + j;
+            out[n++] = sourceRank;
+          }
+        }
       }
     }
     if (OUTBOUND.has(kind) || ROUTED.has(kind) || kind === 'TrafficLog') {
       const s = bestRank(facts.sources, tagSets);
-      if (s === NO_MATCH) return out;
+      if (s === NO_MATCH) return n;
       if (OUTBOUND.has(kind)) {
         for (let j = 0; j < outbounds.length; j++) {
           const r = serviceRank(facts.destinations, outbounds[j].service);
-          if (r !== NO_MATCH) out.push(this.outboundSlot + j, s + r);
+          if (r !== NO_MATCH) {
+            out[n++] = this.outboundSlot + j;
+            out[n++] = s + r;
+          }
         }
       } else {
         for (const service of kind === 'TrafficLog' ? this.logged : this.reached) {
           const r = serviceRank(facts.destinations, service);
-          if (r !== NO_MATCH) out.push(this.serviceSlot(service), s + r);
+          if (r !== NO_MATCH) {
+            out[n++] = this.serviceSlot(service);
+            out[n++] = s + r;
+          }
         }
       }
-      return out;
+      return n;
     }
     if (DATAPLANE_BEST.has(kind) || DATAPLANE_ALL.has(kind)) {
       const r = bestRank(facts.selectors, tagSets);
-      if (r !== NO_MATCH) out.push(this.proxySlot, r);
+      if (r !== NO_MATCH) {
+        out[n++] = this.proxySlot;
+        out[n++] = r;
+      }
     } else if (TARGET_REF.has(kind)) {
       const ref = (policy as unknown as TargetRefPolicy).spec?.targetRef;
-      if (ref && targetRefListeners(ref, this.networking).length > 0) out.push(this.proxySlot, 0);
+      if (ref && targetRefListeners(ref, this.networking).length > 0) {
+        out[n++] = this.proxySlot;
+        out[n++] = 0;
+      }
     }
-    return out;
+    return n;
+  }
+
+  /** True when a call through dialled outbound `j` may reach an endpoint inbound the destinations match. */
+  private dialledReaches(j: number, facts: PolicyFacts): boolean {
+    return callDestinations(this.interfaces.outbounds[j].service, this.routeAt(j)).some(
+      (service) => bestRank(facts.destinations, this.endpointTags(service)) !== NO_MATCH,
+    );
   }
 
   /** Recomputes every kind from the candidates (a new or changed proxy). */
@@ -592,30 +624,28 @@ export class SidecarCells {
   /** Places `policies` of `kind` in its cells, which hold none yet (a policy given more than once counts once). */
   private placeAll(kind: string, policies: Iterable<PolicyResource> | undefined): void {
     if (!policies) return;
-    // Every placement first (slot, then the placed policy), and how many each slot gets: each
-    // cell's list is then made at its size.
-    const found = FOUND;
-    found.length = 0;
-    PLACES.length = 0;
+    // Every placement first (its slot and rank in PLACES, the placed policy in FOUND), and how many
+    // each slot gets: each cell's list is then made at its size.
+    let n = 0;
+    let f = 0;
     const sizes: number[] = [];
     for (const policy of policies) {
       const facts = policyFacts(policy);
-      const places = this.placesOf(kind, policy, facts, PLACES);
-      for (let k = 0; k < places.length; k += 2) {
-        found.push(places[k], placedIn(facts, policy, places[k + 1]));
-        sizes[places[k]] = (sizes[places[k]] ?? 0) + 1;
+      const from = n;
+      n = this.placesOf(kind, policy, facts, PLACES, n);
+      for (let k = from; k < n; k += 2) {
+        FOUND[f++] = placedIn(facts, policy, PLACES[k + 1]);
+        sizes[PLACES[k]] = (sizes[PLACES[k]] ?? 0) + 1;
       }
-      places.length = 0;
     }
-    if (found.length === 0) return;
+    if (f === 0) return;
     const cells: KindCells = [];
-    for (let k = 0; k < found.length; k += 2) {
-      const slot = found[k] as number;
-      const list = (cells[slot] ??= new Array<Placed>(sizes[slot] as number));
-      list[(sizes[slot] as number) - 1] = found[k + 1] as Placed;
-      sizes[slot]--;
+    for (let k = 0; k < f; k++) {
+      const slot = PLACES[2 * k];
+      const list = (cells[slot] ??= new Array<Placed>(sizes[slot]));
+      list[--sizes[slot]] = FOUND[k] as Placed;
     }
-    found.length = 0;
+    FOUND.fill(undefined, 0, f);
     const { index, order } = KINDS.get(kind) as KindInfo;
     for (const list of cells) if (list) sortOnce(list, order);
     this.cells[index] = cells;
