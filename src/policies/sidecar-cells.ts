@@ -243,6 +243,10 @@ export class SidecarCells {
   /** The first outbound's slot (inbounds come first), and the proxy's (after the outbounds). */
   private readonly outboundSlot: number;
   private readonly proxySlot: number;
+  /** What placing reads of the interfaces, at hand: the inbounds' tags, the outbounds' services, the tag sets. */
+  private readonly inboundTags: ReadonlyArray<Readonly<Record<string, string>>>;
+  private readonly outboundServices: readonly string[];
+  private readonly tagSets: ReadonlyArray<Readonly<Record<string, string>>>;
   /** The slots of the services met so far, and the services of those slots in order. */
   private readonly serviceSlots = new Map<string, number>();
   private readonly slotServices: string[] = [];
@@ -255,6 +259,9 @@ export class SidecarCells {
     this.interfaces = proxyInterfaces(networking, dialled);
     this.outboundSlot = this.interfaces.inbounds.length;
     this.proxySlot = this.outboundSlot + this.interfaces.outbounds.length;
+    this.inboundTags = this.interfaces.inbounds.map((ib) => ib.tags);
+    this.outboundServices = this.interfaces.outbounds.map((ob) => ob.service);
+    this.tagSets = this.interfaces.tagSets;
     this.logged = new Set([...this.interfaces.outbounds.map((o) => o.service), PASS_THROUGH_SERVICE]);
     this.reached = this.routedServices();
   }
@@ -271,10 +278,10 @@ export class SidecarCells {
    * beyond is left as it is: `out` may be a buffer reused); returns the index after the last.
    */
   private placesOf(kind: string, policy: PolicyResource, facts: PolicyFacts, out: Places, n: number): number {
-    const { inbounds, outbounds, tagSets } = this.interfaces;
+    const { inboundTags, outboundServices, tagSets } = this;
     if (kind === 'TrafficPermission') {
-      for (let i = 0; i < inbounds.length; i++) {
-        const r = rankFor(facts.destinations, inbounds[i].tags);
+      for (let i = 0; i < inboundTags.length; i++) {
+        const r = rankFor(facts.destinations, inboundTags[i]);
         if (r !== NO_MATCH) {
           out[n++] = i;
           out[n++] = r;
@@ -284,8 +291,8 @@ export class SidecarCells {
     }
     if (INBOUND_ALL.has(kind)) {
       const sourceRank = facts.sourceOrder;
-      for (let i = 0; i < inbounds.length; i++) {
-        if (rankFor(facts.destinations, inbounds[i].tags) !== NO_MATCH) {
+      for (let i = 0; i < inboundTags.length; i++) {
+        if (rankFor(facts.destinations, inboundTags[i]) !== NO_MATCH) {
           out[n++] = i;
           out[n++] = sourceRank;
         }
@@ -293,8 +300,8 @@ export class SidecarCells {
       // A proxyless client applies, per service it dials, the faults its endpoints' inbounds list
       // for it: sources against the client, destinations against those inbounds' tags.
       if (DIALLED.has(kind) && bestRank(facts.sources, tagSets) !== NO_MATCH) {
-        for (let j = 0; j < outbounds.length; j++) {
-          if (outbounds[j].dialled && this.dialledReaches(j, facts)) {
+        for (let j = 0; j < outboundServices.length; j++) {
+          if (this.interfaces.outbounds[j].dialled && this.dialledReaches(j, facts)) {
             out[n++] = this.outboundSlot + j;
             out[n++] = sourceRank;
           }
@@ -305,8 +312,8 @@ export class SidecarCells {
       const s = bestRank(facts.sources, tagSets);
       if (s === NO_MATCH) return n;
       if (OUTBOUND.has(kind)) {
-        for (let j = 0; j < outbounds.length; j++) {
-          const r = serviceRank(facts.destinations, outbounds[j].service);
+        for (let j = 0; j < outboundServices.length; j++) {
+          const r = serviceRank(facts.destinations, outboundServices[j]);
           if (r !== NO_MATCH) {
             out[n++] = this.outboundSlot + j;
             out[n++] = s + r;
