@@ -100,13 +100,18 @@ export function placedIn(facts: PolicyFacts, policy: PolicyResource, rank: numbe
   return p;
 }
 
-/** One `match` compiled (an absent one is empty: it matches every tag set). */
+const compiled = new WeakMap<object, CompiledSelector>();
+const EMPTY_SELECTOR: CompiledSelector = { keys: [], values: [], rank: 0 };
+
+/** One `match` compiled, once per object (an absent one is empty: it matches every tag set). */
 export function compileSelector(match: Readonly<Record<string, string>> | undefined): CompiledSelector {
-  return {
-    keys: Object.keys(match ?? {}),
-    values: Object.values(match ?? {}),
-    rank: rankNumber(rankOf(match ?? {})),
-  };
+  if (match === undefined || match === null) return EMPTY_SELECTOR;
+  let c = compiled.get(match);
+  if (c === undefined) {
+    c = { keys: Object.keys(match), values: Object.values(match), rank: rankNumber(rankOf(match)) };
+    compiled.set(match, c);
+  }
+  return c;
 }
 
 function compile(selectors: readonly Selector[] | undefined): SelectorList {

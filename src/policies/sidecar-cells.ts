@@ -56,8 +56,20 @@ interface Moving {
   /** Whether the policy was listed at a place it left or kept, and whether it is listed at a place it holds now. */
   wasListed: boolean;
   isListed: boolean;
-  /** The other policies a `best` cell stopped or started listing, each with whether it was listed before. */
-  others: Map<string, boolean> | undefined;
+  /**
+   * The other policies a `best` cell stopped or started listing (few: kept in arrays), each with
+   * whether it was listed before, and whether it is now (true when a cell started listing it;
+   * otherwise read at the end).
+   */
+  others: string[];
+  othersWere: boolean[];
+  othersAre: boolean[];
+}
+
+/** True when no slot has a cell. */
+function isEmpty(cells: KindCells): boolean {
+  for (let slot = 0; slot < cells.length; slot++) if (cells[slot] !== undefined) return false;
+  return true;
 }
 
 /** True when `places` has `slot`. */
@@ -171,7 +183,16 @@ function insertSorted(list: Placed[], placed: Placed, compare: (a: Placed, b: Pl
     if (compare(list[mid], placed) < 0) lo = mid + 1;
     else hi = mid;
   }
-  list.splice(lo, 0, placed);
+  // By hand rather than with `splice`, which makes an array of what it removes (here none).
+  list.push(placed);
+  for (let k = list.length - 1; k > lo; k--) list[k] = list[k - 1];
+  list[lo] = placed;
+}
+
+/** Removes the entry at `index` of `list`. */
+function removeAt(list: Placed[], index: number): void {
+  for (let k = index; k < list.length - 1; k++) list[k] = list[k + 1];
+  list.pop();
 }
 
 /**
@@ -382,6 +403,7 @@ export class SidecarCells {
     const was = before ? this.places(kind, before) : NO_PLACES;
     const now = after ? this.places(kind, after) : NO_PLACES;
     if (was.length === 0 && now.length === 0) return { listings: [], touched: false, inbound: false };
+    const facts = after && policyFacts(after);
     const info = KINDS.get(kind) as KindInfo;
     let cells = this.cells[info.index];
     if (!cells) this.cells[info.index] = cells = [];
@@ -393,24 +415,27 @@ export class SidecarCells {
       cells,
       wasListed: false,
       isListed: false,
-      others: undefined,
+      others: [],
+      othersWere: [],
+      othersAre: [],
     };
     let inbound = false;
     for (let k = 0; k < was.length; k += 2) {
       inbound ||= was[k] < this.outboundSlot;
-      if (!hasPlace(now, was[k])) this.move(moving, was[k], undefined);
+      if (!hasPlace(now, was[k])) this.move(moving, was[k], true, undefined);
     }
     for (let k = 0; k < now.length; k += 2) {
       inbound ||= now[k] < this.outboundSlot;
-      this.move(moving, now[k], placedAt(after as PolicyResource, now[k + 1]));
+      const placed = placedIn(facts as PolicyFacts, after as PolicyResource, now[k + 1]);
+      this.move(moving, now[k], hasPlace(was, now[k]), placed);
     }
-    if (!cells.some((c) => c !== undefined)) this.cells[info.index] = undefined;
+    if (isEmpty(cells)) this.cells[info.index] = undefined;
     const changes: Listing[] = [];
     if (moving.wasListed !== moving.isListed)
       changes.push({ kind, name: moving.name, listed: moving.isListed });
-    for (const [n, listedBefore] of moving.others ?? []) {
-      const listed = this.listedElsewhere(info, n, -1);
-      if (listed !== listedBefore) changes.push({ kind, name: n, listed });
+    for (let i = 0; i < moving.others.length; i++) {
+      const listed = moving.othersAre[i] || this.listedElsewhere(info, moving.others[i], -1);
+      if (listed !== moving.othersWere[i]) changes.push({ kind, name: moving.others[i], listed });
     }
     if (kind === 'TrafficRoute') {
       changes.push(...this.refreshRouted(candidates));
@@ -465,7 +490,7 @@ export class SidecarCells {
     if (!info) return;
     this.cells[info.index]?.forEach((c, slot) => {
       if (c === undefined) return;
-      if (info.all[this.placeOf(slot)]) for (const p of c) fn(p.policy.name);
+      if (this.allAt(info, slot)) for (const p of c) fn(p.policy.name);
       else fn(c[0].policy.name);
     });
   }
@@ -478,7 +503,7 @@ export class SidecarCells {
     const names = new Set<string>();
     cells.forEach((c, slot) => {
       if (c === undefined) return;
-      if (info.all[this.placeOf(slot)]) for (const p of c) names.add(p.policy.name);
+      if (this.allAt(info, slot)) for (const p of c) names.add(p.policy.name);
       else names.add(c[0].policy.name);
     });
     return names;
@@ -533,7 +558,7 @@ export class SidecarCells {
     if (!info) return out;
     this.cells[info.index]?.forEach((c, slot) => {
       const at = this.placeOf(slot);
-      if (c === undefined || !listedIn(c, info.all[at], name)) return;
+      if (c === undefined || !listedIn(c, this.allAt(info, slot), name)) return;
       if (at === 'd') out.push({ type: 'dataplane', name: '', service: '' });
       else if (at === 's') {
         const service = this.slotServices[slot - this.proxySlot - 1];
@@ -552,6 +577,13 @@ export class SidecarCells {
   private kindCells(kind: string): KindCells | undefined {
     const info = KINDS.get(kind);
     return info && this.cells[info.index];
+  }
+
+  /** Whether the cell of a kind at `slot` lists every match (else the first). */
+  private allAt(info: KindInfo, slot: number): boolean {
+    if (slot < this.outboundSlot) return info.all.i;
+    if (slot < this.proxySlot) return info.all.o;
+    return slot === this.proxySlot ? info.all.d : info.all.s;
   }
 
   /** What kind of place a slot is: `i` an inbound, `o` an outbound, `d` the proxy, `s` a service. */
@@ -578,7 +610,7 @@ export class SidecarCells {
     const info = KINDS.get(kind);
     const c = info && this.cells[info.index]?.[slot];
     if (!info || c === undefined) return [];
-    return info.all[this.placeOf(slot)] ? c.map((p) => p.policy) : [c[0].policy];
+    return this.allAt(info, slot) ? c.map((p) => p.policy) : [c[0].policy];
   }
 
   /** True when a policy named `name` of `kind` is listed in a cell of another slot than `except`. */
@@ -587,25 +619,25 @@ export class SidecarCells {
     if (!cells) return false;
     for (let slot = 0; slot < cells.length; slot++) {
       const c = cells[slot];
-      if (c !== undefined && slot !== except && listedIn(c, info.all[this.placeOf(slot)], name)) return true;
+      if (c !== undefined && slot !== except && listedIn(c, this.allAt(info, slot), name)) return true;
     }
     return false;
   }
 
   /**
-   * At one slot, takes the moving policy out of its cell and puts `placed` (its new version, if it
-   * matches there) in at its rank; notes whether the policy was listed there before and is after,
-   * and which other policies a `best` cell stopped or started listing.
+   * At one slot, takes the moving policy out of its cell (if it was `there`) and puts `placed` (its
+   * new version, if it matches there) in at its rank; notes whether the policy was listed there
+   * before and is after, and which other policies a `best` cell stopped or started listing.
    */
-  private move(moving: Moving, slot: number, placed: Placed | undefined): void {
+  private move(moving: Moving, slot: number, there: boolean, placed: Placed | undefined): void {
     const { info, name, cells } = moving;
-    const all = info.all[this.placeOf(slot)];
+    const all = this.allAt(info, slot);
     const list = cells[slot] ?? [];
     const head = list[0] as Placed | undefined;
-    const i = indexOfNamed(list, name);
+    const i = there ? indexOfNamed(list, name) : -1;
     if (i >= 0) {
       moving.wasListed ||= all || i === 0;
-      list.splice(i, 1);
+      removeAt(list, i);
     }
     if (placed) insertSorted(list, placed, info.order);
     cells[slot] = list.length > 0 ? list : undefined;
@@ -614,12 +646,22 @@ export class SidecarCells {
     if (all || head?.policy.name === first?.policy.name) return;
     // A best cell lists another policy now: the one it listed may be listed nowhere else, the one it
     // lists now was perhaps listed nowhere (until now, nothing this update moved was either's).
-    const others = (moving.others ??= new Map());
-    const was = head?.policy.name;
-    const is = first?.policy.name;
-    if (was !== undefined && was !== name && !others.has(was)) others.set(was, true);
-    if (is !== undefined && is !== name && !others.has(is))
-      others.set(is, this.listedElsewhere(info, is, slot));
+    if (head && head.policy.name !== name) this.other(moving, head.policy.name, slot, false);
+    if (first && first.policy.name !== name) this.other(moving, first.policy.name, slot, true);
+  }
+
+  /** Notes a policy the best cell at `slot` stopped listing, or started listing (`rose`). */
+  private other(moving: Moving, name: string, slot: number, rose: boolean): void {
+    const { others } = moving;
+    let i = others.indexOf(name);
+    if (i < 0) {
+      i = others.push(name) - 1;
+      // Until now nothing this update moved was this policy's: it was listed before if it was
+      // here (it fell), else if it is listed in another cell.
+      moving.othersWere[i] = !rose || this.listedElsewhere(moving.info, name, slot);
+      moving.othersAre[i] = false;
+    }
+    if (rose) moving.othersAre[i] = true;
   }
 
   /** Clears `kind` from every cell and places every candidate of it again. */
