@@ -399,51 +399,64 @@ describe('the match view (issue 16 point 6): incremental equals a full recomputa
     expect(report.ms).toBeGreaterThanOrEqual(report.longestSliceMs);
   });
 
-  it('a sliced build yields inside a policy that reaches every class, and writes between those steps end as a full recomputation', async () => {
-    const views = createResourceViews(registry);
-    views.apply([entry('Mesh', MESH, { creationTime: 't' }, undefined)]);
-    const proxy = (i: number) =>
-      entry('Dataplane', `dp-${i}`, {
-        creationTime: 't',
-        networking: {
-          address: '1.1.1.1',
-          inbound: [{ port: 1, tags: { [SVC]: `s-${i}` } }],
-          outbound: [{ port: 10001, tags: { [SVC]: `s-${(i + 1) % 120}` } }],
-        },
-      });
-    views.apply(Array.from({ length: 120 }, (_, i) => proxy(i)));
-    const timeout = (name: string, source: string, seconds: number) =>
-      entry('Timeout', name, {
-        creationTime: 't',
-        sources: [{ match: { [SVC]: source } }],
-        destinations: [{ match: { [SVC]: '*' } }],
-        conf: { connectTimeout: `${seconds}s` },
-      });
-    views.apply([timeout('wide', '*', 1), timeout('narrow', 's-3', 2)]);
-    const view = createMatchView(views, noGateways);
-    let turns = 0;
-    let building = true;
-    const turn = (): void => {
-      turns++;
-      // Inside the wide Timeout's reach (after the 120 proxies): a new version of it, a class's
-      // last proxy deleted, a new proxy of a new class.
-      if (turns === 150)
-        views.apply([timeout('wide', 's-7', 3), entry('Dataplane', 'dp-5', undefined), proxy(200)]);
-      if (building) setImmediate(turn);
-    };
-    setImmediate(turn);
-    await view.buildAll({ sliceMs: 0 });
-    building = false;
-    expect(turns).toBeGreaterThan(150);
-    const want = recompute(views);
-    for (const name of [...want.proxies.keys()]) {
-      const got = view.proxy(MESH, name);
-      expect(got?.kind).toBe('SidecarDataplane');
-      if (got?.kind !== 'SidecarDataplane') continue;
-      expect(got.cells.items(proxyInterfaces(got.networking)), name).toEqual(want.proxies.get(name));
-    }
-    expect(view.proxy(MESH, 'dp-5')).toBeUndefined();
-    for (const p of ['wide', 'narrow'])
-      expect(view.affected(MESH, 'Timeout', p)).toEqual(want.affected.get(`Timeout/${p}`) ?? []);
-  });
+  // The build's steps: the 2 policies as candidates, the 120 proxies, the 2 reach notes, then the
+  // 120 classes; with slices of 0 ms each step is a turn of its own, so these turns write while the
+  // build loads the policies, loads the proxies, notes the reach and matches the classes.
+  for (const writeAt of [1, 60, 123, 150, 200]) {
+    it(`a sliced build yields between its steps, and writes at its turn ${writeAt} end as a full recomputation`, async () => {
+      const views = createResourceViews(registry);
+      views.apply([entry('Mesh', MESH, { creationTime: 't' }, undefined)]);
+      const proxy = (i: number) =>
+        entry('Dataplane', `dp-${i}`, {
+          creationTime: 't',
+          networking: {
+            address: '1.1.1.1',
+            inbound: [{ port: 1, tags: { [SVC]: `s-${i}` } }],
+            outbound: [{ port: 10001, tags: { [SVC]: `s-${(i + 1) % 120}` } }],
+          },
+        });
+      views.apply(Array.from({ length: 120 }, (_, i) => proxy(i)));
+      const timeout = (name: string, source: string, seconds: number) =>
+        entry('Timeout', name, {
+          creationTime: 't',
+          sources: [{ match: { [SVC]: source } }],
+          destinations: [{ match: { [SVC]: '*' } }],
+          conf: { connectTimeout: `${seconds}s` },
+        });
+      // `wide` reaches every class (each class checks it), `narrow` one (noted on it).
+      views.apply([timeout('wide', '*', 1), timeout('narrow', 's-3', 2)]);
+      const view = createMatchView(views, noGateways);
+      let turns = 0;
+      let building = true;
+      const turn = (): void => {
+        turns++;
+        // A new version of the wide Timeout that reaches one class, the narrow one deleted, a
+        // Timeout created, a class's last proxy deleted, a new proxy of a new class.
+        if (turns === writeAt)
+          views.apply([
+            timeout('wide', 's-7', 3),
+            entry('Timeout', 'narrow', undefined),
+            timeout('late', 's-9', 4),
+            entry('Dataplane', 'dp-5', undefined),
+            proxy(200),
+          ]);
+        if (building) setImmediate(turn);
+      };
+      setImmediate(turn);
+      await view.buildAll({ sliceMs: 0 });
+      building = false;
+      expect(turns).toBeGreaterThan(writeAt);
+      const want = recompute(views);
+      for (const name of [...want.proxies.keys()]) {
+        const got = view.proxy(MESH, name);
+        expect(got?.kind).toBe('SidecarDataplane');
+        if (got?.kind !== 'SidecarDataplane') continue;
+        expect(got.cells.items(proxyInterfaces(got.networking)), name).toEqual(want.proxies.get(name));
+      }
+      expect(view.proxy(MESH, 'dp-5')).toBeUndefined();
+      for (const p of ['wide', 'narrow', 'late'])
+        expect(view.affected(MESH, 'Timeout', p)).toEqual(want.affected.get(`Timeout/${p}`) ?? []);
+      expect(view.affected(MESH, 'Timeout', 'late')).toEqual(['dp-9']);
+    });
+  }
 });
