@@ -24,6 +24,7 @@ import {
   TARGET_REF_POLICY_KINDS,
   type SidecarItem,
 } from './match-sidecar.js';
+import { LOGGED_KINDS, ROUTE_KIND, ROUTED_KINDS, SIDECAR_ATTACHED_KINDS } from './kind-sets.js';
 import type { PolicyResource } from './policy-resource.js';
 import { proxyInterfaces, type Networking, type ProxyInterfaces } from './proxy-interfaces.js';
 import { callDestinations, routeDestinations } from './route-destinations.js';
@@ -55,7 +56,9 @@ const rankNumber = (r: Rank): number => (r.exact + r.wildcard) * TAGS + r.exact;
 
 const INBOUND_ALL: ReadonlySet<string> = new Set(ATTACHMENT_KINDS.inbound.all);
 const OUTBOUND: ReadonlySet<string> = new Set(ATTACHMENT_KINDS.outbound);
-const ROUTED: ReadonlySet<string> = new Set(['HealthCheck', 'CircuitBreaker', 'Retry']);
+const SERVICE: ReadonlySet<string> = new Set(ATTACHMENT_KINDS.service);
+const LOGGED: ReadonlySet<string> = new Set(LOGGED_KINDS);
+const INBOUND_BEST: ReadonlySet<string> = new Set(ATTACHMENT_KINDS.inbound.best);
 const DATAPLANE_BEST: ReadonlySet<string> = new Set(ATTACHMENT_KINDS.dataplane.best);
 const DATAPLANE_ALL: ReadonlySet<string> = new Set(ATTACHMENT_KINDS.dataplane.all);
 const TARGET_REF: ReadonlySet<string> = new Set(TARGET_REF_POLICY_KINDS);
@@ -71,22 +74,13 @@ const NO_ENDPOINTS: EndpointTags = () => [];
 /** The kinds an outbound item lists, in order: those of every outbound, then those of dialled ones. */
 const OUTBOUND_ITEM_KINDS = [...ATTACHMENT_KINDS.outbound, ...DIALLED_KINDS];
 
-/** The service kinds whose places follow the routes (the rest of the service kinds: TrafficLog). */
-export const ROUTED_KINDS: readonly string[] = [...ROUTED];
+export { ROUTED_KINDS };
 
-/** Every kind a sidecar's cells hold, TrafficRoute first (the routed kinds' places depend on it). */
+/** Every kind a sidecar's cells hold, the router first (the routed kinds' places depend on it). */
 export const SIDECAR_KINDS: readonly string[] = [
-  'TrafficRoute',
-  ...new Set([
-    ...ATTACHMENT_KINDS.inbound.best,
-    ...ATTACHMENT_KINDS.inbound.all,
-    ...ATTACHMENT_KINDS.outbound,
-    ...ATTACHMENT_KINDS.service,
-    ...ATTACHMENT_KINDS.dataplane.best,
-    ...ATTACHMENT_KINDS.dataplane.all,
-    ...TARGET_REF_POLICY_KINDS,
-  ]),
-].filter((k, i, all) => all.indexOf(k) === i);
+  ROUTE_KIND,
+  ...SIDECAR_ATTACHED_KINDS.filter((k) => k !== ROUTE_KIND),
+];
 
 const isAll = (location: string, kind: string): boolean =>
   location[0] === 'i'
@@ -165,7 +159,7 @@ export class SidecarCells {
   places(kind: string, policy: PolicyResource): Array<[location: string, rank: number]> {
     const out: Array<[string, number]> = [];
     const { inbounds, outbounds, tagSets } = this.interfaces;
-    if (kind === 'TrafficPermission') {
+    if (INBOUND_BEST.has(kind)) {
       inbounds.forEach((ib, i) => {
         const r = bestSelectorRank(policy.destinations, [ib.tags]);
         if (r) out.push([`i${i}`, rankNumber(r)]);
@@ -184,7 +178,7 @@ export class SidecarCells {
       if (DIALLED.has(kind) && bestSelectorRank(policy.sources, tagSets)) {
         outbounds.forEach((ob, j) => {
           if (!ob.dialled) return;
-          const route = (this.cells.get(`o${j}`)?.TrafficRoute as Placed | undefined)?.policy;
+          const route = (this.cells.get(`o${j}`)?.[ROUTE_KIND] as Placed | undefined)?.policy;
           const reaches = callDestinations(ob.service, route).some((service) =>
             this.endpointTags(service).some((tags) => bestSelectorRank(policy.destinations, [tags])),
           );
@@ -192,7 +186,7 @@ export class SidecarCells {
         });
       }
     }
-    if (OUTBOUND.has(kind) || ROUTED.has(kind) || kind === 'TrafficLog') {
+    if (OUTBOUND.has(kind) || SERVICE.has(kind)) {
       const source = bestSelectorRank(policy.sources, tagSets);
       if (!source) return out;
       const s = rankNumber(source);
@@ -202,7 +196,7 @@ export class SidecarCells {
           if (r !== undefined) out.push([`o${j}`, r]);
         }
       } else {
-        for (const service of kind === 'TrafficLog' ? this.logged : this.reached) {
+        for (const service of LOGGED.has(kind) ? this.logged : this.reached) {
           const r = serviceRank(policy, s, service);
           if (r !== undefined) out.push([`s${service}`, r]);
         }
@@ -222,9 +216,9 @@ export class SidecarCells {
   /** Recomputes every kind from the candidates (a new or changed proxy). */
   recomputeAll(candidates: Candidates): void {
     this.cells.clear();
-    this.recomputeKind('TrafficRoute', candidates);
+    this.recomputeKind(ROUTE_KIND, candidates);
     this.reached = this.routedServices();
-    for (const kind of SIDECAR_KINDS) if (kind !== 'TrafficRoute') this.recomputeKind(kind, candidates);
+    for (const kind of SIDECAR_KINDS) if (kind !== ROUTE_KIND) this.recomputeKind(kind, candidates);
   }
 
   /**
@@ -290,7 +284,7 @@ export class SidecarCells {
       const listed = this.lists(kind, n);
       if (listed !== listedBefore) changes.push({ kind, name: n, listed });
     }
-    if (kind === 'TrafficRoute') {
+    if (kind === ROUTE_KIND) {
       changes.push(...this.refreshRouted(candidates));
       // A dialled outbound's faults are those of the services its route reaches.
       if (this.interfaces.outbounds.some((o) => o.dialled)) changes.push(...this.refreshDialled(candidates));
@@ -303,7 +297,7 @@ export class SidecarCells {
     const services = new Set<string>();
     this.interfaces.outbounds.forEach((ob, j) => {
       if (!ob.dialled) return;
-      const route = (this.cells.get(`o${j}`)?.TrafficRoute as Placed | undefined)?.policy;
+      const route = (this.cells.get(`o${j}`)?.[ROUTE_KIND] as Placed | undefined)?.policy;
       for (const s of callDestinations(ob.service, route)) services.add(s);
     });
     return [...services];
@@ -508,7 +502,7 @@ export class SidecarCells {
   private routedServices(): Set<string> {
     const reached = new Set<string>();
     this.interfaces.outbounds.forEach((ob, j) => {
-      const route = this.cells.get(`o${j}`)?.TrafficRoute as Placed | undefined;
+      const route = this.cells.get(`o${j}`)?.[ROUTE_KIND] as Placed | undefined;
       for (const s of routeDestinations(ob.service, route?.policy)) reached.add(s);
     });
     return reached;
