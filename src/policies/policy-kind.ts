@@ -6,6 +6,7 @@
  * a kind is its resource file, its policy file and their tests.
  */
 import type { ResourceDescriptor, ResourceOf, SpecOf } from '../resources/descriptor.js';
+import { SERVICE_TAG } from '../resources/fragments.js';
 import type { ProxylessSettings } from './proxyless-settings.js';
 
 /**
@@ -96,3 +97,13 @@ export interface PolicyKind<D extends ResourceDescriptor = ResourceDescriptor> {
 
 /** Declares a kind's unit, typed by its descriptor's schema. */
 export const definePolicyKind = <D extends ResourceDescriptor>(unit: PolicyKind<D>): PolicyKind<D> => unit;
+
+/** Every service, as a policy's `sources` or `destinations`. */
+export const EVERY_SERVICE = [{ match: { [SERVICE_TAG]: '*' } }];
+
+/** A default policy's spec: from every service to every service, with `conf`. */
+export const betweenAllServices = <C>(conf: C) => ({
+  sources: EVERY_SERVICE,
+  destinations: EVERY_SERVICE,
+  conf,
+});

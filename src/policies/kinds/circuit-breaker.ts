@@ -1,8 +1,5 @@
-import { SERVICE_TAG } from '../../resources/fragments.js';
 import { circuitBreaker } from '../../resources/kinds/circuit-breaker.js';
-import { definePolicyKind } from '../policy-kind.js';
-
-const all = [{ match: { [SERVICE_TAG]: '*' } }];
+import { betweenAllServices, definePolicyKind } from '../policy-kind.js';
 
 /** CircuitBreaker: the best per service the routes reach (each destination's clusters), and per gateway route destination. */
 export const circuitBreakerKind = definePolicyKind({
@@ -13,13 +10,9 @@ export const circuitBreakerKind = definePolicyKind({
   defaults: (mesh) => [
     {
       name: `circuit-breaker-all-${mesh}`,
-      spec: {
-        sources: all,
-        destinations: all,
-        conf: {
-          thresholds: { maxConnections: 1024, maxPendingRequests: 1024, maxRequests: 1024, maxRetries: 3 },
-        },
-      },
+      spec: betweenAllServices({
+        thresholds: { maxConnections: 1024, maxPendingRequests: 1024, maxRequests: 1024, maxRetries: 3 },
+      }),
     },
   ],
 });

@@ -1,8 +1,6 @@
-import { SERVICE_TAG } from '../../resources/fragments.js';
 import { retry } from '../../resources/kinds/retry.js';
-import { definePolicyKind } from '../policy-kind.js';
+import { betweenAllServices, definePolicyKind } from '../policy-kind.js';
 
-const all = [{ match: { [SERVICE_TAG]: '*' } }];
 const backOff = { baseInterval: '25ms', maxInterval: '250ms' };
 
 /** Retry: the best per service the routes reach, and per gateway route destination; a proxyless route's retry policy. */
@@ -14,15 +12,11 @@ export const retryKind = definePolicyKind({
   defaults: (mesh) => [
     {
       name: `retry-all-${mesh}`,
-      spec: {
-        sources: all,
-        destinations: all,
-        conf: {
-          http: { numRetries: 5, perTryTimeout: '16s', backOff },
-          grpc: { numRetries: 5, perTryTimeout: '16s', backOff },
-          tcp: { maxConnectAttempts: 5 },
-        },
-      },
+      spec: betweenAllServices({
+        http: { numRetries: 5, perTryTimeout: '16s', backOff },
+        grpc: { numRetries: 5, perTryTimeout: '16s', backOff },
+        tcp: { maxConnectAttempts: 5 },
+      }),
     },
   ],
 });

@@ -1,8 +1,5 @@
-import { SERVICE_TAG } from '../../resources/fragments.js';
 import { timeout } from '../../resources/kinds/timeout.js';
-import { definePolicyKind } from '../policy-kind.js';
-
-const all = [{ match: { [SERVICE_TAG]: '*' } }];
+import { betweenAllServices, definePolicyKind } from '../policy-kind.js';
 
 /** Timeout: the best per outbound and per gateway route destination; a proxyless route's stream duration. */
 export const timeoutKind = definePolicyKind({
@@ -13,16 +10,12 @@ export const timeoutKind = definePolicyKind({
   defaults: (mesh) => [
     {
       name: `timeout-all-${mesh}`,
-      spec: {
-        sources: all,
-        destinations: all,
-        conf: {
-          connectTimeout: '5s',
-          tcp: { idleTimeout: '1h' },
-          http: { requestTimeout: '15s', idleTimeout: '1h' },
-          grpc: { streamIdleTimeout: '30m' },
-        },
-      },
+      spec: betweenAllServices({
+        connectTimeout: '5s',
+        tcp: { idleTimeout: '1h' },
+        http: { requestTimeout: '15s', idleTimeout: '1h' },
+        grpc: { streamIdleTimeout: '30m' },
+      }),
     },
   ],
 });

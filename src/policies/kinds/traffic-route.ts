@@ -1,10 +1,8 @@
 import { SERVICE_TAG } from '../../resources/fragments.js';
 import { trafficRoute } from '../../resources/kinds/traffic-route.js';
 import type { SpecOf } from '../../resources/descriptor.js';
-import { definePolicyKind } from '../policy-kind.js';
+import { betweenAllServices, definePolicyKind } from '../policy-kind.js';
 import type { RouteSetting } from '../proxyless-settings.js';
-
-const all = [{ match: { [SERVICE_TAG]: '*' } }];
 
 type Conf = SpecOf<typeof trafficRoute>['conf'];
 type TagMap = Readonly<Record<string, string | null>>;
@@ -44,11 +42,7 @@ export const trafficRouteKind = definePolicyKind({
   defaults: (mesh) => [
     {
       name: `route-all-${mesh}`,
-      spec: {
-        sources: all,
-        destinations: all,
-        conf: { loadBalancer: { roundRobin: {} }, destination: { [SERVICE_TAG]: '*' } },
-      },
+      spec: betweenAllServices({ loadBalancer: { roundRobin: {} }, destination: { [SERVICE_TAG]: '*' } }),
     },
   ],
 });
