@@ -34,7 +34,7 @@ import {
   SERVICE_KINDS,
   TARGET_REF_POLICY_KINDS,
 } from './kind-sets.js';
-import type { PolicyResource } from './policy-resource.js';
+import { selectsByTargetRef, type PolicyResource } from './policy-resource.js';
 import { proxyInterfaces, type Networking } from './proxy-interfaces.js';
 import { callDestinations, routeDestinations } from './route-destinations.js';
 import {
@@ -46,7 +46,7 @@ import {
   bestForService,
   bySource,
 } from './select-policies.js';
-import { compareByTargetRef, targetRefListeners, type TargetRefPolicy } from './target-ref-match.js';
+import { compareByTargetRef, targetRefListeners } from './target-ref-match.js';
 
 /** Where an item of the matched-policies view attaches (spec 2.20). */
 export type AttachmentType = 'dataplane' | 'inbound' | 'outbound' | 'service';
@@ -159,14 +159,10 @@ export function matchSidecar<P extends PolicyResource>(
     if (all.length > 0) matched[kind] = all;
   }
   for (const kind of TARGET_REF_POLICY_KINDS) {
-    const selecting = of(kind).filter(
-      (p) => targetRefListeners((p as unknown as TargetRefPolicy).spec.targetRef, networking).length > 0,
-    );
-    if (selecting.length > 0) {
-      matched[kind] = [...selecting].sort((a, b) =>
-        compareByTargetRef(a as unknown as TargetRefPolicy, b as unknown as TargetRefPolicy),
-      );
-    }
+    const selecting = of(kind)
+      .filter(selectsByTargetRef)
+      .filter((p) => targetRefListeners(p.spec.targetRef, networking).length > 0);
+    if (selecting.length > 0) matched[kind] = [...selecting].sort(compareByTargetRef);
   }
   push('dataplane', '', '', matched);
 

@@ -25,12 +25,12 @@ import {
   type SidecarItem,
 } from './match-sidecar.js';
 import { LOGGED_KINDS, ROUTE_KIND, ROUTED_KINDS, SIDECAR_ATTACHED_KINDS } from './kind-sets.js';
-import type { PolicyResource } from './policy-resource.js';
+import { selectsByTargetRef, type PolicyResource } from './policy-resource.js';
 import { proxyInterfaces, type Networking, type ProxyInterfaces } from './proxy-interfaces.js';
 import { callDestinations, routeDestinations } from './route-destinations.js';
 import { bestSelectorRank } from './select-policies.js';
 import { rankOf, type Rank } from './tag-selector.js';
-import { compareByTargetRef, targetRefListeners, type TargetRefPolicy } from './target-ref-match.js';
+import { compareByTargetRef, targetRefListeners } from './target-ref-match.js';
 
 /** A policy placed in a cell, with its rank there. */
 interface Placed {
@@ -97,8 +97,8 @@ function serviceRank(policy: PolicyResource, sourceRank: number, service: string
 
 /** Negative when `a` is listed before `b` in an `all` cell. */
 function compareAll(kind: string, a: Placed, b: Placed): number {
-  if (TARGET_REF.has(kind)) {
-    return compareByTargetRef(a.policy as unknown as TargetRefPolicy, b.policy as unknown as TargetRefPolicy);
+  if (TARGET_REF.has(kind) && selectsByTargetRef(a.policy) && selectsByTargetRef(b.policy)) {
+    return compareByTargetRef(a.policy, b.policy);
   }
   return comparePlaced(a, b);
 }
@@ -207,7 +207,7 @@ export class SidecarCells {
       const r = bestSelectorRank(policy.selectors, tagSets);
       if (r) out.push(['d', rankNumber(r)]);
     } else if (TARGET_REF.has(kind)) {
-      const ref = (policy as unknown as TargetRefPolicy).spec?.targetRef;
+      const ref = policy.spec?.targetRef;
       if (ref && targetRefListeners(ref, this.networking).length > 0) out.push(['d', 0]);
     }
     return out;
