@@ -78,8 +78,9 @@ type Match = Record<string, string>;
 const sel = (match: Match) => [{ match }];
 
 /**
- * Selectors of background policy m: 5% wildcard, 20% by service and version, 15% by service and
- * zone, the rest by service.
+ * Selectors of background policy m: 5% wildcard, 20% by service and version (by service alone for
+ * the kinds whose destinations may name only the service), 15% by service and zone, the rest by
+ * service.
  */
 function selectorsOf(m: number): { sources: Match; destinations: Match } {
   const a = svc(m * 7 + 3);
@@ -92,9 +93,19 @@ function selectorsOf(m: number): { sources: Match; destinations: Match } {
   return { sources: { [SERVICE]: a }, destinations: { [SERVICE]: b } };
 }
 
+/** Kinds whose destinations name the service alone (Kuma's rule): no version selector for them. */
+const SERVICE_ONLY_DESTINATIONS: ReadonlySet<string> = new Set([
+  'TrafficRoute',
+  'Timeout',
+  'HealthCheck',
+  'CircuitBreaker',
+  'Retry',
+]);
+
 /** The kind-specific fields of background policy m of `kind`. */
 function fieldsOf(kind: string, m: number): Record<string, unknown> {
-  const { sources, destinations } = selectorsOf(m);
+  const { sources, destinations: selected } = selectorsOf(m);
+  const destinations = SERVICE_ONLY_DESTINATIONS.has(kind) ? { [SERVICE]: selected[SERVICE] } : selected;
   const sd = { sources: sel(sources), destinations: sel(destinations) };
   const service = destinations[SERVICE] === '*' ? undefined : destinations[SERVICE];
   switch (kind) {

@@ -18,8 +18,10 @@
  * - the reverse index (policy → the classes and gateway proxies that list it) moves with each change,
  *   so "proxies affected by a policy" is a look-up, not a scan of the mesh (the reference recomputes
  *   every proxy of the mesh per request); its sorted proxy names are kept until they may change.
- * Building a mesh goes the same way, policy by policy through its reach, so its cost is the number of
- * (policy, reached proxy) pairs rather than proxies × policies.
+ * Building a mesh turns that reach around: the policies first, then the proxies, then each policy's
+ * reach is noted on the classes it reaches, and each class is matched once against the policies
+ * noted on it. Its cost is the number of (policy, reached class) pairs rather than proxies ×
+ * policies, and a class is matched once rather than once per policy.
  *
  * The services a proxyless client dials (the Listener names its xDS streams ask for) are outbounds of
  * its entry (`setDialled`). The view also keeps the mesh's endpoints (every inbound, by service) and
@@ -42,6 +44,7 @@ import {
   type Networking,
   type ProxyInterfaces,
 } from './proxy-interfaces.js';
+import { compileSelector, matches, type CompiledSelector } from './policy-facts.js';
 import { reachSelectors } from './reach-selectors.js';
 import { matchClassKey, SidecarCells, SIDECAR_KINDS, type Candidates } from './sidecar-cells.js';
 import { SERVICE_TAG } from '../resources/fragments.js';
@@ -129,6 +132,8 @@ export interface BuildReport {
 interface MatchClass {
   key: string;
   cells: SidecarCells;
+  /** Its cells' `interfaces.reachTagSets`, at hand for the walks of policies' reach. */
+  tagSets: ReadonlyArray<Readonly<Record<string, string>>>;
   members: Set<string>;
   /** The services this class reaches, as indexed in `reachIndex`. */
   reach: Set<string>;
@@ -173,6 +178,16 @@ interface MeshMatches<V> {
   tagSetLists: Map<string, Array<Readonly<Record<string, string>>>>;
   /** While the mesh is built in slices: the remaining steps (a read finishes them at once). */
   steps?: Generator<void, void, void>;
+  /**
+   * While the mesh is built: the classes the build created and has not matched yet, each with the
+   * sidecar policies (kind → names) noted as reaching it. Their cells are empty until their step.
+   */
+  unmatched?: Map<MatchClass, Map<string, string[]>>;
+  /**
+   * While the mesh is built: the sidecar policies (kind → names) whose reach is checked by each
+   * unmatched class at its step instead of noted on it, for they may reach half the classes or more.
+   */
+  broad?: Map<string, string[]>;
 }
 
 /** Read side of the match view. */
@@ -202,7 +217,43 @@ export interface MatchView<V> {
 }
 
 const policyKey = (kind: string, name: string): string => `${kind}/${name}`;
+
+const NO_CLASSES: ReadonlySet<never> = new Set();
+
+/** True when a (reach) selector matches one of a class's tag sets. */
+function selects(
+  selector: CompiledSelector,
+  cls: { tagSets: ReadonlyArray<Readonly<Record<string, string>>> },
+): boolean {
+  for (const tags of cls.tagSets) if (matches(selector, tags)) return true;
+  return false;
+}
+
+/** Which versions of a written policy reach a class (`policyClasses`). */
+const BEFORE = 1;
+const AFTER = 2;
 const tagKey = (k: string, v: string): string => `${k}\u0000${v}`;
+
+/** One reach selector of a policy version: its keys in the class index (`tagKey` or the key alone for `*`), and itself compiled. */
+interface ReachSelector {
+  index: readonly string[];
+  selector: CompiledSelector;
+}
+
+const reachCache = new WeakMap<PolicyResource, readonly ReachSelector[]>();
+
+/** The reach selectors of a policy version (`reachSelectors`), made once per version. */
+function reachOf(policy: PolicyResource): readonly ReachSelector[] {
+  let reach = reachCache.get(policy);
+  if (reach === undefined) {
+    reach = (reachSelectors(policy) ?? []).map(({ match }) => ({
+      index: Object.keys(match ?? {}).map((k) => (match[k] === MATCH_ALL ? k : tagKey(k, match[k]))),
+      selector: compileSelector(match),
+    }));
+    reachCache.set(policy, reach);
+  }
+  return reach;
+}
 
 /** Creates the view over the resource views; it follows their changes from now on. */
 export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher<V>): MatchView<V> {
@@ -252,10 +303,20 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     }
   };
 
+  /** `Kind/name` keys made once per policy name: a key made anew is hashed at each look-up. */
+  const policyKeys = new Map<string, Map<string, string>>();
+  const keyOf = (kind: string, name: string): string => {
+    let byName = policyKeys.get(kind);
+    if (!byName) policyKeys.set(kind, (byName = new Map()));
+    let key = byName.get(name);
+    if (key === undefined) byName.set(name, (key = policyKey(kind, name)));
+    return key;
+  };
+
   /** Drops the sorted proxies of the policies a class lists (its members changed). */
   const forgetSorted = (m: MeshMatches<V>, cls: MatchClass): void => {
     for (const kind of SIDECAR_KINDS)
-      for (const n of cls.cells.namesOf(kind)) m.sorted.delete(policyKey(kind, n));
+      for (const n of cls.cells.namesOf(kind)) m.sorted.delete(keyOf(kind, n));
   };
 
   const link = <T>(
@@ -295,10 +356,14 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     const before = kinds.map((k) => cls.cells.namesOf(k));
     change();
     kinds.forEach((kind, i) => {
+      // Listed nowhere before (a class matched for the first time): whatever it lists now is new.
+      if (before[i].size === 0) {
+        cls.cells.eachListed(kind, (n) => link(m, m.affectedClasses, keyOf(kind, n), cls, true));
+        return;
+      }
       const after = cls.cells.namesOf(kind);
-      for (const n of before[i])
-        if (!after.has(n)) link(m, m.affectedClasses, policyKey(kind, n), cls, false);
-      for (const n of after) if (!before[i].has(n)) link(m, m.affectedClasses, policyKey(kind, n), cls, true);
+      for (const n of before[i]) if (!after.has(n)) link(m, m.affectedClasses, keyOf(kind, n), cls, false);
+      for (const n of after) if (!before[i].has(n)) link(m, m.affectedClasses, keyOf(kind, n), cls, true);
     });
   };
 
@@ -318,7 +383,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
 
   const classTags = (cls: MatchClass): Set<string> => {
     const keys = new Set<string>();
-    for (const tags of cls.cells.interfaces.reachTagSets) {
+    for (const tags of cls.tagSets) {
       for (const k in tags) {
         keys.add(k);
         keys.add(tagKey(k, tags[k]));
@@ -422,14 +487,25 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     if (cls.members.size > 0) return;
     // The last member gone: the class and its links go too.
     m.classes.delete(cls.key);
+    m.unmatched?.delete(cls);
     for (const kind of SIDECAR_KINDS) {
-      for (const n of cls.cells.namesOf(kind)) link(m, m.affectedClasses, policyKey(kind, n), cls, false);
+      for (const n of cls.cells.namesOf(kind)) link(m, m.affectedClasses, keyOf(kind, n), cls, false);
     }
     for (const t of classTags(cls)) link(m, m.classIndex, t, cls, false);
     indexReach(m, cls, false);
   };
 
-  const putProxy = (m: MeshMatches<V>, mesh: string, name: string, networking: Networking): void => {
+  /**
+   * Puts a proxy. A class it creates is matched at once, unless `deferred` (the build's own proxies):
+   * then it waits in `unmatched` for its step.
+   */
+  const putProxy = (
+    m: MeshMatches<V>,
+    mesh: string,
+    name: string,
+    networking: Networking,
+    deferred = false,
+  ): void => {
     removeProxy(m, mesh, name);
     markProxy(mesh, name);
     indexServed(m, mesh, name, networking, true);
@@ -443,16 +519,19 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     const key = matchClassKey(networking, dialled);
     let cls = m.classes.get(key);
     if (!cls) {
+      const cells = new SidecarCells(networking, dialled, endpointTags(m));
       const created: MatchClass = {
         key,
-        cells: new SidecarCells(networking, dialled, endpointTags(m)),
+        cells,
+        tagSets: cells.interfaces.reachTagSets,
         members: new Set(),
         reach: new Set(),
       };
       cls = created;
       m.classes.set(key, cls);
       for (const t of classTags(cls)) link(m, m.classIndex, t, cls, true);
-      tracked(m, cls, SIDECAR_KINDS, () => created.cells.recomputeAll(m.candidates));
+      if (deferred && m.unmatched) m.unmatched.set(cls, new Map());
+      else tracked(m, cls, SIDECAR_KINDS, () => created.cells.recomputeAll(m.candidates));
       indexReach(m, cls, true);
     }
     cls.members.add(name);
@@ -465,27 +544,34 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     });
   };
 
-  /** The classes one of whose tag sets one of `policy`'s reach selectors matches. */
-  const reached = (m: MeshMatches<V>, policy: PolicyResource, into: Set<MatchClass>): void => {
-    for (const { match } of reachSelectors(policy) ?? []) {
-      // Walk the classes of the rarest tag the selector names (a concrete value, else the key).
-      let pool: Iterable<MatchClass> | undefined;
-      let size = Infinity;
-      for (const k in match) {
-        const set = m.classIndex.get(match[k] === MATCH_ALL ? k : tagKey(k, match[k]));
-        if (!set) {
-          pool = [];
-          break;
-        }
-        if (set.size < size) {
-          pool = set;
-          size = set.size;
-        }
-      }
-      for (const cls of pool ?? m.classes.values()) {
-        if (cls.cells.interfaces.reachTagSets.some((tags) => tagSelectorMatches(match, tags))) into.add(cls);
-      }
+  /** Visits the classes one of whose tag sets one of `policy`'s reach selectors matches (a class once per selector that reaches it). */
+  const reached = (m: MeshMatches<V>, policy: PolicyResource, visit: (cls: MatchClass) => void): void => {
+    for (const { index, selector } of reachOf(policy)) {
+      for (const cls of poolOf(m, index) ?? m.classes.values()) if (selects(selector, cls)) visit(cls);
     }
+  };
+
+  /**
+   * The classes a reach selector is checked against: those of the rarest of its index keys (each
+   * has them all only if it has that one); undefined for a selector without keys (every class).
+   */
+  const poolOf = (m: MeshMatches<V>, index: readonly string[]): ReadonlySet<MatchClass> | undefined => {
+    let pool: ReadonlySet<MatchClass> | undefined;
+    for (const key of index) {
+      const set = m.classIndex.get(key);
+      if (!set) return NO_CLASSES;
+      if (!pool || set.size < pool.size) pool = set;
+    }
+    return pool;
+  };
+
+  /**
+   * True when the policy reaches the class, as `reached` finds it; without the index, for the
+   * policies the build checks on every class (`broad`).
+   */
+  const reaches = (policy: PolicyResource, cls: MatchClass): boolean => {
+    for (const { selector } of reachOf(policy)) if (selects(selector, cls)) return true;
+    return false;
   };
 
   /** Puts `after` (or nothing) as the mesh's candidate `kind`/`name`; returns the version it replaced. */
@@ -503,15 +589,18 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     return before;
   };
 
-  /** The classes a sidecar policy's old or new version reaches. */
+  /**
+   * The classes a sidecar policy's old or new version reaches, each with the versions that reach it
+   * (`BEFORE`, `AFTER` or both): a version that does not reach a class has no place on it.
+   */
   const policyClasses = (
     m: MeshMatches<V>,
     before: PolicyResource | undefined,
     after: PolicyResource | undefined,
-  ): Set<MatchClass> => {
-    const classes = new Set<MatchClass>();
-    if (before) reached(m, before, classes);
-    if (after) reached(m, after, classes);
+  ): Map<MatchClass, number> => {
+    const classes = new Map<MatchClass, number>();
+    if (before) reached(m, before, (cls) => void classes.set(cls, BEFORE));
+    if (after) reached(m, after, (cls) => void classes.set(cls, (classes.get(cls) ?? 0) | AFTER));
     return classes;
   };
 
@@ -526,7 +615,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
   ): void => {
     const update = cls.cells.update(kind, before, after, m.candidates);
     for (const c of update.listings) {
-      link(m, m.affectedClasses, policyKey(c.kind, c.name), cls, c.listed);
+      link(m, m.affectedClasses, keyOf(c.kind, c.name), cls, c.listed);
     }
     if (!update.touched) return;
     markClass(mesh, cls);
@@ -545,8 +634,16 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     after: PolicyResource | undefined,
   ): void => {
     const before = setCandidate(m, kind, name, after);
-    if (SIDECAR_KINDS.includes(kind))
-      for (const cls of policyClasses(m, before, after)) updateClass(m, mesh, kind, cls, before, after);
+    if (SIDECAR_KINDS.includes(kind)) {
+      for (const [cls, by] of policyClasses(m, before, after)) {
+        const notes = m.unmatched?.get(cls);
+        if (notes) note(notes, kind, name);
+        else
+          updateClass(m, mesh, kind, cls, by & BEFORE ? before : undefined, by & AFTER ? after : undefined);
+      }
+      // The key of a deleted policy is not kept (it is made again if the name comes back).
+      if (!after) policyKeys.get(kind)?.delete(name);
+    }
     // Gateway views read gateways, routes and per-destination policies: re-match the gateway proxies
     // the old or the new version can reach (`gatewayReach`: most kinds reach every gateway proxy).
     if (!m.steps && m.gateways.size > 0) {
@@ -565,28 +662,61 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     }
   };
 
-  /**
-   * A sidecar policy put while the mesh builds, one step per class it reaches: a policy that reaches
-   * every class of a large mesh would otherwise hold the event loop for its whole reach. A write of
-   * the same policy between steps moves every class either version reaches itself (a class this
-   * one has not reached yet goes from nothing to the write's version), so the rest is dropped; a
-   * class whose last member went meanwhile is skipped.
-   */
-  function* buildPolicy(
+  /** Notes that the policy `kind`/`name` reaches a class not matched yet (a name may be noted more than once). */
+  const note = (notes: Map<string, string[]>, kind: string, name: string): void => {
+    const names = notes.get(kind);
+    if (!names) notes.set(kind, [name]);
+    else if (names[names.length - 1] !== name) names.push(name);
+  };
+
+  /** Notes one sidecar policy (its current version) on the unmatched classes it reaches. */
+  const noteReach = (m: MeshMatches<V>, kind: string, name: string): void => {
+    const policy = m.candidates.get(kind)?.get(name);
+    const { unmatched, broad } = m;
+    if (!policy || !unmatched || !broad) return;
+    let pools = 0;
+    for (const { index } of reachOf(policy)) pools += (poolOf(m, index) ?? m.classes).size;
+    if (pools * 2 >= unmatched.size) {
+      note(broad, kind, name);
+      return;
+    }
+    reached(m, policy, (cls) => {
+      const notes = unmatched.get(cls);
+      if (notes) note(notes, kind, name);
+    });
+  };
+
+  /** Matches a class the build created against the current versions of the policies noted on it (each once). */
+  const matchNoted = (
     m: MeshMatches<V>,
     mesh: string,
-    kind: string,
-    name: string,
-    after: PolicyResource,
-  ): Generator<void, void, void> {
-    const before = setCandidate(m, kind, name, after);
-    for (const cls of policyClasses(m, before, after)) {
-      if (m.candidates.get(kind)?.get(name) !== after) return;
-      if (m.classes.get(cls.key) !== cls) continue;
-      updateClass(m, mesh, kind, cls, before, after);
-      yield;
+    cls: MatchClass,
+    notes: Map<string, string[]>,
+  ): void => {
+    const noted = (kind: string): PolicyResource[] | undefined => {
+      const byName = m.candidates.get(kind);
+      const names = notes.get(kind);
+      const broad = m.broad?.get(kind);
+      if (!byName || (!names && !broad)) return undefined;
+      const policies: PolicyResource[] = [];
+      for (const n of names ?? []) {
+        const policy = byName.get(n);
+        if (policy) policies.push(policy);
+      }
+      for (const n of broad ?? []) {
+        const policy = byName.get(n);
+        if (policy && reaches(policy, cls)) policies.push(policy);
+      }
+      return policies;
+    };
+    tracked(m, cls, SIDECAR_KINDS, () => cls.cells.recomputeFrom(noted));
+    indexReach(m, cls, true);
+    markClass(mesh, cls);
+    // Callers of this class's inbounds apply the faults those inbounds list.
+    if (DIALLED_KINDS.some((kind) => cls.cells.namesOf(kind).size > 0)) {
+      for (const ib of cls.cells.interfaces.inbounds) markService(m, mesh, ib.service);
     }
-  }
+  };
 
   const emptyMesh = (mesh: string): MeshMatches<V> => ({
     prometheus: meshPrometheus(views.get('Mesh', undefined, mesh)?.resource),
@@ -605,33 +735,51 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
   });
 
   /**
-   * The steps of building a mesh: proxies first, then each policy through its reach (routes first),
-   * one item per step (a sidecar policy one class of its reach per step). Writes applied between steps keep the partial view current; a step reads the
-   * item's current version and skips what a write already put.
+   * The steps of building a mesh, one item per step: every policy as a candidate (no class exists
+   * yet, so this matches nothing), the proxies (the classes they create wait, unmatched), each
+   * sidecar policy's reach noted on those classes (or, for a policy that may reach half of them or
+   * more, left for each class to check), then each class matched once against the policies noted
+   * on it or that it checks. Writes applied between steps keep the partial view current: a policy
+   * write notes itself on the unmatched classes it reaches and updates the others, a proxy write
+   * matches a class it creates at once (the candidates are complete by then, or the policies still
+   * to come reach it as candidates); a step reads the item's current version and skips what a write
+   * already put.
    */
   function* buildSteps(mesh: string, m: MeshMatches<V>): Generator<void, void, void> {
+    const policies: Array<[kind: string, name: string]> = [];
+    for (const kind of MATCHED_KINDS) views.each(kind, mesh, (item) => policies.push([kind, item.name]));
+    for (const [kind, name] of policies) {
+      const resource = views.get(kind, mesh, name)?.resource as unknown as PolicyResource | undefined;
+      if (resource && m.candidates.get(kind)?.get(name) !== resource)
+        putPolicy(m, mesh, kind, name, resource);
+      yield;
+    }
+    m.unmatched = new Map();
+    m.broad = new Map();
     const names: string[] = [];
     views.each('Dataplane', mesh, (item) => names.push(item.name));
     for (const name of names) {
       const item = views.get('Dataplane', mesh, name);
       if (item && m.proxies.get(name)?.networking !== item.resource.networking) {
-        putProxy(m, mesh, name, networkingOf(m, item));
+        putProxy(m, mesh, name, networkingOf(m, item), true);
       }
       yield;
     }
-    for (const kind of MATCHED_KINDS) {
-      const policies: string[] = [];
-      views.each(kind, mesh, (item) => policies.push(item.name));
-      for (const name of policies) {
-        const item = views.get(kind, mesh, name);
-        const resource = item?.resource as unknown as PolicyResource | undefined;
-        if (resource && m.candidates.get(kind)?.get(name) !== resource) {
-          if (SIDECAR_KINDS.includes(kind)) yield* buildPolicy(m, mesh, kind, name, resource);
-          else putPolicy(m, mesh, kind, name, resource);
-        }
-        yield;
-      }
+    // Every sidecar candidate now, those written since the build began included.
+    const sidecar: Array<[kind: string, name: string]> = [];
+    for (const kind of SIDECAR_KINDS)
+      for (const name of m.candidates.get(kind)?.keys() ?? []) sidecar.push([kind, name]);
+    for (const [kind, name] of sidecar) {
+      noteReach(m, kind, name);
+      yield;
     }
+    for (const [cls, notes] of m.unmatched) {
+      m.unmatched.delete(cls);
+      matchNoted(m, mesh, cls, notes);
+      yield;
+    }
+    m.unmatched = undefined;
+    m.broad = undefined;
     m.steps = undefined;
     for (const g of m.gateways) rematchGateway(m, mesh, g);
   }

@@ -4,19 +4,17 @@
  * computation and the definition these cells must always agree with).
  *
  * A cell is one place a kind attaches (an inbound by index, an outbound by index, a service, the
- * proxy) and one kind. A `best` cell holds the single best policy with its rank; an `all` cell the
- * sorted list of every match. When one policy changes, only its own places move:
- * - it now ranks at least as high where it was the best, or it beats the best: it is the best;
- * - it was the best and now ranks lower or no longer matches: that kind is recomputed from every
- *   candidate of the kind (the only slow path, and only for proxies where the policy was best);
- * - `all` cells drop the old version and insert the new one in order.
+ * proxy) and one kind. Each holds every policy that matches there with its rank, in the order they
+ * apply; an `all` cell lists them all, a `best` cell only the first, and keeps the others so that
+ * when the best falls the next one is at hand (no candidate is matched again). When one policy
+ * changes, only its own places move: at each, its old version leaves the sorted list and its new
+ * one goes in at its rank.
  * A TrafficRoute that changes where an outbound's traffic goes changes the services that
  * HealthCheck, CircuitBreaker and Retry attach to: those three kinds are then recomputed for the proxy.
  *
- * Ranks are numbers here: tags × 2^16 + exact values, so a pair's rank is the sum of its ranks and
- * comparing is `-` (decisions §10: more tags, then more exact values).
+ * Ranks are numbers here (policy-facts.ts): tags × 2^16 + exact values, so a pair's rank is the sum
+ * of its ranks and comparing is `-` (decisions §10: more tags, then more exact values).
  */
-import { SERVICE_TAG } from '../resources/fragments.js';
 import {
   ATTACHMENT_KINDS,
   DIALLED_KINDS,
@@ -24,22 +22,50 @@ import {
   TARGET_REF_POLICY_KINDS,
   type SidecarItem,
 } from './match-sidecar.js';
+import {
+  bestRank,
+  NO_MATCH,
+  placedAt,
+  placedIn,
+  policyFacts,
+  rankFor,
+  serviceRank,
+  type Placed,
+  type PolicyFacts,
+} from './policy-facts.js';
 import { LOGGED_KINDS, ROUTE_KIND, ROUTED_KINDS, SIDECAR_ATTACHED_KINDS } from './kind-sets.js';
 import { selectsByTargetRef, type PolicyResource } from './policy-resource.js';
 import { proxyInterfaces, type Networking, type ProxyInterfaces } from './proxy-interfaces.js';
 import { callDestinations, routeDestinations } from './route-destinations.js';
-import { bestSelectorRank } from './select-policies.js';
-import { rankOf, type Rank } from './tag-selector.js';
 import { compareByTargetRef, targetRefListeners } from './target-ref-match.js';
 
-/** A policy placed in a cell, with its rank there. */
-interface Placed {
-  policy: PolicyResource;
-  rank: number;
+/**
+ * The cells of one kind, by slot: every policy that matches there, in the order they apply (empty
+ * cells are holes). A class numbers its places: its inbounds, its outbounds, the proxy itself, then
+ * the services as they are met.
+ */
+type KindCells = Array<Placed[] | undefined>;
+
+/** Where a policy attaches on a class, flat: a slot, its rank there, the next slot, its rank, … */
+type Places = number[];
+
+/** One policy's move through the cells of its kind in `SidecarCells.update`. */
+interface Moving {
+  info: KindInfo;
+  name: string;
+  cells: KindCells;
+  /** Whether the policy was listed at a place it left or kept, and whether it is listed at a place it holds now. */
+  wasListed: boolean;
+  isListed: boolean;
+  /** The other policies a `best` cell stopped or started listing, each with whether it was listed before. */
+  others: Map<string, boolean> | undefined;
 }
 
-/** The cells of one location, by kind. */
-type LocationCells = Record<string, Placed | Placed[]>;
+/** True when `places` has `slot`. */
+function hasPlace(places: Places, slot: number): boolean {
+  for (let k = 0; k < places.length; k += 2) if (places[k] === slot) return true;
+  return false;
+}
 
 /** A policy that became listed on a class, or stopped being listed. */
 export interface Listing {
@@ -50,9 +76,6 @@ export interface Listing {
 
 /** Candidate policies of one mesh by kind and name, as the view keeps them. */
 export type Candidates = ReadonlyMap<string, ReadonlyMap<string, PolicyResource>>;
-
-const TAGS = 1 << 16;
-const rankNumber = (r: Rank): number => (r.exact + r.wildcard) * TAGS + r.exact;
 
 const INBOUND_ALL: ReadonlySet<string> = new Set(ATTACHMENT_KINDS.inbound.all);
 const OUTBOUND: ReadonlySet<string> = new Set(ATTACHMENT_KINDS.outbound);
@@ -70,6 +93,10 @@ type Tags = Readonly<Record<string, string>>;
 export type EndpointTags = (service: string) => readonly Tags[];
 
 const NO_ENDPOINTS: EndpointTags = () => [];
+
+const NO_PLACES: Places = [];
+
+const NO_NAMES: ReadonlySet<string> = new Set();
 
 /** The kinds an outbound item lists, in order: those of every outbound, then those of dialled ones. */
 const OUTBOUND_ITEM_KINDS = [...ATTACHMENT_KINDS.outbound, ...DIALLED_KINDS];
@@ -89,26 +116,89 @@ const isAll = (location: string, kind: string): boolean =>
       ? DIALLED.has(kind)
       : location[0] === 'd' && (DATAPLANE_ALL.has(kind) || TARGET_REF.has(kind));
 
-/** A source-matched policy's rank towards `service`: source plus destination, or undefined. */
-function serviceRank(policy: PolicyResource, sourceRank: number, service: string): number | undefined {
-  const d = bestSelectorRank(policy.destinations, [{ [SERVICE_TAG]: service }]);
-  return d ? sourceRank + rankNumber(d) : undefined;
+/** Negative when `a` applies before `b` among targetRef policies (`compareByTargetRef`). */
+const compareTargetRefs = (a: Placed, b: Placed): number =>
+  selectsByTargetRef(a.policy) && selectsByTargetRef(b.policy) ? compareByTargetRef(a.policy, b.policy) : 0;
+
+/** Negative when `a` is listed before `b` in a cell of `kind`. */
+const orderOf = (kind: string): ((a: Placed, b: Placed) => number) =>
+  TARGET_REF.has(kind) ? compareTargetRefs : comparePlaced;
+
+/** A place of a class: `i` an inbound, `o` an outbound, `d` the proxy, `s` a service. */
+type Place = 'i' | 'o' | 'd' | 's';
+
+/** What the cells of one sidecar kind go by, derived once per kind from the declarations above. */
+interface KindInfo {
+  /** Its index in `SIDECAR_KINDS`: where a class keeps its cells of the kind. */
+  index: number;
+  /** Whether its cells list every match (else the first) at each place. */
+  all: Readonly<Record<Place, boolean>>;
+  /** The order of its cells. */
+  order: (a: Placed, b: Placed) => number;
 }
 
-/** Negative when `a` is listed before `b` in an `all` cell. */
-function compareAll(kind: string, a: Placed, b: Placed): number {
-  if (TARGET_REF.has(kind) && selectsByTargetRef(a.policy) && selectsByTargetRef(b.policy)) {
-    return compareByTargetRef(a.policy, b.policy);
-  }
-  return comparePlaced(a, b);
-}
+const KINDS: ReadonlyMap<string, KindInfo> = new Map(
+  SIDECAR_KINDS.map((kind, index) => [
+    kind,
+    {
+      index,
+      all: { i: isAll('i', kind), o: isAll('o', kind), d: isAll('d', kind), s: isAll('s', kind) },
+      order: orderOf(kind),
+    },
+  ]),
+);
 
 /** Negative when `a` applies before `b`: higher rank, later creation, the name that sorts first. */
 function comparePlaced(a: Placed, b: Placed): number {
   if (a.rank !== b.rank) return b.rank - a.rank;
-  const byTime = Date.parse(b.policy.creationTime) - Date.parse(a.policy.creationTime);
+  const byTime = b.time - a.time;
   if (byTime !== 0 && !Number.isNaN(byTime)) return byTime;
   return a.policy.name < b.policy.name ? -1 : a.policy.name > b.policy.name ? 1 : 0;
+}
+
+/** Inserts `placed` into `list`, sorted by `compare`, after every entry that comes before it. */
+function insertSorted(list: Placed[], placed: Placed, compare: (a: Placed, b: Placed) => number): void {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compare(list[mid], placed) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  list.splice(lo, 0, placed);
+}
+
+/**
+ * Buffers `placeAll` reuses (written by index: a buffer emptied by its length is reallocated as it
+ * fills again): the places of one kind's policies, and what is placed at each.
+ */
+const PLACES: Places = [];
+const FOUND: Array<Placed | undefined> = [];
+
+/**
+ * Sorts `list` and keeps each entry once (a policy placed twice at one rank is one object, so its
+ * copies end up side by side).
+ */
+function sortOnce(list: Placed[], order: (a: Placed, b: Placed) => number): void {
+  // Most lists are short: an insertion sort here costs less than the builtin's calls to `order`.
+  if (list.length > 16) list.sort(order);
+  else {
+    for (let k = 1; k < list.length; k++) {
+      const p = list[k];
+      let j = k;
+      for (; j > 0 && order(list[j - 1], p) > 0; j--) list[j] = list[j - 1];
+      list[j] = p;
+    }
+  }
+  let n = 0;
+  for (let k = 0; k < list.length; k++) if (k === 0 || list[k] !== list[k - 1]) list[n++] = list[k];
+  list.length = n;
+}
+
+/** The index of the entry of the policy `name` in `list`, -1 when it has none. */
+function indexOfNamed(list: readonly Placed[], name: string): number {
+  for (let i = 0; i < list.length; i++) if (list[i].policy.name === name) return i;
+  return -1;
 }
 
 /**
@@ -139,11 +229,21 @@ export interface CellsUpdate {
 /** The cells of every sidecar proxy of one match class (see `matchClassKey`). */
 export class SidecarCells {
   readonly interfaces: ProxyInterfaces;
-  /** Location (`i<index>`, `o<index>`, `s<service>`, `d`) → cells by kind; empty locations are absent. */
-  private readonly cells = new Map<string, LocationCells>();
+  /** Each kind's cells by slot, in `SIDECAR_KINDS` order; undefined for a kind without cells. */
+  private readonly cells: Array<KindCells | undefined> = [];
   /** The services the outbounds' routes reach (the routed kinds' places). */
   private reached: Set<string>;
   private readonly logged: Set<string>;
+  /** The first outbound's slot (inbounds come first), and the proxy's (after the outbounds). */
+  private readonly outboundSlot: number;
+  private readonly proxySlot: number;
+  /** What placing reads of the interfaces, at hand: the inbounds' tags, the outbounds' services, the tag sets. */
+  private readonly inboundTags: ReadonlyArray<Readonly<Record<string, string>>>;
+  private readonly outboundServices: readonly string[];
+  private readonly tagSets: ReadonlyArray<Readonly<Record<string, string>>>;
+  /** The slots of the services met so far, and the services of those slots in order. */
+  private readonly serviceSlots = new Map<string, number>();
+  private readonly slotServices: string[] = [];
 
   constructor(
     readonly networking: Networking,
@@ -151,81 +251,121 @@ export class SidecarCells {
     private readonly endpointTags: EndpointTags = NO_ENDPOINTS,
   ) {
     this.interfaces = proxyInterfaces(networking, dialled);
+    this.outboundSlot = this.interfaces.inbounds.length;
+    this.proxySlot = this.outboundSlot + this.interfaces.outbounds.length;
+    this.inboundTags = this.interfaces.inbounds.map((ib) => ib.tags);
+    this.outboundServices = this.interfaces.outbounds.map((ob) => ob.service);
+    this.tagSets = this.interfaces.tagSets;
     this.logged = new Set([...this.interfaces.outbounds.map((o) => o.service), PASS_THROUGH_SERVICE]);
     this.reached = this.routedServices();
   }
 
-  /** Where `policy` (of `kind`) attaches on this proxy, with its rank at each place. */
-  places(kind: string, policy: PolicyResource): Array<[location: string, rank: number]> {
-    const out: Array<[string, number]> = [];
-    const { inbounds, outbounds, tagSets } = this.interfaces;
+  /** Where `policy` (of `kind`) attaches on this proxy, with its rank at each place (flat: slot, rank, …). */
+  places(kind: string, policy: PolicyResource): Places {
+    const out: Places = [];
+    this.placesOf(kind, policy, policyFacts(policy), out, 0);
+    return out;
+  }
+
+  /**
+   * `places`, with the policy's facts at hand, written into `out` from index `n` on (what is there
+   * beyond is left as it is: `out` may be a buffer reused); returns the index after the last.
+   */
+  private placesOf(kind: string, policy: PolicyResource, facts: PolicyFacts, out: Places, n: number): number {
+    const { inboundTags, outboundServices, tagSets } = this;
     if (INBOUND_BEST.has(kind)) {
-      inbounds.forEach((ib, i) => {
-        const r = bestSelectorRank(policy.destinations, [ib.tags]);
-        if (r) out.push([`i${i}`, rankNumber(r)]);
-      });
-      return out;
+      for (let i = 0; i < inboundTags.length; i++) {
+        const r = rankFor(facts.destinations, inboundTags[i]);
+        if (r !== NO_MATCH) {
+          out[n++] = i;
+          out[n++] = r;
+        }
+      }
+      return n;
     }
     if (INBOUND_ALL.has(kind)) {
-      let sourceRank = 0;
-      for (const { match } of policy.sources ?? [])
-        sourceRank = Math.max(sourceRank, rankNumber(rankOf(match)));
-      inbounds.forEach((ib, i) => {
-        if (bestSelectorRank(policy.destinations, [ib.tags])) out.push([`i${i}`, sourceRank]);
-      });
+      const sourceRank = facts.sourceOrder;
+      for (let i = 0; i < inboundTags.length; i++) {
+        if (rankFor(facts.destinations, inboundTags[i]) !== NO_MATCH) {
+          out[n++] = i;
+          out[n++] = sourceRank;
+        }
+      }
       // A proxyless client applies, per service it dials, the faults its endpoints' inbounds list
       // for it: sources against the client, destinations against those inbounds' tags.
-      if (DIALLED.has(kind) && bestSelectorRank(policy.sources, tagSets)) {
-        outbounds.forEach((ob, j) => {
-          if (!ob.dialled) return;
-          const route = (this.cells.get(`o${j}`)?.[ROUTE_KIND] as Placed | undefined)?.policy;
-          const reaches = callDestinations(ob.service, route).some((service) =>
-            this.endpointTags(service).some((tags) => bestSelectorRank(policy.destinations, [tags])),
-          );
-          if (reaches) out.push([`o${j}`, sourceRank]);
-        });
+      if (DIALLED.has(kind) && bestRank(facts.sources, tagSets) !== NO_MATCH) {
+        for (let j = 0; j < outboundServices.length; j++) {
+          if (this.interfaces.outbounds[j].dialled && this.dialledReaches(j, facts)) {
+            out[n++] = this.outboundSlot + j;
+            out[n++] = sourceRank;
+          }
+        }
       }
     }
     if (OUTBOUND.has(kind) || SERVICE.has(kind)) {
-      const source = bestSelectorRank(policy.sources, tagSets);
-      if (!source) return out;
-      const s = rankNumber(source);
+      const s = bestRank(facts.sources, tagSets);
+      if (s === NO_MATCH) return n;
       if (OUTBOUND.has(kind)) {
-        for (let j = 0; j < outbounds.length; j++) {
-          const r = serviceRank(policy, s, outbounds[j].service);
-          if (r !== undefined) out.push([`o${j}`, r]);
+        for (let j = 0; j < outboundServices.length; j++) {
+          const r = serviceRank(facts.destinations, outboundServices[j]);
+          if (r !== NO_MATCH) {
+            out[n++] = this.outboundSlot + j;
+            out[n++] = s + r;
+          }
         }
       } else {
         for (const service of LOGGED.has(kind) ? this.logged : this.reached) {
-          const r = serviceRank(policy, s, service);
-          if (r !== undefined) out.push([`s${service}`, r]);
+          const r = serviceRank(facts.destinations, service);
+          if (r !== NO_MATCH) {
+            out[n++] = this.serviceSlot(service);
+            out[n++] = s + r;
+          }
         }
       }
-      return out;
+      return n;
     }
     if (DATAPLANE_BEST.has(kind) || DATAPLANE_ALL.has(kind)) {
-      const r = bestSelectorRank(policy.selectors, tagSets);
-      if (r) out.push(['d', rankNumber(r)]);
+      const r = bestRank(facts.selectors, tagSets);
+      if (r !== NO_MATCH) {
+        out[n++] = this.proxySlot;
+        out[n++] = r;
+      }
     } else if (TARGET_REF.has(kind)) {
       const ref = policy.spec?.targetRef;
-      if (ref && targetRefListeners(ref, this.networking).length > 0) out.push(['d', 0]);
+      if (ref && targetRefListeners(ref, this.networking).length > 0) {
+        out[n++] = this.proxySlot;
+        out[n++] = 0;
+      }
     }
-    return out;
+    return n;
+  }
+
+  /** True when a call through dialled outbound `j` may reach an endpoint inbound the destinations match. */
+  private dialledReaches(j: number, facts: PolicyFacts): boolean {
+    return callDestinations(this.interfaces.outbounds[j].service, this.routeAt(j)).some(
+      (service) => bestRank(facts.destinations, this.endpointTags(service)) !== NO_MATCH,
+    );
   }
 
   /** Recomputes every kind from the candidates (a new or changed proxy). */
   recomputeAll(candidates: Candidates): void {
-    this.cells.clear();
-    this.recomputeKind(ROUTE_KIND, candidates);
+    this.recomputeFrom((kind) => candidates.get(kind)?.values());
+  }
+
+  /** Recomputes every kind from the policies `of` gives for it (a policy given more than once counts once). */
+  recomputeFrom(of: (kind: string) => Iterable<PolicyResource> | undefined): void {
+    this.cells.length = 0;
+    this.placeAll(ROUTE_KIND, of(ROUTE_KIND));
     this.reached = this.routedServices();
-    for (const kind of SIDECAR_KINDS) if (kind !== ROUTE_KIND) this.recomputeKind(kind, candidates);
+    for (const kind of SIDECAR_KINDS) if (kind !== ROUTE_KIND) this.placeAll(kind, of(kind));
   }
 
   /**
    * Moves one policy of `kind` from its `before` version to its `after` version (either may be
    * undefined: created, deleted). `candidates` already holds `after`. Returns the policies whose
    * listing on this class changed (the reverse index follows them): the policy itself, a best it
-   * displaced, and on the slow paths whatever a recomputed kind gained or lost.
+   * displaced or that it no longer hides, and on the slow paths whatever a recomputed kind gained or
+   * lost.
    */
   update(
     kind: string,
@@ -233,55 +373,37 @@ export class SidecarCells {
     after: PolicyResource | undefined,
     candidates: Candidates,
   ): CellsUpdate {
-    const was = before ? this.places(kind, before) : [];
-    const now = after ? this.places(kind, after) : [];
+    const was = before ? this.places(kind, before) : NO_PLACES;
+    const now = after ? this.places(kind, after) : NO_PLACES;
     if (was.length === 0 && now.length === 0) return { listings: [], touched: false, inbound: false };
-    const inbound = [...was, ...now].some(([l]) => l[0] === 'i');
-    const name = ((after ?? before) as PolicyResource).name;
-    const suspects = new Map<string, boolean>([[name, this.lists(kind, name)]]);
-    const locations = new Set<string>();
-    for (const [l] of was) locations.add(l);
-    for (const [l] of now) locations.add(l);
-    const stale: string[] = [];
-    for (const location of locations) {
-      let rank: number | undefined;
-      for (const [l, r] of now) if (l === location) rank = r;
-      const placed = rank === undefined || !after ? undefined : { policy: after, rank };
-      if (isAll(location, kind)) {
-        const list = ((this.cells.get(location)?.[kind] as Placed[] | undefined) ?? []).filter(
-          (p) => p.policy.name !== name,
-        );
-        if (placed) {
-          let i = 0;
-          while (i < list.length && compareAll(kind, list[i], placed) < 0) i++;
-          list.splice(i, 0, placed);
-        }
-        this.set(location, kind, list.length > 0 ? list : undefined);
-        continue;
-      }
-      const current = this.cells.get(location)?.[kind] as Placed | undefined;
-      if (current && current.policy.name === name) {
-        // The best changed: still the best if it compares no worse than it did (rank, then creation
-        // time: a zone may re-create a policy); otherwise any other may win now.
-        if (placed && comparePlaced(placed, current) <= 0) this.set(location, kind, placed);
-        else stale.push(location);
-      } else if (placed && (!current || comparePlaced(placed, current) < 0)) {
-        if (current && !suspects.has(current.policy.name)) suspects.set(current.policy.name, true);
-        this.set(location, kind, placed);
-      }
+    const info = KINDS.get(kind) as KindInfo;
+    let cells = this.cells[info.index];
+    if (!cells) this.cells[info.index] = cells = [];
+    // The policy is in cells of its kind at its places only (where it was, where it is now): whether
+    // it was and is listed is read there.
+    const moving: Moving = {
+      info,
+      name: ((after ?? before) as PolicyResource).name,
+      cells,
+      wasListed: false,
+      isListed: false,
+      others: undefined,
+    };
+    let inbound = false;
+    for (let k = 0; k < was.length; k += 2) {
+      inbound ||= was[k] < this.outboundSlot;
+      if (!hasPlace(now, was[k])) this.move(moving, was[k], undefined);
     }
-    // The slow path: where the policy was the best and fell, the best of the rest, at that place only.
-    if (stale.length > 0) {
-      const bests = this.bestAt(kind, stale, candidates);
-      for (const best of bests) {
-        if (best && !suspects.has(best.policy.name))
-          suspects.set(best.policy.name, this.lists(kind, best.policy.name));
-      }
-      stale.forEach((location, i) => this.set(location, kind, bests[i]));
+    for (let k = 0; k < now.length; k += 2) {
+      inbound ||= now[k] < this.outboundSlot;
+      this.move(moving, now[k], placedAt(after as PolicyResource, now[k + 1]));
     }
+    if (!cells.some((c) => c !== undefined)) this.cells[info.index] = undefined;
     const changes: Listing[] = [];
-    for (const [n, listedBefore] of suspects) {
-      const listed = this.lists(kind, n);
+    if (moving.wasListed !== moving.isListed)
+      changes.push({ kind, name: moving.name, listed: moving.isListed });
+    for (const [n, listedBefore] of moving.others ?? []) {
+      const listed = this.listedElsewhere(info, n, -1);
       if (listed !== listedBefore) changes.push({ kind, name: n, listed });
     }
     if (kind === ROUTE_KIND) {
@@ -297,8 +419,7 @@ export class SidecarCells {
     const services = new Set<string>();
     this.interfaces.outbounds.forEach((ob, j) => {
       if (!ob.dialled) return;
-      const route = (this.cells.get(`o${j}`)?.[ROUTE_KIND] as Placed | undefined)?.policy;
-      for (const s of callDestinations(ob.service, route)) services.add(s);
+      for (const s of callDestinations(ob.service, this.routeAt(j))) services.add(s);
     });
     return [...services];
   }
@@ -317,32 +438,43 @@ export class SidecarCells {
     ]);
   }
 
-  /** The cells of one location by kind, as the items list them (undefined when none). */
+  /**
+   * The policies one cell lists, in order (empty when none); `location` is `i<index>` for an
+   * inbound, `o<index>` for an outbound, `s<service>` for a service, `d` for the proxy.
+   */
   policiesAt(location: string, kind: string): readonly PolicyResource[] {
-    const c = this.cells.get(location)?.[kind];
-    if (c === undefined) return [];
-    return Array.isArray(c) ? c.map((p) => p.policy) : [c.policy];
+    const slot = this.slotOf(location);
+    return slot === undefined ? [] : this.listedAt(slot, kind);
   }
 
-  /** True when a policy named `name` of `kind` is in a cell. */
+  /** True when a policy named `name` of `kind` is listed in a cell. */
   lists(kind: string, name: string): boolean {
-    for (const cells of this.cells.values()) {
-      const c = cells[kind];
-      if (c === undefined) continue;
-      if (Array.isArray(c) ? c.some((p) => p.policy.name === name) : c.policy.name === name) return true;
-    }
-    return false;
+    const info = KINDS.get(kind);
+    return info !== undefined && this.listedElsewhere(info, name, -1);
   }
 
-  /** The names of the policies of `kind` in any cell. */
-  namesOf(kind: string): Set<string> {
+  /** Calls `fn` with the name of each policy of `kind` a cell lists (a policy listed in several cells, once per cell). */
+  eachListed(kind: string, fn: (name: string) => void): void {
+    const info = KINDS.get(kind);
+    if (!info) return;
+    this.cells[info.index]?.forEach((c, slot) => {
+      if (c === undefined) return;
+      if (info.all[this.placeOf(slot)]) for (const p of c) fn(p.policy.name);
+      else fn(c[0].policy.name);
+    });
+  }
+
+  /** The names of the policies of `kind` listed in any cell. */
+  namesOf(kind: string): ReadonlySet<string> {
+    const info = KINDS.get(kind);
+    const cells = info && this.cells[info.index];
+    if (!info || !cells) return NO_NAMES;
     const names = new Set<string>();
-    for (const cells of this.cells.values()) {
-      const c = cells[kind];
-      if (c === undefined) continue;
-      if (Array.isArray(c)) for (const p of c) names.add(p.policy.name);
-      else names.add(c.policy.name);
-    }
+    cells.forEach((c, slot) => {
+      if (c === undefined) return;
+      if (info.all[this.placeOf(slot)]) for (const p of c) names.add(p.policy.name);
+      else names.add(c[0].policy.name);
+    });
     return names;
   }
 
@@ -357,27 +489,26 @@ export class SidecarCells {
       type: SidecarItem['type'],
       name: string,
       service: string,
-      location: string,
+      slot: number,
       kinds: readonly string[],
     ): void => {
-      const cells = this.cells.get(location);
-      if (!cells) return;
       const matched: Record<string, PolicyResource[]> = {};
       for (const kind of kinds) {
-        const c = cells[kind];
-        if (c !== undefined) matched[kind] = Array.isArray(c) ? c.map((p) => p.policy) : [c.policy];
+        const listed = this.listedAt(slot, kind);
+        if (listed.length > 0) matched[kind] = listed;
       }
       if (Object.keys(matched).length === 0) return;
       items.push({ type, name, service, matchedPolicies: matched });
     };
     const inboundKinds = [...ATTACHMENT_KINDS.inbound.best, ...ATTACHMENT_KINDS.inbound.all];
-    inbounds.forEach((ib, i) => item('inbound', ib.name, ib.service, `i${i}`, inboundKinds));
-    outbounds.forEach((ob, j) => item('outbound', ob.name, ob.service, `o${j}`, OUTBOUND_ITEM_KINDS));
-    for (const location of this.cells.keys()) {
-      if (location[0] === 's')
-        item('service', location.slice(1), location.slice(1), location, ATTACHMENT_KINDS.service);
+    inbounds.forEach((ib, i) => item('inbound', ib.name, ib.service, i, inboundKinds));
+    outbounds.forEach((ob, j) =>
+      item('outbound', ob.name, ob.service, this.outboundSlot + j, OUTBOUND_ITEM_KINDS),
+    );
+    for (const [service, slot] of this.serviceSlots) {
+      item('service', service, service, slot, ATTACHMENT_KINDS.service);
     }
-    item('dataplane', '', '', 'd', [
+    item('dataplane', '', '', this.proxySlot, [
       ...ATTACHMENT_KINDS.dataplane.best,
       ...ATTACHMENT_KINDS.dataplane.all,
       ...TARGET_REF_POLICY_KINDS,
@@ -392,92 +523,149 @@ export class SidecarCells {
     proxy: ProxyInterfaces = this.interfaces,
   ): Array<{ type: SidecarItem['type']; name: string; service: string }> {
     const out: Array<{ type: SidecarItem['type']; name: string; service: string }> = [];
-    for (const [location, cells] of this.cells) {
-      const c = cells[kind];
-      if (c === undefined) continue;
-      if (!(Array.isArray(c) ? c.some((p) => p.policy.name === name) : c.policy.name === name)) continue;
-      const at = location[0];
+    const info = KINDS.get(kind);
+    if (!info) return out;
+    this.cells[info.index]?.forEach((c, slot) => {
+      const at = this.placeOf(slot);
+      if (c === undefined || !listedIn(c, info.all[at], name)) return;
       if (at === 'd') out.push({ type: 'dataplane', name: '', service: '' });
-      else if (at === 's') out.push({ type: 'service', name: location.slice(1), service: location.slice(1) });
-      else {
-        const i = (at === 'i' ? proxy.inbounds : proxy.outbounds)[Number(location.slice(1))];
-        out.push({ type: at === 'i' ? 'inbound' : 'outbound', name: i.name, service: i.service });
+      else if (at === 's') {
+        const service = this.slotServices[slot - this.proxySlot - 1];
+        out.push({ type: 'service', name: service, service });
+      } else if (at === 'i') {
+        out.push({ type: 'inbound', name: proxy.inbounds[slot].name, service: proxy.inbounds[slot].service });
+      } else {
+        const ob = proxy.outbounds[slot - this.outboundSlot];
+        out.push({ type: 'outbound', name: ob.name, service: ob.service });
       }
-    }
+    });
     // The order of the matched-policies items: by type, then name (stable for equal names).
     return out.sort((x, y) => cmp(x.type, y.type) || cmp(x.name, y.name));
   }
 
-  private set(location: string, kind: string, value: Placed | Placed[] | undefined): void {
-    let cells = this.cells.get(location);
-    if (value === undefined) {
-      if (!cells) return;
-      delete cells[kind];
-      if (Object.keys(cells).length === 0) this.cells.delete(location);
-      return;
+  private kindCells(kind: string): KindCells | undefined {
+    const info = KINDS.get(kind);
+    return info && this.cells[info.index];
+  }
+
+  /** What kind of place a slot is: `i` an inbound, `o` an outbound, `d` the proxy, `s` a service. */
+  private placeOf(slot: number): Place {
+    if (slot < this.outboundSlot) return 'i';
+    if (slot < this.proxySlot) return 'o';
+    return slot === this.proxySlot ? 'd' : 's';
+  }
+
+  /** The slot of a location name (`i<index>`, `o<index>`, `s<service>`, `d`), if the class has it. */
+  private slotOf(location: string): number | undefined {
+    const at = location[0];
+    if (at === 'd') return location.length === 1 ? this.proxySlot : undefined;
+    if (at === 's') return this.serviceSlots.get(location.slice(1));
+    const index = Number(location.slice(1));
+    if (!Number.isInteger(index) || index < 0) return undefined;
+    if (at === 'i') return index < this.outboundSlot ? index : undefined;
+    if (at === 'o') return index < this.proxySlot - this.outboundSlot ? this.outboundSlot + index : undefined;
+    return undefined;
+  }
+
+  /** The policies the cell of `kind` at `slot` lists, in order. */
+  private listedAt(slot: number, kind: string): PolicyResource[] {
+    const info = KINDS.get(kind);
+    const c = info && this.cells[info.index]?.[slot];
+    if (!info || c === undefined) return [];
+    return info.all[this.placeOf(slot)] ? c.map((p) => p.policy) : [c[0].policy];
+  }
+
+  /** True when a policy named `name` of `kind` is listed in a cell of another slot than `except`. */
+  private listedElsewhere(info: KindInfo, name: string, except: number): boolean {
+    const cells = this.cells[info.index];
+    if (!cells) return false;
+    for (let slot = 0; slot < cells.length; slot++) {
+      const c = cells[slot];
+      if (c !== undefined && slot !== except && listedIn(c, info.all[this.placeOf(slot)], name)) return true;
     }
-    if (!cells) this.cells.set(location, (cells = {}));
-    cells[kind] = value;
+    return false;
+  }
+
+  /**
+   * At one slot, takes the moving policy out of its cell and puts `placed` (its new version, if it
+   * matches there) in at its rank; notes whether the policy was listed there before and is after,
+   * and which other policies a `best` cell stopped or started listing.
+   */
+  private move(moving: Moving, slot: number, placed: Placed | undefined): void {
+    const { info, name, cells } = moving;
+    const all = info.all[this.placeOf(slot)];
+    const list = cells[slot] ?? [];
+    const head = list[0] as Placed | undefined;
+    const i = indexOfNamed(list, name);
+    if (i >= 0) {
+      moving.wasListed ||= all || i === 0;
+      list.splice(i, 1);
+    }
+    if (placed) insertSorted(list, placed, info.order);
+    cells[slot] = list.length > 0 ? list : undefined;
+    const first = list[0] as Placed | undefined;
+    moving.isListed ||= placed !== undefined && (all || first === placed);
+    if (all || head?.policy.name === first?.policy.name) return;
+    // A best cell lists another policy now: the one it listed may be listed nowhere else, the one it
+    // lists now was perhaps listed nowhere (until now, nothing this update moved was either's).
+    const others = (moving.others ??= new Map());
+    const was = head?.policy.name;
+    const is = first?.policy.name;
+    if (was !== undefined && was !== name && !others.has(was)) others.set(was, true);
+    if (is !== undefined && is !== name && !others.has(is))
+      others.set(is, this.listedElsewhere(info, is, slot));
   }
 
   /** Clears `kind` from every cell and places every candidate of it again. */
   private recomputeKind(kind: string, candidates: Candidates): void {
-    for (const location of [...this.cells.keys()]) this.set(location, kind, undefined);
-    for (const policy of candidates.get(kind)?.values() ?? []) {
-      for (const [location, rank] of this.places(kind, policy)) {
-        const placed = { policy, rank };
-        if (isAll(location, kind)) {
-          const list = (this.cells.get(location)?.[kind] as Placed[] | undefined) ?? [];
-          list.push(placed);
-          this.set(location, kind, list);
-        } else {
-          const current = this.cells.get(location)?.[kind] as Placed | undefined;
-          if (!current || comparePlaced(placed, current) < 0) this.set(location, kind, placed);
-        }
-      }
-    }
-    for (const cells of this.cells.values()) {
-      const c = cells[kind];
-      if (Array.isArray(c)) c.sort((a, b) => compareAll(kind, a, b));
-    }
+    this.cells[(KINDS.get(kind) as KindInfo).index] = undefined;
+    this.placeAll(kind, candidates.get(kind)?.values());
   }
 
-  /** The best candidate of `kind` at each of some `best` locations (sources ranked once per candidate). */
-  private bestAt(
-    kind: string,
-    locations: readonly string[],
-    candidates: Candidates,
-  ): Array<Placed | undefined> {
-    const { inbounds, outbounds, tagSets } = this.interfaces;
-    const best: Array<Placed | undefined> = locations.map(() => undefined);
-    for (const policy of candidates.get(kind)?.values() ?? []) {
-      let source: number | undefined | null = null;
-      for (let i = 0; i < locations.length; i++) {
-        const location = locations[i];
-        const at = location[0];
-        let rank: number | undefined;
-        if (at === 'i') {
-          const r = bestSelectorRank(policy.destinations, [inbounds[Number(location.slice(1))].tags]);
-          rank = r && rankNumber(r);
-        } else if (at === 'd') {
-          const r = bestSelectorRank(policy.selectors, tagSets);
-          rank = r && rankNumber(r);
-        } else {
-          if (source === null) {
-            const r = bestSelectorRank(policy.sources, tagSets);
-            source = r && rankNumber(r);
-          }
-          if (source === undefined) break;
-          const service = at === 'o' ? outbounds[Number(location.slice(1))].service : location.slice(1);
-          rank = serviceRank(policy, source, service);
-        }
-        if (rank === undefined) continue;
-        const placed = { policy, rank };
-        const current = best[i];
-        if (!current || comparePlaced(placed, current) < 0) best[i] = placed;
+  /** Places `policies` of `kind` in its cells, which hold none yet (a policy given more than once counts once). */
+  private placeAll(kind: string, policies: Iterable<PolicyResource> | undefined): void {
+    if (!policies) return;
+    // Every placement first (its slot and rank in PLACES, the placed policy in FOUND), and how many
+    // each slot gets: each cell's list is then made at its size.
+    let n = 0;
+    let f = 0;
+    const sizes: number[] = [];
+    for (const policy of policies) {
+      const facts = policyFacts(policy);
+      const from = n;
+      n = this.placesOf(kind, policy, facts, PLACES, n);
+      for (let k = from; k < n; k += 2) {
+        FOUND[f++] = placedIn(facts, policy, PLACES[k + 1]);
+        sizes[PLACES[k]] = (sizes[PLACES[k]] ?? 0) + 1;
       }
     }
-    return best;
+    if (f === 0) return;
+    const cells: KindCells = [];
+    for (let k = 0; k < f; k++) {
+      const slot = PLACES[2 * k];
+      const list = (cells[slot] ??= new Array<Placed>(sizes[slot]));
+      list[--sizes[slot]] = FOUND[k] as Placed;
+    }
+    FOUND.fill(undefined, 0, f);
+    const { index, order } = KINDS.get(kind) as KindInfo;
+    for (const list of cells) if (list) sortOnce(list, order);
+    this.cells[index] = cells;
+  }
+
+  /** The policy of the route that outbound `j` lists, if any. */
+  private routeAt(j: number): PolicyResource | undefined {
+    return this.kindCells(ROUTE_KIND)?.[this.outboundSlot + j]?.[0]?.policy;
+  }
+
+  /** The slot of a service's cells (a new one for a service met for the first time). */
+  private serviceSlot(service: string): number {
+    let slot = this.serviceSlots.get(service);
+    if (slot === undefined) {
+      slot = this.proxySlot + 1 + this.slotServices.length;
+      this.serviceSlots.set(service, slot);
+      this.slotServices.push(service);
+    }
+    return slot;
   }
 
   /** Recomputes `kind` and returns the listing changes. */
@@ -502,11 +690,15 @@ export class SidecarCells {
   private routedServices(): Set<string> {
     const reached = new Set<string>();
     this.interfaces.outbounds.forEach((ob, j) => {
-      const route = this.cells.get(`o${j}`)?.[ROUTE_KIND] as Placed | undefined;
-      for (const s of routeDestinations(ob.service, route?.policy)) reached.add(s);
+      for (const s of routeDestinations(ob.service, this.routeAt(j))) reached.add(s);
     });
     return reached;
   }
+}
+
+/** True when a cell lists the policy `name`: any of its policies for an `all` cell, its first for a `best` one. */
+function listedIn(cell: readonly Placed[], all: boolean, name: string): boolean {
+  return all ? cell.some((p) => p.policy.name === name) : cell[0].policy.name === name;
 }
 
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
