@@ -247,15 +247,48 @@ const NODE = 'envoy.config.core.v3.Node';
 type RawNode = Partial<Omit<Node, 'metadata'>> & { metadata?: StructValue['structValue'] };
 
 function nodeOf(raw: RawNode): Node {
+  const metadata = raw.metadata ? structToJson(raw.metadata) : {};
+  const features = raw.client_features ?? [];
   return {
     id: raw.id ?? '',
-    cluster: raw.cluster ?? '',
-    metadata: raw.metadata ? structToJson(raw.metadata) : {},
-    locality: raw.locality,
-    user_agent_name: raw.user_agent_name ?? '',
-    user_agent_version: raw.user_agent_version ?? '',
-    client_features: raw.client_features ?? [],
+    cluster: shared(raw.cluster ?? ''),
+    // The parts every proxy of a mesh mostly shares are shared (a node is kept per open stream).
+    metadata: Object.keys(metadata).length === 0 ? NO_METADATA : metadata,
+    locality: raw.locality && sharedLocality(raw.locality),
+    user_agent_name: shared(raw.user_agent_name ?? ''),
+    user_agent_version: shared(raw.user_agent_version ?? ''),
+    client_features: features.length === 0 ? NO_FEATURES : sharedList(features),
   };
+}
+
+const NO_METADATA: Record<string, unknown> = Object.freeze({});
+const NO_FEATURES: string[] = Object.freeze([]) as unknown as string[];
+
+/** Distinct short strings and lists kept for sharing between nodes; past it the table starts again. */
+const SHARED_MAX = 4096;
+const SHARED = new Map<string, unknown>();
+
+function sharedValue<T>(key: string, make: () => T): T {
+  let v = SHARED.get(key) as T | undefined;
+  if (v === undefined) {
+    if (SHARED.size >= SHARED_MAX) SHARED.clear();
+    v = make();
+    SHARED.set(key, v);
+  }
+  return v;
+}
+
+/** The one copy of a short string (a user agent, a cluster): long ones are not shared. */
+const shared = (s: string): string => (s.length > 256 ? s : sharedValue(`s${s}`, () => s));
+
+function sharedList(list: string[]): string[] {
+  const key = `l${JSON.stringify(list)}`;
+  return key.length > 1024 ? list : sharedValue(key, () => Object.freeze([...list]) as string[]);
+}
+
+function sharedLocality(l: Locality): Locality {
+  const key = `z${JSON.stringify([l.region ?? null, l.zone ?? null, l.sub_zone ?? null])}`;
+  return key.length > 1024 ? l : sharedValue(key, () => Object.freeze({ ...l }));
 }
 
 /** A `google.protobuf.Value` as protobufjs decodes it: its bundled well-known types keep camelCase names. */

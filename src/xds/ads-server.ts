@@ -9,7 +9,7 @@ import type { ConfigSource, ProxyHandle } from './config-source.js';
 import type { StreamStatus } from './grpc-status.js';
 import { streamStatusOf } from './grpc-status.js';
 import { AppError } from '../util/errors.js';
-import type { StreamInfo } from './stream-info.js';
+import type { StreamInfo, TypeStatus } from './stream-info.js';
 
 /** Events of the ADS server; payloads are live objects, kept in memory only. */
 export interface AdsServerEvents {
@@ -237,16 +237,7 @@ class Connection implements StreamHooks {
   private opened(node: Node, h: ProxyHandle): void {
     if (this.ended) return h.closed();
     this.handle = h;
-    const now = this.side.now();
-    const info: StreamInfo = {
-      id: randomUUID(),
-      node,
-      peer: this.call.getPeer(),
-      connectTime: now,
-      lastUpdateTime: now,
-      userAgent: { name: node.user_agent_name, version: node.user_agent_version },
-      types: new Map(),
-    };
+    const info = new OpenStreamInfo(randomUUID(), node, this.call.getPeer(), this.side.now());
     const s = new AdsStream(this.call, h, info, this, this.side.now);
     this.stream = s;
     this.side.open.set(info.id, this);
@@ -265,6 +256,65 @@ class Connection implements StreamHooks {
       s.receive(req);
     }
   }
+}
+
+/**
+ * A stream's {@link StreamInfo}: its times are kept as numbers and read as Dates (a Date costs
+ * about 100 bytes, and there are 10,000 streams); the user agent is the node's.
+ */
+class OpenStreamInfo implements StreamInfo {
+  readonly types = new Map<string, TypeStatus>();
+  readonly userAgent: { name: string; version: string };
+  private readonly connectMs: number;
+  private lastUpdateMs: number;
+  private disconnectMs: number | undefined = undefined;
+
+  constructor(
+    readonly id: string,
+    readonly node: Node,
+    readonly peer: string,
+    connectTime: Date,
+  ) {
+    this.connectMs = connectTime.getTime();
+    this.lastUpdateMs = this.connectMs;
+    this.userAgent = userAgentOf(node);
+  }
+
+  get connectTime(): Date {
+    return new Date(this.connectMs);
+  }
+
+  get lastUpdateTime(): Date {
+    return new Date(this.lastUpdateMs);
+  }
+
+  set lastUpdateTime(at: Date) {
+    this.lastUpdateMs = at.getTime();
+  }
+
+  get disconnectTime(): Date | undefined {
+    return this.disconnectMs === undefined ? undefined : new Date(this.disconnectMs);
+  }
+
+  set disconnectTime(at: Date | undefined) {
+    this.disconnectMs = at?.getTime();
+  }
+}
+
+/** Distinct user agents kept for sharing; past it the table starts again. */
+const USER_AGENTS_MAX = 1024;
+const USER_AGENTS = new Map<string, { name: string; version: string }>();
+
+/** The node's user agent, as one object per distinct agent (a mesh runs a few client builds). */
+function userAgentOf(node: Node): { name: string; version: string } {
+  const key = `${node.user_agent_name}\u0000${node.user_agent_version}`;
+  let agent = USER_AGENTS.get(key);
+  if (!agent) {
+    if (USER_AGENTS.size >= USER_AGENTS_MAX) USER_AGENTS.clear();
+    agent = Object.freeze({ name: node.user_agent_name, version: node.user_agent_version });
+    USER_AGENTS.set(key, agent);
+  }
+  return agent;
 }
 
 /** The connection of each call (the call's listeners are shared functions; `this` is the call). */

@@ -29,7 +29,8 @@ class TypeState implements TypeStatus {
   names: string[] = NO_NAMES as string[];
   version: number | undefined = undefined;
   nonce: string | undefined = undefined;
-  sentAt: Date | undefined = undefined;
+  /** When the last response was sent, in ms (a number: a Date costs 100 bytes of every stream). */
+  sentAtMs: number | undefined = undefined;
   ackedVersion: number | undefined = undefined;
   lastNack: TypeStatus['lastNack'] = undefined;
   responsesSent = 0;
@@ -44,6 +45,10 @@ class TypeState implements TypeStatus {
   judged: string | undefined = undefined;
   /** Owed a response while the call's buffer is full (`first`: a first answer, sent even if equal). */
   owed: 'no' | 'change' | 'first' = 'no';
+
+  get sentAt(): Date | undefined {
+    return this.sentAtMs === undefined ? undefined : new Date(this.sentAtMs);
+  }
 }
 
 /**
@@ -72,8 +77,8 @@ export class AdsStream {
   private pushPending = false;
   private ended = false;
   private blocked = false;
-  /** The subscribed types in push order (types are only ever added). */
-  private ordered: TypeState[] = [];
+  /** The subscribed types in push order (types are only ever added; the list is replaced, not grown). */
+  private ordered: readonly TypeState[] = [];
 
   constructor(
     private readonly call: AdsCall,
@@ -135,8 +140,7 @@ export class AdsStream {
   private subscribe(url: string): TypeState {
     const state = new TypeState(url);
     this.info.types.set(url, state);
-    this.ordered.push(state);
-    if (this.ordered.length > 1) this.ordered.sort((a, b) => rank(a.url) - rank(b.url));
+    this.ordered = [...this.ordered, state].sort((a, b) => rank(a.url) - rank(b.url));
     return state;
   }
 
@@ -185,7 +189,7 @@ export class AdsStream {
     const at = this.now();
     state.version = set.version;
     state.nonce = nonce;
-    state.sentAt = at;
+    state.sentAtMs = at.getTime();
     state.responsesSent++;
     this.touch(at);
   }

@@ -119,9 +119,9 @@ function watchToken(
 /** Streams opened by this source, for the match view's per-stream dialled services. */
 let streamCount = 0;
 
-/** The followers of one mesh: by proxy name, and those that hear every change. */
+/** The followers of one mesh: by proxy name (mostly one stream each), and those that hear every change. */
 interface MeshFollowers {
-  byName: Map<string, Set<MeshProxyHandle>>;
+  byName: Map<string, MeshProxyHandle | MeshProxyHandle[]>;
   broad: Set<MeshProxyHandle>;
 }
 
@@ -142,16 +142,16 @@ class NewsRouter {
   follow(f: MeshProxyHandle): void {
     let m = this.meshes.get(f.mesh);
     if (!m) this.meshes.set(f.mesh, (m = { byName: new Map(), broad: new Set() }));
-    let set = m.byName.get(f.name);
-    if (!set) m.byName.set(f.name, (set = new Set()));
-    set.add(f);
+    const own = m.byName.get(f.name);
+    m.byName.set(f.name, own === undefined ? f : [...streamsOf(own), f]);
     if (this.followers++ === 0)
       this.unsubscribe = this.matches.onProxiesChanged((mesh, change) => this.route(mesh, change));
   }
 
   setBroad(f: MeshProxyHandle, broad: boolean): void {
     const m = this.meshes.get(f.mesh);
-    if (!m?.byName.get(f.name)?.has(f)) return;
+    const own = m?.byName.get(f.name);
+    if (!m || own === undefined || !streamsOf(own).includes(f)) return;
     if (broad) m.broad.add(f);
     else m.broad.delete(f);
   }
@@ -159,9 +159,11 @@ class NewsRouter {
   unfollow(f: MeshProxyHandle): void {
     const m = this.meshes.get(f.mesh);
     const own = m?.byName.get(f.name);
-    if (!m || !own?.delete(f)) return;
+    if (!m || own === undefined || !streamsOf(own).includes(f)) return;
     m.broad.delete(f);
-    if (own.size === 0) m.byName.delete(f.name);
+    const rest = streamsOf(own).filter((x) => x !== f);
+    if (rest.length === 0) m.byName.delete(f.name);
+    else m.byName.set(f.name, rest.length === 1 ? (rest[0] as MeshProxyHandle) : rest);
     if (m.byName.size === 0) this.meshes.delete(f.mesh);
     if (--this.followers === 0) {
       this.unsubscribe?.();
@@ -173,11 +175,19 @@ class NewsRouter {
     const m = this.meshes.get(mesh);
     if (!m) return;
     const hit = new Set<MeshProxyHandle>(m.broad);
-    if (change.all) for (const set of m.byName.values()) for (const f of set) hit.add(f);
-    else for (const n of change.proxies) for (const f of m.byName.get(n) ?? []) hit.add(f);
+    if (change.all) for (const own of m.byName.values()) for (const f of streamsOf(own)) hit.add(f);
+    else {
+      for (const n of change.proxies) {
+        const own = m.byName.get(n);
+        if (own !== undefined) for (const f of streamsOf(own)) hit.add(f);
+      }
+    }
     for (const f of hit) f.news(change);
   }
 }
+
+const streamsOf = (own: MeshProxyHandle | MeshProxyHandle[]): readonly MeshProxyHandle[] =>
+  Array.isArray(own) ? own : [own];
 
 /** What the streams of one source share. */
 interface SourceParts {
@@ -204,9 +214,12 @@ class MeshProxyHandle implements ProxyHandle {
   private server = false;
   /** True while this stream computes: the match view's news of its own dialled services is not news. */
   private computing = false;
-  /** Told when config may have changed; while there are some, the stream follows the news. */
-  private listeners: Array<() => void> = [];
-  private ends: Array<(err: unknown) => void> = [];
+  /**
+   * Told when config may have changed; while there are some, the stream follows the news. (Lists
+   * are replaced, never grown in place: an array grown by `push` reserves room for 17.)
+   */
+  private listeners: ReadonlyArray<() => void> = [];
+  private ends: ReadonlyArray<(err: unknown) => void> = [];
   private stopWatch: () => void = NOTHING;
 
   constructor(
@@ -225,7 +238,7 @@ class MeshProxyHandle implements ProxyHandle {
       { mesh: this.mesh, name: this.name, token },
       admitted,
       (err) => {
-        for (const listener of [...this.ends]) listener(err);
+        for (const listener of this.ends) listener(err);
       },
     );
   }
@@ -247,22 +260,22 @@ class MeshProxyHandle implements ProxyHandle {
   }
 
   onChange(listener: () => void): () => void {
-    this.listeners.push(listener);
+    this.listeners = [...this.listeners, listener];
     if (this.listeners.length === 1) this.parts.news.follow(this);
     this.parts.news.setBroad(this, this.cached === undefined || this.server || this.waiting);
     return () => {
       const i = this.listeners.indexOf(listener);
       if (i < 0) return;
-      this.listeners.splice(i, 1);
+      this.listeners = this.listeners.filter((_, j) => j !== i);
       if (this.listeners.length === 0) this.parts.news.unfollow(this);
     };
   }
 
   onEnd(listener: (err: unknown) => void): () => void {
-    this.ends.push(listener);
+    this.ends = [...this.ends, listener];
     return () => {
       const i = this.ends.indexOf(listener);
-      if (i >= 0) this.ends.splice(i, 1);
+      if (i >= 0) this.ends = this.ends.filter((_, j) => j !== i);
     };
   }
 
@@ -286,7 +299,7 @@ class MeshProxyHandle implements ProxyHandle {
     if (this.cached && !touched) return;
     this.cached = undefined;
     this.parts.news.setBroad(this, true);
-    for (const listener of [...this.listeners]) listener();
+    for (const listener of this.listeners) listener();
   }
 
   private config(version: number): ProxylessConfig {
