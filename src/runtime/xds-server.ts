@@ -19,13 +19,13 @@ import { dataplaneLookup, nodeIdentity } from '../xds/node-identity.js';
 import {
   createProxyInsights,
   type CounterReader,
+  type CountersByKind,
   type ProxySubscriptionHandle,
   type StreamCounters,
 } from '../xds/proxy-insights.js';
 import type { StreamInfo } from '../xds/stream-info.js';
 import { authnWarning, createProxyTokenCheck } from '../xds/proxy-token.js';
 import { createRefusalLog, peerHost } from '../util/refusal-log.js';
-import { countersOf } from '../xds/stream-info.js';
 import { SHORT_TYPE } from '../xds/type-urls.js';
 import { onMeshChange, xdsSources } from './xds-sources.js';
 import { localZoneOf } from '../config/local-zone.js';
@@ -50,7 +50,13 @@ class OpenStream implements CounterReader {
   ) {}
 
   counters(): StreamCounters {
-    return { byKind: countersOf(this.info, SHORT_TYPE), lastUpdateTime: this.info.lastUpdateTime };
+    // A type's status carries its three counters itself: read as they are, not copied.
+    const byKind: CountersByKind = {};
+    for (const [url, status] of this.info.types) {
+      const kind = SHORT_TYPE[url];
+      if (kind) byKind[kind] = status;
+    }
+    return { byKind, lastUpdateTime: this.info.lastUpdateTime };
   }
 }
 

@@ -216,7 +216,9 @@ export class AdsStream {
 
 /**
  * Streams told of a change, pushed together in one later turn (one immediate for a write that
- * touches many streams, rather than one each).
+ * touches many streams, rather than one each). Not in slices: what a turn writes leaves after the
+ * turn, and slices would send the first responses sooner, but the proxies' ACKs read between
+ * slices delay the last ones (10,000 streams: p99 0.8–1.4 s in slices of 10 ms, 0.75–1.0 s in one).
  */
 const CHANGED = new Set<AdsStream>();
 function pushChanged(): void {

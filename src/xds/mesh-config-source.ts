@@ -208,6 +208,8 @@ class MeshProxyHandle implements ProxyHandle {
   private sent: readonly string[] = NO_NAMES;
   /** The config of the names answered now; undefined when a write or a new request may change it. */
   private cached: ProxylessConfig | undefined = undefined;
+  /** The services last told to the match view as this stream's dialled ones. */
+  private dialled: readonly string[] | undefined = undefined;
   /** Names asked but not answered (they may come to exist). */
   private waiting = false;
   /** It serves an inbound (a server Listener): its callers are every Dataplane of the mesh. */
@@ -285,6 +287,7 @@ class MeshProxyHandle implements ProxyHandle {
     if (this.listeners.length > 0) this.parts.news.unfollow(this);
     this.listeners = [];
     this.cached = undefined;
+    this.dialled = undefined;
     this.parts.deps.matches.setDialled(this.mesh, this.name, this.stream, undefined);
   }
 
@@ -313,12 +316,13 @@ class MeshProxyHandle implements ProxyHandle {
       this.sent = sameStrings(present, this.services) ? this.services : present;
       this.waiting = present.length < this.services.length;
       this.server = present.some(isServerListenerName);
-      deps.matches.setDialled(
-        this.mesh,
-        this.name,
-        this.stream,
-        present.filter((n) => !isServerListenerName(n)),
-      );
+      const dialled = this.server ? present.filter((n) => !isServerListenerName(n)) : this.sent;
+      // Told again only when it changed (the match view compares the proxy's dialled services
+      // before and after each call: a push to every stream would pay that for nothing).
+      if (this.dialled === undefined || !sameStrings(dialled, this.dialled)) {
+        deps.matches.setDialled(this.mesh, this.name, this.stream, dialled);
+        this.dialled = dialled;
+      }
       this.cached = at.compute(this.name, present, present.join('\u0000'));
     } finally {
       this.computing = false;

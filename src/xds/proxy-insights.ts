@@ -141,6 +141,8 @@ interface ProxyEntry {
   name: string;
   /** Replaced, never grown in place (an array grown by `push` reserves room for 17). */
   subs: readonly StreamSubscription[];
+  /** Waiting for the next publish (in the queue). */
+  dirty: boolean;
 }
 
 /** What the subscriptions of one {@link ProxyInsights} share. */
@@ -291,23 +293,34 @@ export function createProxyInsights(deps: {
   const publishMs = deps.publishMs ?? 250;
   /** `mesh/name` → its open and recent subscriptions. */
   const proxies = new Map<string, ProxyEntry>();
-  const dirty = new Set<ProxyEntry>();
+  /**
+   * The entries to publish at the next tick (each once: its `dirty` flag says it is queued). A
+   * push to 10,000 streams marks each twice (the response, the ACK): a flag and a list cost less
+   * than a Set of 10,000 that grows and is emptied every tick.
+   */
+  let queue: ProxyEntry[] = [];
   let timer: NodeJS.Timeout | undefined;
+  const publishQueued = (): void => {
+    const entries = queue;
+    queue = [];
+    for (const entry of entries) if (entry.dirty) publisher.publishNow(entry);
+  };
 
   const publisher: Publisher = {
     now: deps.now,
     publishNow(p) {
-      dirty.delete(p);
-      if (proxies.get(`${p.mesh}/${p.name}`) !== p) return;
+      p.dirty = false;
       const previous = deps.status.dataplaneInsight(p.mesh, p.name) ?? {};
       const insight: Insight = { ...previous, subscriptions: p.subs.map((sub) => sub.render()) };
       deps.status.setDataplaneInsight(p.mesh, p.name, insight);
     },
     publishSoon(p) {
-      dirty.add(p);
+      if (p.dirty) return;
+      p.dirty = true;
+      queue.push(p);
       timer ??= setTimeout(() => {
         timer = undefined;
-        for (const entry of [...dirty]) publisher.publishNow(entry);
+        publishQueued();
       }, publishMs);
     },
   };
@@ -316,7 +329,7 @@ export function createProxyInsights(deps: {
     open(mesh, name, info) {
       const key = `${mesh}/${name}`;
       let entry = proxies.get(key);
-      if (!entry) proxies.set(key, (entry = { mesh, name, subs: [] }));
+      if (!entry) proxies.set(key, (entry = { mesh, name, subs: [], dirty: false }));
       const sub = new StreamSubscription(publisher, entry, info, deps.now().toISOString());
       entry.subs = [...entry.subs, sub].slice(-PROXY_SUBSCRIPTIONS_KEPT);
       publisher.publishNow(entry);
@@ -325,7 +338,7 @@ export function createProxyInsights(deps: {
     close() {
       if (timer) clearTimeout(timer);
       timer = undefined;
-      for (const entry of [...dirty]) publisher.publishNow(entry);
+      publishQueued();
     },
   };
 }
