@@ -15,7 +15,8 @@ const resources = response.resources.map((r) => ({
 }));
 const streams = new Set<grpc.ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>>();
 let nonce = 0;
-const server = new grpc.Server();
+// Without channelz, as mesh-cp's ADS server: the floor of the same transport, configured alike.
+const server = new grpc.Server({ 'grpc.enable_channelz': 0 });
 server.addService(ADS_SERVICE, {
   StreamAggregatedResources: (call: grpc.ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>) => {
     call.on('data', (req: DiscoveryRequest) => {

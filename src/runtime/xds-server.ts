@@ -105,9 +105,15 @@ export async function startXdsServer(deps: {
   const open = new Map<string, OpenStream>();
   /** The newest open stream of each proxy (`mesh\0name`); older ones follow its `older` links. */
   const newest = new Map<string, OpenStream>();
-  ads.on('connect', (info) => {
+  /** The Dataplane of a stream: as the source named it when it opened, else read from the node. */
+  const proxyOf = (info: StreamInfo): { mesh: string; name: string } | undefined => {
+    if (info.proxy) return info.proxy;
     const who = nodeIdentity(info.node, lookup);
-    if (!who.ok) return;
+    return who.ok ? who : undefined;
+  };
+  ads.on('connect', (info) => {
+    const who = proxyOf(info);
+    if (!who) return;
     const key = `${who.mesh}\u0000${who.name}`;
     const handle = insights.open(who.mesh, who.name, {
       id: info.id,

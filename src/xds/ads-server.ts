@@ -237,7 +237,7 @@ class Connection implements StreamHooks {
   private opened(node: Node, h: ProxyHandle): void {
     if (this.ended) return h.closed();
     this.handle = h;
-    const info = new OpenStreamInfo(randomUUID(), node, this.call.getPeer(), this.side.now());
+    const info = new OpenStreamInfo(randomUUID(), node, this.call.getPeer(), this.side.now(), h.proxy);
     const s = new AdsStream(this.call, h, info, this, this.side.now);
     this.stream = s;
     this.side.open.set(info.id, this);
@@ -274,6 +274,7 @@ class OpenStreamInfo implements StreamInfo {
     readonly node: Node,
     readonly peer: string,
     connectTime: Date,
+    readonly proxy: { readonly mesh: string; readonly name: string } | undefined,
   ) {
     this.connectMs = connectTime.getTime();
     this.lastUpdateMs = this.connectMs;

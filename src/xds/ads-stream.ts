@@ -140,7 +140,7 @@ export class AdsStream {
   private subscribe(url: string): TypeState {
     const state = new TypeState(url);
     this.info.types.set(url, state);
-    this.ordered = [...this.ordered, state].sort((a, b) => rank(a.url) - rank(b.url));
+    this.ordered = this.ordered.concat([state]).sort((a, b) => rank(a.url) - rank(b.url));
     return state;
   }
 

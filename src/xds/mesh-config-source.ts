@@ -143,7 +143,7 @@ class NewsRouter {
     let m = this.meshes.get(f.mesh);
     if (!m) this.meshes.set(f.mesh, (m = { byName: new Map(), broad: new Set() }));
     const own = m.byName.get(f.name);
-    m.byName.set(f.name, own === undefined ? f : [...streamsOf(own), f]);
+    m.byName.set(f.name, own === undefined ? f : streamsOf(own).concat([f]));
     if (this.followers++ === 0)
       this.unsubscribe = this.matches.onProxiesChanged((mesh, change) => this.route(mesh, change));
   }
@@ -218,7 +218,8 @@ class MeshProxyHandle implements ProxyHandle {
   private computing = false;
   /**
    * Told when config may have changed; while there are some, the stream follows the news. (Lists
-   * are replaced, never grown in place: an array grown by `push` reserves room for 17.)
+   * are replaced, never grown in place: an array grown by `push` or a spread reserves room for 17,
+   * `concat` makes one of the exact size.)
    */
   private listeners: ReadonlyArray<() => void> = [];
   private ends: ReadonlyArray<(err: unknown) => void> = [];
@@ -231,6 +232,11 @@ class MeshProxyHandle implements ProxyHandle {
     /** The stream's key in the match view's dialled services. */
     private readonly stream: string,
   ) {}
+
+  /** The Dataplane behind the stream: this handle itself names it (its `mesh` and `name`). */
+  get proxy(): { readonly mesh: string; readonly name: string } {
+    return this;
+  }
 
   /** Starts the token watch (after the token was admitted). */
   watch(token: string | undefined, admitted: { tokenId?: string; expiresAt?: Date }): void {
@@ -262,7 +268,7 @@ class MeshProxyHandle implements ProxyHandle {
   }
 
   onChange(listener: () => void): () => void {
-    this.listeners = [...this.listeners, listener];
+    this.listeners = this.listeners.concat([listener]);
     if (this.listeners.length === 1) this.parts.news.follow(this);
     this.parts.news.setBroad(this, this.cached === undefined || this.server || this.waiting);
     return () => {
@@ -274,7 +280,7 @@ class MeshProxyHandle implements ProxyHandle {
   }
 
   onEnd(listener: (err: unknown) => void): () => void {
-    this.ends = [...this.ends, listener];
+    this.ends = this.ends.concat([listener]);
     return () => {
       const i = this.ends.indexOf(listener);
       if (i >= 0) this.ends = this.ends.filter((_, j) => j !== i);

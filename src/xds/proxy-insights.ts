@@ -139,7 +139,10 @@ function versionOf(userAgent: ProxySubscriptionInfo['userAgent']): Readonly<Reco
 interface ProxyEntry {
   mesh: string;
   name: string;
-  /** Replaced, never grown in place (an array grown by `push` reserves room for 17). */
+  /**
+   * Replaced, never grown in place (an array grown by `push` or a spread reserves room for 17,
+   * `slice` makes one of the exact size).
+   */
   subs: readonly StreamSubscription[];
   /** Waiting for the next publish (in the queue). */
   dirty: boolean;
