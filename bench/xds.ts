@@ -91,6 +91,8 @@ export class SimProxy {
   onListener?: () => void;
   responses = 0;
   lastListener?: DiscoveryResponse;
+  /** The last response of each type (the bytes a baseline server serves back in a storm). */
+  readonly last = new Map<string, DiscoveryResponse>();
   /** The last error a stream of this proxy ended with (it then opens a new one, as clients do). */
   error?: string;
   /** Streams opened again after an error. */
@@ -123,6 +125,7 @@ export class SimProxy {
     });
     stream.on('data', (res: DiscoveryResponse) => {
       this.responses++;
+      this.last.set(res.type_url, res);
       let names: string[] = [];
       if (res.type_url === LISTENER) {
         names = ['backend'];
