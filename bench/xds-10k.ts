@@ -252,11 +252,16 @@ export async function xds10kFigures(opts: GroupOptions): Promise<Figure[]> {
     const barePush = async (): Promise<number> => {
       bareLatencies.length = 0;
       const all = new Promise<void>((r) => (bareDone = r));
+      const cpu0 = cpuMsOf(bare?.proc.pid as number);
       bareStart = performance.now();
       trigger.write({ type_url: 'trigger', resource_names: [], response_nonce: 'x', version_info: '' });
       await Promise.race([all, new Promise((r) => setTimeout(r, 20_000))]);
       if (bareLatencies.length < PROXIES)
         throw new Error(`the bare server reached ${bareLatencies.length} of ${PROXIES}`);
+      await new Promise((r) => setTimeout(r, 300));
+      log(
+        `  [ads10k-push] bare: first after ${Math.min(...bareLatencies).toFixed(1)} ms, p50 ${percentile(bareLatencies, 50).toFixed(1)} ms, CPU ${cpuMsOf(bare?.proc.pid as number) - cpu0} ms (until 300 ms after the last)`,
+      );
       return percentile(bareLatencies, 99);
     };
     await barePush();
