@@ -136,30 +136,38 @@ class NewsRouter {
   private readonly meshes = new Map<string, MeshFollowers>();
   private followers = 0;
   private unsubscribe: (() => void) | undefined;
+  /** Counts routed changes: a stream told of one is marked with its number (no set built per change). */
+  private routed = 0;
 
   constructor(private readonly matches: MatchView<unknown>) {}
 
   follow(f: MeshProxyHandle): void {
+    if (f.following) return;
     let m = this.meshes.get(f.mesh);
     if (!m) this.meshes.set(f.mesh, (m = { byName: new Map(), broad: new Set() }));
     const own = m.byName.get(f.name);
     m.byName.set(f.name, own === undefined ? f : streamsOf(own).concat([f]));
+    f.following = true;
     if (this.followers++ === 0)
       this.unsubscribe = this.matches.onProxiesChanged((mesh, change) => this.route(mesh, change));
   }
 
   setBroad(f: MeshProxyHandle, broad: boolean): void {
+    if (!f.following || f.broad === broad) return;
     const m = this.meshes.get(f.mesh);
-    const own = m?.byName.get(f.name);
-    if (!m || own === undefined || !streamsOf(own).includes(f)) return;
+    if (!m) return;
+    f.broad = broad;
     if (broad) m.broad.add(f);
     else m.broad.delete(f);
   }
 
   unfollow(f: MeshProxyHandle): void {
+    if (!f.following) return;
     const m = this.meshes.get(f.mesh);
     const own = m?.byName.get(f.name);
-    if (!m || own === undefined || !streamsOf(own).includes(f)) return;
+    if (!m || own === undefined) return;
+    f.following = false;
+    f.broad = false;
     m.broad.delete(f);
     const rest = streamsOf(own).filter((x) => x !== f);
     if (rest.length === 0) m.byName.delete(f.name);
@@ -174,16 +182,27 @@ class NewsRouter {
   private route(mesh: string, change: ProxiesChange): void {
     const m = this.meshes.get(mesh);
     if (!m) return;
-    const hit = new Set<MeshProxyHandle>(m.broad);
-    if (change.all) for (const own of m.byName.values()) for (const f of streamsOf(own)) hit.add(f);
+    const n = ++this.routed;
+    // Each stream told once: those that hear every change, then those of the proxies it names.
+    const tell = (f: MeshProxyHandle): void => {
+      if (f.told === n) return;
+      f.told = n;
+      f.news(change);
+    };
+    for (const f of m.broad) tell(f);
+    if (change.all) for (const own of m.byName.values()) forEachStream(own, tell);
     else {
-      for (const n of change.proxies) {
-        const own = m.byName.get(n);
-        if (own !== undefined) for (const f of streamsOf(own)) hit.add(f);
+      for (const name of change.proxies) {
+        const own = m.byName.get(name);
+        if (own !== undefined) forEachStream(own, tell);
       }
     }
-    for (const f of hit) f.news(change);
   }
+}
+
+function forEachStream(own: MeshProxyHandle | MeshProxyHandle[], fn: (f: MeshProxyHandle) => void): void {
+  if (Array.isArray(own)) for (const f of own) fn(f);
+  else fn(own);
 }
 
 const streamsOf = (own: MeshProxyHandle | MeshProxyHandle[]): readonly MeshProxyHandle[] =>
@@ -208,6 +227,10 @@ class MeshProxyHandle implements ProxyHandle {
   private sent: readonly string[] = NO_NAMES;
   /** The config of the names answered now; undefined when a write or a new request may change it. */
   private cached: ProxylessConfig | undefined = undefined;
+  /** Its place in the news router, kept by the router: followed, hears every change, last change told. */
+  following = false;
+  broad = false;
+  told = 0;
   /** The services last told to the match view as this stream's dialled ones. */
   private dialled: readonly string[] | undefined = undefined;
   /** Names asked but not answered (they may come to exist). */
