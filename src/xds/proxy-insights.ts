@@ -287,6 +287,9 @@ class StreamSubscription implements ProxySubscriptionHandle {
   }
 }
 
+/** The longest a tick of publishing holds the event loop before it lets I/O run. */
+const PUBLISH_SLICE_MS = 5;
+
 /** Creates the bookkeeping over the status store. */
 export function createProxyInsights(deps: {
   status: StatusStore;
@@ -303,10 +306,41 @@ export function createProxyInsights(deps: {
    */
   let queue: ProxyEntry[] = [];
   let timer: NodeJS.Timeout | undefined;
-  const publishQueued = (): void => {
-    const entries = queue;
+  /** The tick's entries still to publish, in slices (the next tick is set once they are done). */
+  let batch: ProxyEntry[] = [];
+  let at = 0;
+  const schedule = (): void => {
+    timer ??= setTimeout(() => {
+      timer = undefined;
+      batch = queue;
+      queue = [];
+      at = 0;
+      publishSlice();
+    }, publishMs);
+  };
+  /**
+   * Publishes the tick's entries for about {@link PUBLISH_SLICE_MS}, then lets I/O run: a tick that
+   * publishes 10,000 entries (a push to every proxy) would hold the event loop for 100 ms and more
+   * while their responses are still being written.
+   */
+  const publishSlice = (): void => {
+    const until = performance.now() + PUBLISH_SLICE_MS;
+    while (at < batch.length) {
+      const entry = batch[at++] as ProxyEntry;
+      if (entry.dirty) publisher.publishNow(entry);
+      if (at % 64 === 0 && performance.now() >= until) break;
+    }
+    if (at < batch.length) return void setImmediate(publishSlice);
+    batch = [];
+    at = 0;
+    if (queue.length > 0) schedule();
+  };
+  /** Publishes every entry marked (at shutdown). */
+  const publishAll = (): void => {
+    for (const entry of [...batch.slice(at), ...queue]) if (entry.dirty) publisher.publishNow(entry);
+    batch = [];
+    at = 0;
     queue = [];
-    for (const entry of entries) if (entry.dirty) publisher.publishNow(entry);
   };
 
   const publisher: Publisher = {
@@ -321,10 +355,8 @@ export function createProxyInsights(deps: {
       if (p.dirty) return;
       p.dirty = true;
       queue.push(p);
-      timer ??= setTimeout(() => {
-        timer = undefined;
-        publishQueued();
-      }, publishMs);
+      // While a tick is published in slices, the next is set when it is done.
+      if (batch.length === 0) schedule();
     },
   };
 
@@ -341,7 +373,7 @@ export function createProxyInsights(deps: {
     close() {
       if (timer) clearTimeout(timer);
       timer = undefined;
-      publishQueued();
+      publishAll();
     },
   };
 }
