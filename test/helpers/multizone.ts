@@ -2,13 +2,12 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { expect } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
-import { startControlPlane } from '../../src/runtime/control-plane.js';
 import { createLogger } from '../../src/runtime/logger.js';
 import type { MultizoneOptions } from '../../src/runtime/multizone.js';
 
 /** `MZ_DEBUG=1` logs both sides at debug level (for a failing test). */
 const logger = process.env.MZ_DEBUG ? createLogger('debug') : undefined;
-import { testConfig } from './control-plane.js';
+import { startPlane, testConfig } from './control-plane.js';
 
 /** A TrafficPermission of `mesh` (`default` unless told) from every service to `destination` (every service unless told). */
 export const tp = (name: string, mesh = 'default', destination = '*') => ({
@@ -34,7 +33,7 @@ export async function startGlobal(
   env: Record<string, string> = {},
   opts: { logger?: Logger; multizone?: MultizoneOptions } = {},
 ): Promise<ControlPlane> {
-  const cp = await startControlPlane(
+  const cp = await startPlane(
     testConfig({
       MESH_MODE: 'global',
       MESH_STORE_TYPE: 'level',
@@ -72,7 +71,7 @@ export async function startZone(
   env: Record<string, string> = {},
   opts: { logger?: Logger } = {},
 ): Promise<ControlPlane> {
-  return startControlPlane(
+  return startPlane(
     testConfig({
       MESH_MODE: 'zone',
       MESH_MULTIZONE_ZONE_NAME: zone,

@@ -2,9 +2,8 @@ import { Writable } from 'node:stream';
 import { Level } from 'level';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
-import { startControlPlane } from '../../src/runtime/control-plane.js';
 import { createLogger } from '../../src/runtime/logger.js';
-import { testConfig, tempDir } from '../helpers/control-plane.js';
+import { startPlane, tempDir, testConfig } from '../helpers/control-plane.js';
 import { observe, randomWrites } from '../helpers/history.js';
 
 /** Starts on a LevelDB data dir, capturing the JSON log lines. */
@@ -20,7 +19,7 @@ async function start(
       done();
     },
   });
-  const cp = await startControlPlane(
+  const cp = await startPlane(
     testConfig({ MESH_STORE_TYPE: 'level', MESH_STORE_LEVEL_PATH: path, MESH_STORE_SNAPSHOT_EVERY: every }),
     { listen: false, logger: createLogger('info', sink) },
   );
