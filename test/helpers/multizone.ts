@@ -9,6 +9,9 @@ import type { MultizoneOptions } from '../../src/runtime/multizone.js';
 const logger = process.env.MZ_DEBUG ? createLogger('debug') : undefined;
 import { startPlane, testConfig } from './control-plane.js';
 
+/** Re-exported: the multi-zone tests wait with it (it was first written here). */
+export { eventually } from './eventually.js';
+
 /** A TrafficPermission of `mesh` (`default` unless told) from every service to `destination` (every service unless told). */
 export const tp = (name: string, mesh = 'default', destination = '*') => ({
   type: 'TrafficPermission',
@@ -97,25 +100,4 @@ export function capturingLogger(): { logger: Logger; lines: Array<Record<string,
     },
   });
   return { logger, lines };
-}
-
-/** Polls `check` until it returns a value that is not undefined/false, or fails after `ms`. */
-export async function eventually<T>(
-  check: () => T | Promise<T>,
-  ms = 5000,
-  what = 'condition',
-): Promise<Exclude<T, undefined | null | false | '' | 0>> {
-  const until = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v) return v as Exclude<T, undefined | null | false | '' | 0>;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > until)
-      throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }

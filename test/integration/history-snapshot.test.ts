@@ -5,6 +5,7 @@ import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { createLogger } from '../../src/runtime/logger.js';
 import { startPlane, tempDir, testConfig } from '../helpers/control-plane.js';
 import { observe, randomWrites } from '../helpers/history.js';
+import { eventually } from '../helpers/eventually.js';
 
 /** Starts on a LevelDB data dir, capturing the JSON log lines. */
 async function start(
@@ -44,13 +45,7 @@ const snapshotMetas = (db: Level<string, string>) =>
     .all()
     .then((keys) => keys.filter((k) => k.endsWith('!meta')));
 
-const until = async (check: () => Promise<boolean>, ms = 5000): Promise<void> => {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
+const until = (check: () => Promise<boolean>, ms = 5000): Promise<true> => eventually(check, ms);
 
 describe('snapshots: start-up from a snapshot plus the tail equals a full replay (issue 6)', () => {
   const dirs: Array<{ cleanup: () => void }> = [];

@@ -4,13 +4,12 @@ import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { startPlane, testConfig } from '../helpers/control-plane.js';
 import { createTestDatabase, onDatabase, pgStoreEnv } from '../helpers/postgres.js';
 import type { TestDatabase } from '../helpers/postgres.js';
+import { eventually } from '../helpers/eventually.js';
 
 const json = { 'content-type': 'application/json' };
 
-/** Waits (polling) until `check` holds; the test's own timeout bounds it. */
-async function until(check: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 20));
-}
+/** Waits until `check` holds (polling), for up to 20 s: the cluster timers of these tests are 1-2 s at most. */
+const until = (check: () => boolean | Promise<boolean>): Promise<true> => eventually(check, 20_000);
 
 function route(name: string, weight: number, mesh = 'default'): Record<string, unknown> {
   return {
