@@ -3,6 +3,21 @@ import { defineConfig } from 'vitest/config';
 /** Tests of modules in-process, with no servers, ports or child processes of their own. */
 const UNIT = ['test/unit/**/*.test.ts', 'test/conformance/**/*.test.ts'];
 
+/**
+ * Files that assert how long the event loop of their own process was held (under 100 ms): they run
+ * last and one at a time, so that no other test file or its child processes compete with them for
+ * the two cores.
+ */
+const LOOP_STALL = [
+  'test/fuzz/sync.fuzz.test.ts',
+  'test/fuzz/xds.fuzz.test.ts',
+  'test/integration/api-errors-say-what-to-do.test.ts',
+  'test/integration/deep-bodies.test.ts',
+  'test/integration/sync-unauthenticated.test.ts',
+  'test/integration/xds-hostile-requests.test.ts',
+  'test/integration/xds-resource-names.test.ts',
+];
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -13,6 +28,16 @@ export default defineConfig({
     // processes and PostgreSQL. Two keep both cores busy.
     maxWorkers: 2,
     projects: [
+      {
+        extends: true,
+        test: {
+          name: 'loop-stall',
+          include: LOOP_STALL,
+          // One file at a time, as before, once every other file is done (vitest runs the files of a
+          // project without file parallelism after the rest).
+          fileParallelism: false,
+        },
+      },
       {
         extends: true,
         test: {
@@ -29,7 +54,7 @@ export default defineConfig({
         test: {
           name: 'processes',
           include: ['test/**/*.test.ts'],
-          exclude: UNIT,
+          exclude: [...UNIT, ...LOOP_STALL],
           // Each file in a process of its own: gRPC's xDS resolver and its bootstrap, servers and
           // signal handlers are process-wide.
           isolate: true,

@@ -429,12 +429,9 @@ describe('signing keys at first start', () => {
 describe('signing keys at a restart', () => {
   /** A control plane on the LevelDB data dir `path` (a new one each call: a real restart). */
   const start = async (path: string): Promise<ControlPlane> => {
-    const cp = await startPlane(
-      testConfig({ MESH_STORE_TYPE: 'level', MESH_STORE_LEVEL_PATH: path }),
-      {
-        listen: false,
-      },
-    );
+    const cp = await startPlane(testConfig({ MESH_STORE_TYPE: 'level', MESH_STORE_LEVEL_PATH: path }), {
+      listen: false,
+    });
     await cp.defaultsReady;
     return cp;
   };
