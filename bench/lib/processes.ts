@@ -115,9 +115,13 @@ export function startMeshCp(
   );
 }
 
-/** Starts a TypeScript baseline server through tsx. */
-export function startTsBaseline(file: string, args: string[] = []): Promise<Started> {
-  return startProcess('node', ['--import', 'tsx', file, ...args], {}, ['ready']);
+/** Starts a TypeScript baseline server through tsx (`nodeFlags`: e.g. `--inspect=…` for its heap). */
+export function startTsBaseline(
+  file: string,
+  args: string[] = [],
+  nodeFlags: readonly string[] = [],
+): Promise<Started> {
+  return startProcess('node', [...nodeFlags, '--import', 'tsx', file, ...args], {}, ['ready']);
 }
 
 /** Resident set size of a process in bytes (Linux /proc). */

@@ -111,18 +111,20 @@ export function registerInspectRoutes(app: FastifyInstance, deps: InspectRouteDe
   };
 
   // Proxies configured by a gateway (spec 2.20): every built-in gateway proxy its selectors match.
-  app.get<{ Params: ProxyParams }>(
-    '/meshes/:mesh/meshgateways/:name/dataplanes',
-    { config: { action: 'read', kind: 'MeshGateway' } satisfies RouteInfo },
-    async (req, reply) => {
-      const revision = queries.revision();
-      const { q, offset, size } = page(req);
-      const { mesh, name } = req.params;
-      const result = inspect.gatewayDataplanes(mesh, name, { offset, size });
-      const next = nextUrl(req, q, offset, size, result.total);
-      return json(reply, revision, pageBody(result.total, result.items, next));
-    },
-  );
+  for (const d of registry.all.filter((k) => k.selectsProxies)) {
+    app.get<{ Params: ProxyParams }>(
+      `/meshes/:mesh/${d.path}/:name/dataplanes`,
+      { config: { action: 'read', kind: d.kind } satisfies RouteInfo },
+      async (req, reply) => {
+        const revision = queries.revision();
+        const { q, offset, size } = page(req);
+        const { mesh, name } = req.params;
+        const result = inspect.gatewayDataplanes(mesh, name, { offset, size });
+        const next = nextUrl(req, q, offset, size, result.total);
+        return json(reply, revision, pageBody(result.total, result.items, next));
+      },
+    );
+  }
 
   addKindRoute(
     app,

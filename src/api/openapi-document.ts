@@ -188,9 +188,9 @@ function addResourcePaths(registry: Registry, add: ReturnType<typeof createPaths
           ...errors(...WRITE_ERRORS),
         },
       });
-      // The proxies a policy affects (spec 4.9); a mesh gateway has a route of its own (below).
+      // The proxies a policy affects (spec 4.9); a gateway lists those it selects instead (below).
       // Other kinds (Dataplane, Secret, ExternalService) are 404 there: not documented.
-      if (scope === 'mesh' && d.isPolicy && d.kind !== 'MeshGateway') {
+      if (scope === 'mesh' && d.isPolicy && !d.selectsProxies) {
         add(`${item}/dataplanes`, 'get', {
           operationId: `inspect${d.kind}Dataplanes${alias}`,
           tags: [...tags, 'Inspect'],
@@ -207,7 +207,7 @@ function addResourcePaths(registry: Registry, add: ReturnType<typeof createPaths
 }
 
 /** The routes of no kind: the control plane, the audit log, proxies' views and tokens. */
-function addFixedPaths(add: ReturnType<typeof createPaths>['add']): void {
+function addFixedPaths(registry: Registry, add: ReturnType<typeof createPaths>['add']): void {
   const read = (
     path: string,
     operationId: string,
@@ -309,14 +309,16 @@ function addFixedPaths(add: ReturnType<typeof createPaths>['add']): void {
     'A proxyless gRPC bootstrap file for a proxy (no token)',
     ok('Bootstrap', ref('schemas', 'DataplaneBootstrap')),
   );
-  read(
-    '/meshes/{mesh}/meshgateways/{name}/dataplanes',
-    'inspectMeshGatewayDataplanes',
-    'Inspect',
-    'The built-in gateway proxies a mesh gateway configures (spec 4.9)',
-    ok('A page of proxies', ref('schemas', 'GatewayDataplaneList')),
-    [param('size'), param('offset')],
-  );
+  for (const d of registry.all.filter((k) => k.selectsProxies)) {
+    read(
+      `/meshes/{mesh}/${d.path}/{name}/dataplanes`,
+      `inspect${d.kind}Dataplanes`,
+      'Inspect',
+      `The built-in gateway proxies a ${d.catalogue?.singularDisplayName.toLowerCase() ?? d.kind} configures (spec 4.9)`,
+      ok('A page of proxies', ref('schemas', 'GatewayDataplaneList')),
+      [param('size'), param('offset')],
+    );
+  }
   for (const [base, kind] of [
     [proxy, 'Dataplane'],
     ['/zoneingresses/{name}', 'ZoneIngress'],
@@ -371,7 +373,7 @@ function addFixedPaths(add: ReturnType<typeof createPaths>['add']): void {
  */
 export function buildOpenApiDocument(registry: Registry, version: string): Json {
   const { paths, add } = createPaths();
-  addFixedPaths(add);
+  addFixedPaths(registry, add);
   addResourcePaths(registry, add);
   const components = buildComponents(registry, errorStatuses(paths));
   Object.assign(components.schemas as Json, inspectSchemas(registry));

@@ -161,12 +161,12 @@ export function inspectSchemas(registry: Registry): Json {
         kind: gatewayKind,
         gateway: {
           ...schema('ResourceKey'),
-          description: 'The MeshGateway; empty names when none selects the proxy',
+          description: 'The gateway that serves the proxy; empty names when none selects it',
         },
         listeners: gatewayListeners(object({ tags: schema('Tags'), policies: schema('GatewayPolicies') })),
         policies: {
           ...schema('GatewayPolicies'),
-          description: 'TrafficLog and TrafficTrace of the whole gateway',
+          description: 'The policies that configure the whole gateway, by kind',
         },
         notes: schema('XdsNotes'),
       },

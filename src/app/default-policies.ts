@@ -1,6 +1,4 @@
-import { SERVICE_TAG } from '../resources/fragments.js';
-
-const all = [{ match: { [SERVICE_TAG]: '*' } }];
+import { POLICY_KINDS } from '../policies/kind-sets.js';
 
 /** A default resource created with a mesh: kind, name and spec (decisions §3). */
 export interface DefaultResource {
@@ -9,59 +7,14 @@ export interface DefaultResource {
   spec: Record<string, unknown>;
 }
 
-/** The default policies of a new mesh (decisions §3), named `<kind-prefix>-<mesh>`. */
+/**
+ * The default policies of a new mesh (decisions §3), named `<kind-prefix>-<mesh>`: what each
+ * kind's unit declares, in the units' order.
+ */
 export function defaultPolicies(mesh: string): DefaultResource[] {
-  const backOff = { baseInterval: '25ms', maxInterval: '250ms' };
-  return [
-    { kind: 'TrafficPermission', name: `allow-all-${mesh}`, spec: { sources: all, destinations: all } },
-    {
-      kind: 'TrafficRoute',
-      name: `route-all-${mesh}`,
-      spec: {
-        sources: all,
-        destinations: all,
-        conf: { loadBalancer: { roundRobin: {} }, destination: { [SERVICE_TAG]: '*' } },
-      },
-    },
-    {
-      kind: 'Timeout',
-      name: `timeout-all-${mesh}`,
-      spec: {
-        sources: all,
-        destinations: all,
-        conf: {
-          connectTimeout: '5s',
-          tcp: { idleTimeout: '1h' },
-          http: { requestTimeout: '15s', idleTimeout: '1h' },
-          grpc: { streamIdleTimeout: '30m' },
-        },
-      },
-    },
-    {
-      kind: 'CircuitBreaker',
-      name: `circuit-breaker-all-${mesh}`,
-      spec: {
-        sources: all,
-        destinations: all,
-        conf: {
-          thresholds: { maxConnections: 1024, maxPendingRequests: 1024, maxRequests: 1024, maxRetries: 3 },
-        },
-      },
-    },
-    {
-      kind: 'Retry',
-      name: `retry-all-${mesh}`,
-      spec: {
-        sources: all,
-        destinations: all,
-        conf: {
-          http: { numRetries: 5, perTryTimeout: '16s', backOff },
-          grpc: { numRetries: 5, perTryTimeout: '16s', backOff },
-          tcp: { maxConnectAttempts: 5 },
-        },
-      },
-    },
-  ];
+  return POLICY_KINDS.flatMap((unit) =>
+    (unit.defaults?.(mesh) ?? []).map((p) => ({ kind: unit.descriptor.kind, name: p.name, spec: p.spec })),
+  );
 }
 
 /** Name of a mesh's data plane token signing key secret (decisions §3). */

@@ -5,7 +5,9 @@
  * A missing mesh, proxy or gateway is a 404 that names it; a policy that does not exist affects no
  * proxy (`{total: 0, items: []}`, as the reference answers).
  */
-import { TARGET_REF_POLICY_KINDS, type SidecarItem } from '../policies/match-sidecar.js';
+import { GATEWAY_KIND, GATEWAY_ROUTE_KIND, TARGET_REF_POLICY_KINDS } from '../policies/kind-sets.js';
+import { GATEWAY_UNIT } from '../policies/kinds/index.js';
+import type { SidecarItem } from '../policies/match-sidecar.js';
 import {
   gatewayAttachments,
   routeAttachments,
@@ -21,7 +23,6 @@ import { bestSelectorRank } from '../policies/select-policies.js';
 import type { GatewayListeners, TargetRefPolicy } from '../policies/target-ref-match.js';
 import type { ResourceViews } from '../projections/resource-views.js';
 import { resourceOf, type ResourceDescriptor } from '../resources/descriptor.js';
-import { meshGateway } from '../resources/kinds/mesh-gateway.js';
 import { AppError } from '../util/errors.js';
 
 /** A page request of an inspect list. */
@@ -120,8 +121,8 @@ export function createInspectQueries(deps: {
         throw notFound(`${desc.wireType} is not inspectable: only policies have affected data plane proxies`);
       }
       // A route is looked up like a gateway (decisions §10); a missing policy affects nothing.
-      if (desc.kind === 'MeshGatewayRoute' && !views.get(desc.kind, mesh, name)) {
-        throw notFound(`MeshGatewayRoute "${name}" not found in mesh "${mesh}"`);
+      if (desc.kind === GATEWAY_ROUTE_KIND && !views.get(desc.kind, mesh, name)) {
+        throw notFound(`${desc.kind} "${name}" not found in mesh "${mesh}"`);
       }
       const names = matches.affected(mesh, desc.kind, name);
       const items: AffectedItem[] = [];
@@ -135,7 +136,7 @@ export function createInspectQueries(deps: {
           });
         } else if (p?.view) {
           const listeners =
-            desc.kind === 'MeshGatewayRoute'
+            desc.kind === GATEWAY_ROUTE_KIND
               ? routeAttachments(p.view, name)
               : gatewayAttachments(p.view, desc.kind, name);
           items.push({
@@ -155,7 +156,7 @@ export function createInspectQueries(deps: {
         (kind) => matches.candidates(mesh, kind) as unknown as TargetRefPolicy[],
       );
       // A built-in gateway proxy's listeners come from the best MeshGateway that selects it.
-      const gateway = selectGateway(p.networking, matches.candidates(mesh, 'MeshGateway'));
+      const gateway = selectGateway(p.networking, matches.candidates(mesh, GATEWAY_KIND));
       const dialled =
         p.kind === 'SidecarDataplane'
           ? p.interfaces.outbounds.filter((o) => o.dialled).map((o) => o.service)
@@ -166,9 +167,9 @@ export function createInspectQueries(deps: {
 
     gatewayDataplanes(mesh, name, page) {
       requireMesh(mesh);
-      const gw = views.get('MeshGateway', mesh, name);
-      if (!gw) throw notFound(`MeshGateway "${name}" not found in mesh "${mesh}"`);
-      const { selectors } = resourceOf(meshGateway, gw.resource);
+      const gw = views.get(GATEWAY_KIND, mesh, name);
+      if (!gw) throw notFound(`${GATEWAY_KIND} "${name}" not found in mesh "${mesh}"`);
+      const { selectors } = resourceOf(GATEWAY_UNIT.descriptor, gw.resource);
       const selected = matches
         .gatewayProxies(mesh)
         .filter(([, p]) => bestSelectorRank(selectors, proxyInterfaces(p.networking).tagSets) !== undefined)

@@ -5,28 +5,27 @@
  */
 import type { CandidatesByKind } from './match-sidecar.js';
 import {
-  DESTINATION_KINDS,
-  matchGateway,
-  selectGateway,
+  GATEWAY_DESTINATION_KINDS,
+  GATEWAY_KIND,
+  GATEWAY_ROUTE_KIND,
   WHOLE_GATEWAY_KINDS,
-  type GatewayResource,
-  type GatewayView,
-} from './match-gateway.js';
+} from './kind-sets.js';
+import { matchGateway, selectGateway, type GatewayResource, type GatewayView } from './match-gateway.js';
 import type { GatewayMatcher } from './match-view.js';
 import type { PolicyResource } from './policy-resource.js';
 import type { GatewayRouteSpec } from './gateway-hosts.js';
 
-const VIEW_KINDS: readonly string[] = [...DESTINATION_KINDS, ...WHOLE_GATEWAY_KINDS];
+const VIEW_KINDS: readonly string[] = [...GATEWAY_DESTINATION_KINDS, ...WHOLE_GATEWAY_KINDS];
 
 /** Matches built-in gateway proxies for the match view. */
 export const gatewayMatcher: GatewayMatcher<GatewayView> = {
   view(networking, candidates) {
     const values = (kind: string): PolicyResource[] => [...(candidates.get(kind)?.values() ?? [])];
-    const gateway = selectGateway(networking, values('MeshGateway') as GatewayResource[]);
+    const gateway = selectGateway(networking, values(GATEWAY_KIND) as GatewayResource[]);
     if (!gateway) return undefined;
     const byKind: Record<string, PolicyResource[]> = {};
     for (const kind of VIEW_KINDS) byKind[kind] = values(kind);
-    const routes = values('MeshGatewayRoute') as unknown as GatewayRouteSpec[];
+    const routes = values(GATEWAY_ROUTE_KIND) as unknown as GatewayRouteSpec[];
     return matchGateway(networking, gateway, routes, byKind as CandidatesByKind);
   },
   *policiesIn(view) {
@@ -34,7 +33,7 @@ export const gatewayMatcher: GatewayMatcher<GatewayView> = {
     for (const listener of view.listeners) {
       for (const host of listener.hosts) {
         for (const route of host.routes) {
-          yield `MeshGatewayRoute/${route.route}`;
+          yield `${GATEWAY_ROUTE_KIND}/${route.route}`;
           for (const d of route.destinations) {
             for (const [kind, policy] of Object.entries(d.policies)) yield `${kind}/${policy.name}`;
           }

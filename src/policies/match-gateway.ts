@@ -17,6 +17,13 @@
  * this view but counts it there).
  */
 import { gatewayListeners, type GatewayRouteSpec, type GatewaySpec } from './gateway-hosts.js';
+import {
+  GATEWAY_DESTINATION_KINDS,
+  GATEWAY_KIND,
+  GATEWAY_ROUTE_KIND,
+  SERVICE_KINDS,
+  WHOLE_GATEWAY_KINDS,
+} from './kind-sets.js';
 import { PASS_THROUGH_SERVICE, type CandidatesByKind } from './match-sidecar.js';
 import type { PolicyResource, Selector } from './policy-resource.js';
 import { isBuiltinGateway, proxyInterfaces, type Networking } from './proxy-interfaces.js';
@@ -28,17 +35,9 @@ type Tags = Readonly<Record<string, string>>;
 export const GATEWAY_VIEW_KIND = 'MeshGatewayDataplane';
 
 /** Kinds matched per route destination (Kuma's ConnectionPolicyTypes), in the order listed. */
-export const DESTINATION_KINDS = [
-  'CircuitBreaker',
-  'FaultInjection',
-  'HealthCheck',
-  'RateLimit',
-  'Retry',
-  'Timeout',
-] as const;
+export const DESTINATION_KINDS = GATEWAY_DESTINATION_KINDS;
 
-/** Kinds that configure the whole gateway (Kuma's inspect `policies`): TrafficLog, TrafficTrace. */
-export const WHOLE_GATEWAY_KINDS = ['TrafficLog', 'TrafficTrace'] as const;
+export { WHOLE_GATEWAY_KINDS };
 
 /** A MeshGateway as the matcher reads it: a policy with a mesh, tags and listeners. */
 export interface GatewayResource extends PolicyResource, GatewaySpec {
@@ -145,8 +144,9 @@ export function matchGateway<P extends PolicyResource, R extends GatewayRouteSpe
 }
 
 /**
- * TrafficLog as for `pass_through` (sources against the proxy, destinations against that
- * service) and TrafficTrace (selectors against the proxy): the reference's whole-gateway policies.
+ * The whole-gateway kinds matched as on a sidecar: a `service` kind as for `pass_through` (sources
+ * against the proxy, destinations against that service), a `dataplane` kind by its selectors
+ * against the proxy: the reference's whole-gateway policies (TrafficLog, TrafficTrace).
  */
 function wholeGatewayPolicies<P extends PolicyResource>(
   networking: Networking,
@@ -154,10 +154,13 @@ function wholeGatewayPolicies<P extends PolicyResource>(
 ): Record<string, P> {
   const { tagSets } = proxyInterfaces(networking);
   const out: Record<string, P> = {};
-  const log = bestForService(PASS_THROUGH_SERVICE, bySource(tagSets, candidates.TrafficLog ?? []));
-  if (log) out.TrafficLog = log;
-  const trace = bestForProxy(tagSets, candidates.TrafficTrace ?? []);
-  if (trace) out.TrafficTrace = trace;
+  for (const kind of WHOLE_GATEWAY_KINDS) {
+    const of = candidates[kind] ?? [];
+    const best = BY_SOURCE.has(kind)
+      ? bestForService(PASS_THROUGH_SERVICE, bySource(tagSets, of))
+      : bestForProxy(tagSets, of);
+    if (best) out[kind] = best;
+  }
   return out;
 }
 
@@ -236,8 +239,13 @@ function prune(
   return listeners.length > 0 ? listeners : undefined;
 }
 
-const BY_SELECTORS: ReadonlySet<string> = new Set(['MeshGateway', 'TrafficTrace']);
-const BY_LISTENER_TAGS: ReadonlySet<string> = new Set([...DESTINATION_KINDS, 'MeshGatewayRoute']);
+/** Whole-gateway kinds matched by their sources (a sidecar `service` kind); the others by `selectors`. */
+const BY_SOURCE: ReadonlySet<string> = new Set(WHOLE_GATEWAY_KINDS.filter((k) => SERVICE_KINDS.includes(k)));
+const BY_SELECTORS: ReadonlySet<string> = new Set([
+  GATEWAY_KIND,
+  ...WHOLE_GATEWAY_KINDS.filter((k) => !BY_SOURCE.has(k)),
+]);
+const BY_LISTENER_TAGS: ReadonlySet<string> = new Set([...DESTINATION_KINDS, GATEWAY_ROUTE_KIND]);
 
 /** A selector that matches every tag set. */
 const ANY_PROXY: readonly Selector[] = [{ match: {} }];
@@ -257,7 +265,7 @@ const ANY_PROXY: readonly Selector[] = [{ match: {} }];
  */
 export function gatewayReach(policy: PolicyResource): readonly Selector[] | undefined {
   if (BY_SELECTORS.has(policy.type)) return policy.selectors ?? [];
-  if (policy.type === 'TrafficLog') return policy.sources ?? [];
+  if (BY_SOURCE.has(policy.type)) return policy.sources ?? [];
   if (BY_LISTENER_TAGS.has(policy.type)) return ANY_PROXY;
   return undefined;
 }

@@ -22,7 +22,19 @@
  * up to date write by write calls it per proxy with only the candidates a change can reach. The
  * services a proxyless client dials (`dialled`) are outbounds too (`proxyInterfaces`).
  */
-import type { PolicyResource } from './policy-resource.js';
+import {
+  DATAPLANE_ALL_KINDS,
+  DATAPLANE_BEST_KINDS,
+  DIALLED_KINDS,
+  INBOUND_ALL_KINDS,
+  INBOUND_BEST_KINDS,
+  LOGGED_KINDS,
+  OUTBOUND_KINDS,
+  ROUTE_KIND,
+  SERVICE_KINDS,
+  TARGET_REF_POLICY_KINDS,
+} from './kind-sets.js';
+import { selectsByTargetRef, type PolicyResource } from './policy-resource.js';
 import { proxyInterfaces, type Networking } from './proxy-interfaces.js';
 import { callDestinations, routeDestinations } from './route-destinations.js';
 import {
@@ -34,7 +46,7 @@ import {
   bestForService,
   bySource,
 } from './select-policies.js';
-import { compareByTargetRef, targetRefListeners, type TargetRefPolicy } from './target-ref-match.js';
+import { compareByTargetRef, targetRefListeners } from './target-ref-match.js';
 
 /** Where an item of the matched-policies view attaches (spec 2.20). */
 export type AttachmentType = 'dataplane' | 'inbound' | 'outbound' | 'service';
@@ -56,23 +68,17 @@ export type CandidatesByKind<P extends PolicyResource = PolicyResource> = Readon
 /** The service of traffic that leaves through no declared outbound (Kuma's `pass_through`). */
 export const PASS_THROUGH_SERVICE = 'pass_through';
 
-/** Kinds by attachment, each in the order its policies are listed; `all` kinds keep every match. */
+/** Kinds by attachment (from the kinds' units); `all` kinds keep every match. */
 export const ATTACHMENT_KINDS = {
-  inbound: { best: ['TrafficPermission'], all: ['FaultInjection', 'RateLimit'] },
-  outbound: ['Timeout', 'TrafficRoute', 'RateLimit'],
-  service: ['HealthCheck', 'CircuitBreaker', 'Retry', 'TrafficLog'],
-  dataplane: { best: ['TrafficTrace', 'ProxyTemplate'], all: ['VirtualOutbound'] },
+  inbound: { best: INBOUND_BEST_KINDS, all: INBOUND_ALL_KINDS },
+  outbound: OUTBOUND_KINDS,
+  service: SERVICE_KINDS,
+  dataplane: { best: DATAPLANE_BEST_KINDS, all: DATAPLANE_ALL_KINDS },
 } as const;
 
-/**
- * The inbound kinds a proxyless client applies itself, listed on each outbound it dials: the
- * FaultInjections whose sources match the client and whose destinations match an inbound of the
- * service's endpoints (the client injects the fault that server-side proxies would), best first.
- */
-export const DIALLED_KINDS = ['FaultInjection'] as const;
+export { DIALLED_KINDS, TARGET_REF_POLICY_KINDS };
 
-/** The kinds matched by a top-level `targetRef` (Kuma 2.0's new policies), listed on the `dataplane` item. */
-export const TARGET_REF_POLICY_KINDS = ['MeshTrafficPermission', 'MeshAccessLog', 'MeshTrace'] as const;
+const LOGGED: ReadonlySet<string> = new Set(LOGGED_KINDS);
 
 /**
  * The matched-policies items of one sidecar proxy: one per attachment with at least one policy,
@@ -116,14 +122,13 @@ export function matchSidecar<P extends PolicyResource>(
       if (best) matched[kind] = [best];
     }
     if (outbound.dialled) {
-      const reached = callDestinations(outbound.service, matched.TrafficRoute?.[0]).flatMap(endpointTags);
+      const reached = callDestinations(outbound.service, matched[ROUTE_KIND]?.[0]).flatMap(endpointTags);
       for (const kind of DIALLED_KINDS) {
         const all = allForDialled(proxy.tagSets, reached, of(kind));
         if (all.length > 0) matched[kind] = all;
       }
     }
-    for (const service of routeDestinations(outbound.service, matched.TrafficRoute?.[0]))
-      reached.add(service);
+    for (const service of routeDestinations(outbound.service, matched[ROUTE_KIND]?.[0])) reached.add(service);
     push('outbound', outbound.name, outbound.service, matched);
   }
 
@@ -134,7 +139,7 @@ export function matchSidecar<P extends PolicyResource>(
   for (const kind of ATTACHMENT_KINDS.service) {
     const fromSource = bySource(proxy.tagSets, of(kind));
     if (fromSource.length === 0) continue;
-    for (const service of kind === 'TrafficLog' ? logged : reached) {
+    for (const service of LOGGED.has(kind) ? logged : reached) {
       const best = bestForService(service, fromSource);
       if (!best) continue;
       const matched = byService.get(service) ?? {};
@@ -154,14 +159,10 @@ export function matchSidecar<P extends PolicyResource>(
     if (all.length > 0) matched[kind] = all;
   }
   for (const kind of TARGET_REF_POLICY_KINDS) {
-    const selecting = of(kind).filter(
-      (p) => targetRefListeners((p as unknown as TargetRefPolicy).spec.targetRef, networking).length > 0,
-    );
-    if (selecting.length > 0) {
-      matched[kind] = [...selecting].sort((a, b) =>
-        compareByTargetRef(a as unknown as TargetRefPolicy, b as unknown as TargetRefPolicy),
-      );
-    }
+    const selecting = of(kind)
+      .filter(selectsByTargetRef)
+      .filter((p) => targetRefListeners(p.spec.targetRef, networking).length > 0);
+    if (selecting.length > 0) matched[kind] = [...selecting].sort(compareByTargetRef);
   }
   push('dataplane', '', '', matched);
 

@@ -49,12 +49,12 @@ import { reachSelectors } from './reach-selectors.js';
 import { matchClassKey, SidecarCells, SIDECAR_KINDS, type Candidates } from './sidecar-cells.js';
 import { SERVICE_TAG } from '../resources/fragments.js';
 import { MATCH_ALL, tagSelectorMatches } from './tag-selector.js';
-import { DIALLED_KINDS } from './match-sidecar.js';
+import { DIALLED_KINDS, GATEWAY_KIND, GATEWAY_ROUTE_KIND, ROUTE_KIND } from './kind-sets.js';
 
 type ChangeEntry = Parameters<Parameters<ResourceViews['onChange']>[0]>[0];
 
 /** The kinds that shape gateway proxies' views besides the policies. */
-export const GATEWAY_KINDS: readonly string[] = ['MeshGateway', 'MeshGatewayRoute'];
+export const GATEWAY_KINDS: readonly string[] = [GATEWAY_KIND, GATEWAY_ROUTE_KIND];
 
 /** The inbound kinds whose matches the callers of an inbound read (they apply them themselves). */
 const DIALLED: ReadonlySet<string> = new Set(DIALLED_KINDS);
@@ -619,7 +619,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     }
     if (!update.touched) return;
     markClass(mesh, cls);
-    if (kind === 'TrafficRoute') indexReach(m, cls, true);
+    if (kind === ROUTE_KIND) indexReach(m, cls, true);
     // Callers of this class's inbounds apply the faults those inbounds list.
     if (update.inbound && DIALLED.has(kind)) {
       for (const ib of cls.cells.interfaces.inbounds) markService(m, mesh, ib.service);

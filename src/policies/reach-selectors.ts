@@ -1,5 +1,5 @@
 import { ATTACHMENT_KINDS, DIALLED_KINDS, TARGET_REF_POLICY_KINDS } from './match-sidecar.js';
-import { targetRefTags, type TargetRefPolicy } from './target-ref-match.js';
+import { targetRefTags } from './target-ref-match.js';
 import type { PolicyResource, Selector } from './policy-resource.js';
 
 const BY_DESTINATION: ReadonlySet<string> = new Set(ATTACHMENT_KINDS.inbound.best);
@@ -29,7 +29,7 @@ export function reachSelectors(policy: PolicyResource): readonly Selector[] | un
   if (BY_SELECTOR.has(type)) return policy.selectors ?? [];
   if (BY_TARGET_REF.has(type)) {
     // A targetRef's tags as a selector; a ref kind that selects no listener reaches nothing.
-    const ref = (policy as unknown as Partial<TargetRefPolicy>).spec?.targetRef;
+    const ref = policy.spec?.targetRef;
     const tags = ref ? targetRefTags(ref) : undefined;
     return tags ? [{ match: { ...tags } }] : [];
   }

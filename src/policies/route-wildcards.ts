@@ -5,6 +5,7 @@
  * `backend` reads `{mesh.io/service: backend}`. Destinations are `conf.destination`,
  * `conf.split[].destination` and the same two under each `conf.http[]` route.
  */
+import { ROUTE_KIND } from './kind-sets.js';
 import { SERVICE_TAG } from '../resources/fragments.js';
 import type { SidecarItem } from './match-sidecar.js';
 import type { PolicyResource } from './policy-resource.js';
@@ -96,11 +97,11 @@ export function resolveOutboundRoutes<T extends SidecarItem<PolicyResource>>(
   const tagsByName = new Map<string, Tags>();
   outbounds.forEach((ob, i) => tagsByName.set(names[i].name, ob.tags ?? { [SERVICE_TAG]: ob.service ?? '' }));
   return items.map((item) => {
-    const routes = item.matchedPolicies.TrafficRoute;
+    const routes = item.matchedPolicies[ROUTE_KIND];
     const tags = tagsByName.get(item.name);
     if (item.type !== 'outbound' || !routes || !tags) return item;
     const resolved = routes.map((r) => resolveRouteWildcards(r, tags));
     if (resolved.every((r, i) => r === routes[i])) return item;
-    return { ...item, matchedPolicies: { ...item.matchedPolicies, TrafficRoute: resolved } };
+    return { ...item, matchedPolicies: { ...item.matchedPolicies, [ROUTE_KIND]: resolved } };
   });
 }

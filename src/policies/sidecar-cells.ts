@@ -33,10 +33,11 @@ import {
   type Placed,
   type PolicyFacts,
 } from './policy-facts.js';
-import type { PolicyResource } from './policy-resource.js';
+import { LOGGED_KINDS, ROUTE_KIND, ROUTED_KINDS, SIDECAR_ATTACHED_KINDS } from './kind-sets.js';
+import { selectsByTargetRef, type PolicyResource } from './policy-resource.js';
 import { proxyInterfaces, type Networking, type ProxyInterfaces } from './proxy-interfaces.js';
 import { callDestinations, routeDestinations } from './route-destinations.js';
-import { compareByTargetRef, targetRefListeners, type TargetRefPolicy } from './target-ref-match.js';
+import { compareByTargetRef, targetRefListeners } from './target-ref-match.js';
 
 /**
  * The cells of one kind, by slot: every policy that matches there, in the order they apply (empty
@@ -90,7 +91,9 @@ export type Candidates = ReadonlyMap<string, ReadonlyMap<string, PolicyResource>
 
 const INBOUND_ALL: ReadonlySet<string> = new Set(ATTACHMENT_KINDS.inbound.all);
 const OUTBOUND: ReadonlySet<string> = new Set(ATTACHMENT_KINDS.outbound);
-const ROUTED: ReadonlySet<string> = new Set(['HealthCheck', 'CircuitBreaker', 'Retry']);
+const SERVICE: ReadonlySet<string> = new Set(ATTACHMENT_KINDS.service);
+const LOGGED: ReadonlySet<string> = new Set(LOGGED_KINDS);
+const INBOUND_BEST: ReadonlySet<string> = new Set(ATTACHMENT_KINDS.inbound.best);
 const DATAPLANE_BEST: ReadonlySet<string> = new Set(ATTACHMENT_KINDS.dataplane.best);
 const DATAPLANE_ALL: ReadonlySet<string> = new Set(ATTACHMENT_KINDS.dataplane.all);
 const TARGET_REF: ReadonlySet<string> = new Set(TARGET_REF_POLICY_KINDS);
@@ -110,22 +113,13 @@ const NO_NAMES: ReadonlySet<string> = new Set();
 /** The kinds an outbound item lists, in order: those of every outbound, then those of dialled ones. */
 const OUTBOUND_ITEM_KINDS = [...ATTACHMENT_KINDS.outbound, ...DIALLED_KINDS];
 
-/** The service kinds whose places follow the routes (the rest of the service kinds: TrafficLog). */
-export const ROUTED_KINDS: readonly string[] = [...ROUTED];
+export { ROUTED_KINDS };
 
-/** Every kind a sidecar's cells hold, TrafficRoute first (the routed kinds' places depend on it). */
+/** Every kind a sidecar's cells hold, the router first (the routed kinds' places depend on it). */
 export const SIDECAR_KINDS: readonly string[] = [
-  'TrafficRoute',
-  ...new Set([
-    ...ATTACHMENT_KINDS.inbound.best,
-    ...ATTACHMENT_KINDS.inbound.all,
-    ...ATTACHMENT_KINDS.outbound,
-    ...ATTACHMENT_KINDS.service,
-    ...ATTACHMENT_KINDS.dataplane.best,
-    ...ATTACHMENT_KINDS.dataplane.all,
-    ...TARGET_REF_POLICY_KINDS,
-  ]),
-].filter((k, i, all) => all.indexOf(k) === i);
+  ROUTE_KIND,
+  ...SIDECAR_ATTACHED_KINDS.filter((k) => k !== ROUTE_KIND),
+];
 
 const isAll = (location: string, kind: string): boolean =>
   location[0] === 'i'
@@ -136,7 +130,7 @@ const isAll = (location: string, kind: string): boolean =>
 
 /** Negative when `a` applies before `b` among targetRef policies (`compareByTargetRef`). */
 const compareTargetRefs = (a: Placed, b: Placed): number =>
-  compareByTargetRef(a.policy as unknown as TargetRefPolicy, b.policy as unknown as TargetRefPolicy);
+  selectsByTargetRef(a.policy) && selectsByTargetRef(b.policy) ? compareByTargetRef(a.policy, b.policy) : 0;
 
 /** Negative when `a` is listed before `b` in a cell of `kind`. */
 const orderOf = (kind: string): ((a: Placed, b: Placed) => number) =>
@@ -300,7 +294,7 @@ export class SidecarCells {
    */
   private placesOf(kind: string, policy: PolicyResource, facts: PolicyFacts, out: Places, n: number): number {
     const { inboundTags, outboundServices, tagSets } = this;
-    if (kind === 'TrafficPermission') {
+    if (INBOUND_BEST.has(kind)) {
       for (let i = 0; i < inboundTags.length; i++) {
         const r = rankFor(facts.destinations, inboundTags[i]);
         if (r !== NO_MATCH) {
@@ -329,7 +323,7 @@ export class SidecarCells {
         }
       }
     }
-    if (OUTBOUND.has(kind) || ROUTED.has(kind) || kind === 'TrafficLog') {
+    if (OUTBOUND.has(kind) || SERVICE.has(kind)) {
       const s = bestRank(facts.sources, tagSets);
       if (s === NO_MATCH) return n;
       if (OUTBOUND.has(kind)) {
@@ -341,7 +335,7 @@ export class SidecarCells {
           }
         }
       } else {
-        for (const service of kind === 'TrafficLog' ? this.logged : this.reached) {
+        for (const service of LOGGED.has(kind) ? this.logged : this.reached) {
           const r = serviceRank(facts.destinations, service);
           if (r !== NO_MATCH) {
             out[n++] = this.serviceSlot(service);
@@ -358,7 +352,7 @@ export class SidecarCells {
         out[n++] = r;
       }
     } else if (TARGET_REF.has(kind)) {
-      const ref = (policy as unknown as TargetRefPolicy).spec?.targetRef;
+      const ref = policy.spec?.targetRef;
       if (ref && targetRefListeners(ref, this.networking).length > 0) {
         out[n++] = this.proxySlot;
         out[n++] = 0;
@@ -382,9 +376,9 @@ export class SidecarCells {
   /** Recomputes every kind from the policies `of` gives for it (a policy given more than once counts once). */
   recomputeFrom(of: (kind: string) => Iterable<PolicyResource> | undefined): void {
     this.cells.length = 0;
-    this.placeAll('TrafficRoute', of('TrafficRoute'));
+    this.placeAll(ROUTE_KIND, of(ROUTE_KIND));
     this.reached = this.routedServices();
-    for (const kind of SIDECAR_KINDS) if (kind !== 'TrafficRoute') this.placeAll(kind, of(kind));
+    for (const kind of SIDECAR_KINDS) if (kind !== ROUTE_KIND) this.placeAll(kind, of(kind));
   }
 
   /**
@@ -437,7 +431,7 @@ export class SidecarCells {
       const listed = moving.othersAre[i] || this.listedElsewhere(info, moving.others[i], -1);
       if (listed !== moving.othersWere[i]) changes.push({ kind, name: moving.others[i], listed });
     }
-    if (kind === 'TrafficRoute') {
+    if (kind === ROUTE_KIND) {
       changes.push(...this.refreshRouted(candidates));
       // A dialled outbound's faults are those of the services its route reaches.
       if (this.interfaces.outbounds.some((o) => o.dialled)) changes.push(...this.refreshDialled(candidates));
@@ -700,9 +694,9 @@ export class SidecarCells {
     this.cells[index] = cells;
   }
 
-  /** The policy of the TrafficRoute that outbound `j` lists, if any. */
+  /** The policy of the route that outbound `j` lists, if any. */
   private routeAt(j: number): PolicyResource | undefined {
-    return this.kindCells('TrafficRoute')?.[this.outboundSlot + j]?.[0]?.policy;
+    return this.kindCells(ROUTE_KIND)?.[this.outboundSlot + j]?.[0]?.policy;
   }
 
   /** The slot of a service's cells (a new one for a service met for the first time). */

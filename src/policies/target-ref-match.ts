@@ -14,17 +14,13 @@
  */
 import { SERVICE_TAG } from '../resources/fragments.js';
 import { TARGET_REF_KINDS } from '../resources/target-ref.js';
+import type { TargetRef } from './policy-resource.js';
 import { isBuiltinGateway, type Networking } from './proxy-interfaces.js';
 import { tagSelectorMatches } from './tag-selector.js';
 
 type Tags = Readonly<Record<string, string>>;
 
-/** A `targetRef` as stored (extra-policies.md). */
-export interface TargetRef {
-  kind: string;
-  name?: string;
-  tags?: Tags;
-}
+export type { TargetRef };
 
 /** A policy with a top-level `targetRef`, as stored: `{type, mesh, name, spec: {targetRef, ...}}`. */
 export interface TargetRefPolicy {
@@ -112,7 +108,10 @@ export function targetRefListeners(
 const KIND_ORDER = new Map<string, number>(TARGET_REF_KINDS.map((k, i) => [k, i]));
 
 /** Negative when `a` applies before `b` (Kuma's ByTargetRef): ref kind order, then name. */
-export function compareByTargetRef(a: TargetRefPolicy, b: TargetRefPolicy): number {
+export function compareByTargetRef(
+  a: { name: string; spec: { targetRef: TargetRef } },
+  b: { name: string; spec: { targetRef: TargetRef } },
+): number {
   const ka = KIND_ORDER.get(a.spec.targetRef.kind) ?? KIND_ORDER.size;
   const kb = KIND_ORDER.get(b.spec.targetRef.kind) ?? KIND_ORDER.size;
   if (ka !== kb) return ka - kb;

@@ -58,6 +58,11 @@ export interface ResourceDescriptor<Schema extends z.ZodType<Spec> = z.ZodType<S
   catalogue?: CatalogueEntry;
   /** True for policy kinds: the catalogue minus ExternalService. */
   isPolicy: boolean;
+  /**
+   * A policy that serves proxies rather than shaping them (a gateway): its `…/{name}/dataplanes`
+   * lists the proxies its selectors select, not the proxies it affects.
+   */
+  selectsProxies: boolean;
   /** True for kinds MeshInsight counts under `policies`; defaults to `isPolicy`. */
   countedInMeshInsight: boolean;
   /** True for kinds whose content is secret (auth and masking rules). */
@@ -131,6 +136,7 @@ export function defineResource<Schema extends z.ZodType<Spec>>(
     aliases: def.aliases ?? [],
     itemAliases: def.itemAliases ?? [],
     isPolicy: def.isPolicy ?? false,
+    selectsProxies: def.selectsProxies ?? false,
     countedInMeshInsight: def.countedInMeshInsight ?? def.isPolicy ?? false,
     secret: def.secret ?? false,
     sync: def.sync ?? 'none',

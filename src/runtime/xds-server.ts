@@ -18,12 +18,14 @@ import { createMeshConfigSource } from '../xds/mesh-config-source.js';
 import { dataplaneLookup, nodeIdentity } from '../xds/node-identity.js';
 import {
   createProxyInsights,
+  type CounterReader,
+  type CountersByKind,
   type ProxySubscriptionHandle,
   type StreamCounters,
 } from '../xds/proxy-insights.js';
+import type { StreamInfo } from '../xds/stream-info.js';
 import { authnWarning, createProxyTokenCheck } from '../xds/proxy-token.js';
 import { createRefusalLog, peerHost } from '../util/refusal-log.js';
-import { countersOf } from '../xds/stream-info.js';
 import { SHORT_TYPE } from '../xds/type-urls.js';
 import { onMeshChange, xdsSources } from './xds-sources.js';
 import { localZoneOf } from '../config/local-zone.js';
@@ -32,6 +34,31 @@ import { isTokenSecret } from '../tokens/token-types.js';
 
 /** Refused streams log one line per caller address per this interval (then a count of the rest). */
 const REFUSAL_LOG_INTERVAL_MS = 10_000;
+
+/**
+ * An open stream's insight bookkeeping; it is the reader of the stream's counters (called when the
+ * insight is published).
+ */
+class OpenStream implements CounterReader {
+  constructor(
+    readonly info: StreamInfo,
+    readonly handle: ProxySubscriptionHandle,
+    /** `mesh\0name` of its proxy. */
+    readonly key: string,
+    /** The proxy's stream opened before this one, while it is open. */
+    public older: OpenStream | undefined,
+  ) {}
+
+  counters(): StreamCounters {
+    // A type's status carries its three counters itself: read as they are, not copied.
+    const byKind: CountersByKind = {};
+    for (const [url, status] of this.info.types) {
+      const kind = SHORT_TYPE[url];
+      if (kind) byKind[kind] = status;
+    }
+    return { byKind, lastUpdateTime: this.info.lastUpdateTime };
+  }
+}
 
 /** A started xDS server. */
 export interface XdsServer {
@@ -74,43 +101,52 @@ export async function startXdsServer(deps: {
     now: deps.now,
     publishMs: parseDuration(config.xdsServer.dataplaneStatusFlushInterval),
   });
-  /** Insight bookkeeping per open stream, and the reader of its counters (called at publish time). */
-  const handles = new Map<string, { handle: ProxySubscriptionHandle; read: () => StreamCounters }>();
-  /** Open stream ids per `mesh\0name`, oldest first. */
-  const byProxy = new Map<string, string[]>();
-  const proxyOf = new Map<string, string>();
-  ads.on('connect', (info) => {
+  /** Insight bookkeeping per open stream, by stream id. */
+  const open = new Map<string, OpenStream>();
+  /** The newest open stream of each proxy (`mesh\0name`); older ones follow its `older` links. */
+  const newest = new Map<string, OpenStream>();
+  /** The Dataplane of a stream: as the source named it when it opened, else read from the node. */
+  const proxyOf = (info: StreamInfo): { mesh: string; name: string } | undefined => {
+    if (info.proxy) return info.proxy;
     const who = nodeIdentity(info.node, lookup);
-    if (!who.ok) return;
+    return who.ok ? who : undefined;
+  };
+  ads.on('connect', (info) => {
+    const who = proxyOf(info);
+    if (!who) return;
     const key = `${who.mesh}\u0000${who.name}`;
-    proxyOf.set(info.id, key);
-    byProxy.set(key, [...(byProxy.get(key) ?? []), info.id]);
-    handles.set(info.id, {
-      handle: insights.open(who.mesh, who.name, {
-        id: info.id,
-        controlPlaneInstanceId: deps.instanceId,
-        userAgent: info.userAgent,
-      }),
-      read: () => ({ byKind: countersOf(info, SHORT_TYPE), lastUpdateTime: info.lastUpdateTime }),
+    const handle = insights.open(who.mesh, who.name, {
+      id: info.id,
+      controlPlaneInstanceId: deps.instanceId,
+      userAgent: info.userAgent,
     });
+    const entry = new OpenStream(info, handle, key, newest.get(key));
+    open.set(info.id, entry);
+    newest.set(key, entry);
     logger?.info(
       { mesh: who.mesh, dataplane: who.name, stream: info.id, peer: info.peer },
       'proxy connected',
     );
   });
   ads.on('update', (info) => {
-    const h = handles.get(info.id);
-    h?.handle.update(h.read);
+    const entry = open.get(info.id);
+    entry?.handle.update(entry);
   });
   ads.on('disconnect', (info, status) => {
-    const handle = handles.get(info.id)?.handle;
-    handles.delete(info.id);
-    const key = proxyOf.get(info.id);
-    proxyOf.delete(info.id);
-    const ids = key === undefined ? [] : (byProxy.get(key) ?? []).filter((id) => id !== info.id);
-    if (key !== undefined && ids.length > 0) byProxy.set(key, ids);
-    else if (key !== undefined) byProxy.delete(key);
-    handle?.close();
+    const entry = open.get(info.id);
+    open.delete(info.id);
+    if (entry) {
+      // Unlinked from its proxy's list, so that a proxy's list holds its open streams only.
+      let at = newest.get(entry.key);
+      if (at === entry) {
+        if (entry.older) newest.set(entry.key, entry.older);
+        else newest.delete(entry.key);
+      } else {
+        while (at && at.older !== entry) at = at.older;
+        if (at) at.older = entry.older;
+      }
+      entry.handle.close();
+    }
     logger?.info(
       { stream: info.id, code: status.code, details: clipDetails(status.details) },
       'proxy disconnected',
@@ -145,9 +181,8 @@ export async function startXdsServer(deps: {
     port,
     ads,
     streamOf(mesh, name) {
-      const ids = byProxy.get(`${mesh}\u0000${name}`) ?? [];
-      for (let i = ids.length - 1; i >= 0; i--) {
-        const stream = ads.stream(ids[i]);
+      for (let at = newest.get(`${mesh}\u0000${name}`); at; at = at.older) {
+        const stream = ads.stream(at.info.id);
         if (stream) return stream;
       }
       return undefined;
@@ -155,8 +190,9 @@ export async function startXdsServer(deps: {
     async close() {
       clearInterval(sweep);
       await ads.close();
-      for (const h of handles.values()) h.handle.close();
-      handles.clear();
+      for (const entry of open.values()) entry.handle.close();
+      open.clear();
+      newest.clear();
       insights.close();
     },
   };

@@ -2,6 +2,7 @@ import type * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import type { EncodedAny } from './encode-any.js';
 import { envoyType } from './envoy-protos.js';
+import { CLUSTER, CLUSTER_LOAD_ASSIGNMENT, LISTENER, ROUTE_CONFIGURATION } from './type-urls.js';
 
 /** The locality a proxy declares (`node.locality`, mandatory for @grpc/grpc-js-xds). */
 export interface Locality {
@@ -37,7 +38,8 @@ export interface DiscoveryRequest {
 /** A DiscoveryResponse with its resources already encoded. */
 export interface DiscoveryResponse {
   version_info: string;
-  resources: EncodedAny[];
+  /** Not changed once written: a response's encoding of its resources is kept per list. */
+  resources: readonly EncodedAny[];
   type_url: string;
   nonce: string;
 }
@@ -81,19 +83,59 @@ function encode(name: string, value: object): Buffer {
 }
 
 /**
- * A DiscoveryResponse in protobuf wire format, written with protobufjs's Writer field by field: its
- * resources are already encoded, and a push sends the same resource bytes to many streams, so each
- * resource's `Any` message is encoded once per value buffer and reused; only the version and nonce
- * differ per stream. Equal to protobufjs's encoding of the whole message
+ * A DiscoveryResponse in protobuf wire format. Its resources are already encoded, and a push sends
+ * the same resource list to many streams: the list's part of the message (each resource's `Any`,
+ * field 2) is encoded once per list and copied into each stream's message; only the version and
+ * nonce differ per stream. Equal to protobufjs's encoding of the whole message
  * (test/unit/xds/ads-protocol.test.ts).
  */
 export function encodeResponse(res: DiscoveryResponse): Buffer {
+  const body = resourcesBytes(res.resources);
+  const version = Buffer.byteLength(res.version_info);
+  const typeUrl = Buffer.byteLength(res.type_url);
+  const nonce = Buffer.byteLength(res.nonce);
   // Fields in number order (tag = field << 3 | 2, length-delimited); strings written even when
   // empty, as protobufjs does for a set field.
-  const w = protobuf.Writer.create().uint32(10).string(res.version_info);
-  for (const any of res.resources) w.uint32(18).bytes(anyBytes(any));
-  const bytes = w.uint32(34).string(res.type_url).uint32(42).string(res.nonce).finish();
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const out = Buffer.allocUnsafe(
+    fieldSize(version) + body.byteLength + fieldSize(typeUrl) + fieldSize(nonce),
+  );
+  let at = writeString(out, 0, 10, res.version_info, version);
+  out.set(body, at);
+  at += body.byteLength;
+  at = writeString(out, at, 34, res.type_url, typeUrl);
+  writeString(out, at, 42, res.nonce, nonce);
+  return out;
+}
+
+/** Bytes of a length-delimited field of `length` bytes with a one-byte tag. */
+const fieldSize = (length: number): number => 1 + varintSize(length) + length;
+
+const varintSize = (n: number): number =>
+  n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x200000 ? 3 : n < 0x10000000 ? 4 : 5;
+
+function writeString(out: Buffer, at: number, tag: number, value: string, length: number): number {
+  out[at++] = tag;
+  let n = length;
+  while (n >= 0x80) {
+    out[at++] = (n & 0x7f) | 0x80;
+    n >>>= 7;
+  }
+  out[at++] = n;
+  return at + out.write(value, at, length, 'utf8');
+}
+
+/** The resources' part of a response, by resource list (a push shares one list between streams). */
+const RESOURCES_BYTES = new WeakMap<readonly EncodedAny[], Uint8Array>();
+
+function resourcesBytes(resources: readonly EncodedAny[]): Uint8Array {
+  let bytes = RESOURCES_BYTES.get(resources);
+  if (!bytes) {
+    const w = protobuf.Writer.create();
+    for (const any of resources) w.uint32(18).bytes(anyBytes(any));
+    bytes = w.finish();
+    RESOURCES_BYTES.set(resources, bytes);
+  }
+  return bytes;
 }
 
 /** Encoded `Any` messages by value buffer (the encode cache shares value buffers between streams). */
@@ -133,7 +175,7 @@ function decodeRequest(bytes: Buffer): DiscoveryRequest {
     version_info: raw.version_info || '',
     node: undefined,
     resource_names: raw.resource_names ?? [],
-    type_url: raw.type_url || '',
+    type_url: knownTypeUrl(raw.type_url || ''),
     response_nonce: raw.response_nonce || '',
     error_detail: undefined,
   };
@@ -161,6 +203,12 @@ function decodeRequest(bytes: Buffer): DiscoveryRequest {
   }
   return req;
 }
+
+/** The four resource type URLs, so that a stream keeps the one string, not each request's copy. */
+const TYPE_URLS = new Map(
+  [LISTENER, ROUTE_CONFIGURATION, CLUSTER, CLUSTER_LOAD_ASSIGNMENT].map((url) => [url, url]),
+);
+const knownTypeUrl = (url: string): string => TYPE_URLS.get(url) ?? url;
 
 const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err)).slice(0, 200);
 
@@ -199,15 +247,48 @@ const NODE = 'envoy.config.core.v3.Node';
 type RawNode = Partial<Omit<Node, 'metadata'>> & { metadata?: StructValue['structValue'] };
 
 function nodeOf(raw: RawNode): Node {
+  const metadata = raw.metadata ? structToJson(raw.metadata) : {};
+  const features = raw.client_features ?? [];
   return {
     id: raw.id ?? '',
-    cluster: raw.cluster ?? '',
-    metadata: raw.metadata ? structToJson(raw.metadata) : {},
-    locality: raw.locality,
-    user_agent_name: raw.user_agent_name ?? '',
-    user_agent_version: raw.user_agent_version ?? '',
-    client_features: raw.client_features ?? [],
+    cluster: shared(raw.cluster ?? ''),
+    // The parts every proxy of a mesh mostly shares are shared (a node is kept per open stream).
+    metadata: Object.keys(metadata).length === 0 ? NO_METADATA : metadata,
+    locality: raw.locality && sharedLocality(raw.locality),
+    user_agent_name: shared(raw.user_agent_name ?? ''),
+    user_agent_version: shared(raw.user_agent_version ?? ''),
+    client_features: features.length === 0 ? NO_FEATURES : sharedList(features),
   };
+}
+
+const NO_METADATA: Record<string, unknown> = Object.freeze({});
+const NO_FEATURES: string[] = Object.freeze([]) as unknown as string[];
+
+/** Distinct short strings and lists kept for sharing between nodes; past it the table starts again. */
+const SHARED_MAX = 4096;
+const SHARED = new Map<string, unknown>();
+
+function sharedValue<T>(key: string, make: () => T): T {
+  let v = SHARED.get(key) as T | undefined;
+  if (v === undefined) {
+    if (SHARED.size >= SHARED_MAX) SHARED.clear();
+    v = make();
+    SHARED.set(key, v);
+  }
+  return v;
+}
+
+/** The one copy of a short string (a user agent, a cluster): long ones are not shared. */
+const shared = (s: string): string => (s.length > 256 ? s : sharedValue(`s${s}`, () => s));
+
+function sharedList(list: string[]): string[] {
+  const key = `l${JSON.stringify(list)}`;
+  return key.length > 1024 ? list : sharedValue(key, () => Object.freeze([...list]) as string[]);
+}
+
+function sharedLocality(l: Locality): Locality {
+  const key = `z${JSON.stringify([l.region ?? null, l.zone ?? null, l.sub_zone ?? null])}`;
+  return key.length > 1024 ? l : sharedValue(key, () => Object.freeze({ ...l }));
 }
 
 /** A `google.protobuf.Value` as protobufjs decodes it: its bundled well-known types keep camelCase names. */

@@ -4,12 +4,12 @@ import { EventEmitter } from 'eventemitter3';
 import type { AdsCall, DiscoveryRequest, Node } from './ads-protocol.js';
 import { ADS_SERVICE } from './ads-protocol.js';
 import { ADS_LIMITS, clipDetails } from './ads-limits.js';
-import { AdsStream } from './ads-stream.js';
+import { AdsStream, type StreamHooks } from './ads-stream.js';
 import type { ConfigSource, ProxyHandle } from './config-source.js';
 import type { StreamStatus } from './grpc-status.js';
 import { streamStatusOf } from './grpc-status.js';
 import { AppError } from '../util/errors.js';
-import type { StreamInfo } from './stream-info.js';
+import type { StreamInfo, TypeStatus } from './stream-info.js';
 
 /** Events of the ADS server; payloads are live objects, kept in memory only. */
 export interface AdsServerEvents {
@@ -41,15 +41,14 @@ export interface AdsServerOptions {
  */
 export class AdsServer extends EventEmitter<AdsServerEvents> {
   private server: grpc.Server | undefined;
-  private readonly open = new Map<string, { stream: AdsStream; finish: (status: StreamStatus) => void }>();
-  private readonly now: () => Date;
+  private readonly side: ServerSide;
 
   constructor(
-    private readonly source: ConfigSource,
+    source: ConfigSource,
     private readonly options: AdsServerOptions = {},
   ) {
     super();
-    this.now = options.now ?? (() => new Date());
+    this.side = { events: this, source, now: options.now ?? (() => new Date()), open: new Map() };
   }
 
   /** Binds `host:port` (port 0: any free port) and resolves with the bound port. */
@@ -61,9 +60,12 @@ export class AdsServer extends EventEmitter<AdsServerEvents> {
       'grpc.keepalive_permit_without_calls': 1,
       'grpc.max_send_message_length': 64 * 1024 * 1024,
       'grpc.max_receive_message_length': ADS_LIMITS.requestBytes,
+      // No channelz (nothing reads it): it costs every call a tracker of four closures and every
+      // message two clock reads.
+      'grpc.enable_channelz': 0,
     });
     server.addService(ADS_SERVICE, {
-      StreamAggregatedResources: (call: AdsCall) => this.accept(call),
+      StreamAggregatedResources: (call: AdsCall) => accept(this.side, call),
     });
     const bound = await new Promise<number>((resolve, reject) =>
       server.bindAsync(
@@ -78,18 +80,18 @@ export class AdsServer extends EventEmitter<AdsServerEvents> {
 
   /** Every open stream. */
   streams(): StreamInfo[] {
-    return [...this.open.values()].map((s) => s.stream.info);
+    return [...this.side.open.values()].map((c) => (c.stream as AdsStream).info);
   }
 
   /** The stream of an id, while it is open (its `served(typeUrl)` gives the encoded resources). */
   stream(id: string): AdsStream | undefined {
-    return this.open.get(id)?.stream;
+    return this.side.open.get(id)?.stream;
   }
 
   /** Ends every stream with UNAVAILABLE and stops the server. */
   async close(): Promise<void> {
-    for (const s of [...this.open.values()])
-      s.finish({ code: grpc.status.UNAVAILABLE, details: 'the control plane is stopping' });
+    for (const c of [...this.side.open.values()])
+      c.finish({ code: grpc.status.UNAVAILABLE, details: 'the control plane is stopping' });
     const server = this.server;
     this.server = undefined;
     if (!server) return;
@@ -104,149 +106,242 @@ export class AdsServer extends EventEmitter<AdsServerEvents> {
       });
     });
   }
+}
 
-  /**
-   * One call: the first request must carry the node; requests that arrive while the source
-   * decides are kept and handled in order once it accepted the stream.
-   */
-  private accept(call: AdsCall): void {
-    const early: DiscoveryRequest[] = [];
-    let stream: AdsStream | undefined;
-    let handle: ProxyHandle | undefined;
-    let unsubscribe: (() => void) | undefined;
-    let opening = false;
-    let ended = false;
+/** What the calls of one server share: its events, source, clock and open streams. */
+interface ServerSide {
+  readonly events: EventEmitter<AdsServerEvents>;
+  readonly source: ConfigSource;
+  readonly now: () => Date;
+  readonly open: Map<string, Connection>;
+}
 
-    const finish = (unclipped: StreamStatus, fromPeer = false): void => {
-      if (ended) return;
-      ended = true;
-      const status = { code: unclipped.code, details: clipDetails(unclipped.details) };
-      if (!fromPeer) {
-        if (status.code === grpc.status.OK) call.end();
-        // grpc-js: an `error` event on a server stream becomes the call's status.
-        else call.emit('error', status);
-      }
-      unsubscribe?.();
-      handle?.closed();
-      if (stream) {
-        stream.end();
-        this.open.delete(stream.info.id);
-        stream.info.disconnectTime = this.now();
-        this.emit('disconnect', stream.info, status);
-      }
-    };
+/**
+ * One call, from its first request to its end: the first request must carry the node; requests
+ * that arrive while the source decides are kept and handled in order once it accepted the stream.
+ * Its fields are all its state (10,000 calls hold no closures of their own: the call's listeners
+ * are shared functions that find the connection by the call, and the connection is its stream's
+ * hooks).
+ */
+class Connection implements StreamHooks {
+  /** Requests that came before the source accepted the stream (none once it did). */
+  early: DiscoveryRequest[] | undefined = [];
+  stream: AdsStream | undefined = undefined;
+  handle: ProxyHandle | undefined = undefined;
+  stopChanges: (() => void) | undefined = undefined;
+  stopEnd: (() => void) | undefined = undefined;
+  opening = false;
+  ended = false;
 
-    const refuse = (node: Node | undefined, status: StreamStatus, err: unknown): void => {
-      const clipped = { code: status.code, details: clipDetails(status.details) };
-      finish(clipped);
-      this.emit('refuse', node, clipped, err, call.getPeer());
-    };
+  constructor(
+    readonly side: ServerSide,
+    readonly call: AdsCall,
+  ) {}
 
-    /** Why a request is not served (it cannot be read, or asks too much), or undefined. */
-    const unusable = (req: DiscoveryRequest): StreamStatus | undefined => {
-      if (req.invalid !== undefined) return { code: grpc.status.INVALID_ARGUMENT, details: req.invalid };
-      if (req.type_url.length > ADS_LIMITS.typeUrlLength) {
-        return {
-          code: grpc.status.INVALID_ARGUMENT,
-          details: `the type_url is ${req.type_url.length} characters long; at most ${ADS_LIMITS.typeUrlLength}`,
-        };
-      }
-      if (
-        stream &&
-        !stream.info.types.has(req.type_url) &&
-        stream.info.types.size >= ADS_LIMITS.typesPerStream
-      ) {
-        return {
-          code: grpc.status.RESOURCE_EXHAUSTED,
-          details: `a stream subscribes to at most ${ADS_LIMITS.typesPerStream} resource types`,
-        };
-      }
-      if (req.resource_names.length > ADS_LIMITS.resourceNames) {
-        return {
-          code: grpc.status.RESOURCE_EXHAUSTED,
-          details: `a DiscoveryRequest names ${req.resource_names.length} resources; at most ${ADS_LIMITS.resourceNames} per request (a client asks for the services it dials)`,
-        };
-      }
-      return undefined;
-    };
-
-    const opened = (node: Node, h: ProxyHandle): void => {
-      if (ended) return h.closed();
-      handle = h;
-      const now = this.now();
-      const info: StreamInfo = {
-        id: randomUUID(),
-        node,
-        peer: call.getPeer(),
-        connectTime: now,
-        lastUpdateTime: now,
-        userAgent: { name: node.user_agent_name, version: node.user_agent_version },
-        types: new Map(),
-      };
-      const s = new AdsStream(
-        call,
-        h,
-        info,
-        {
-          updated: (i) => this.emit('update', i),
-          failed: (err) => {
-            this.emit('streamError', info, err);
-            finish(streamStatusOf(err));
-          },
-        },
-        this.now,
-      );
-      stream = s;
-      this.open.set(info.id, { stream: s, finish });
-      const unsubscribeChange = h.onChange(() => s.changed());
-      const unsubscribeEnd = h.onEnd?.((err) => {
-        if (!(err instanceof AppError)) this.emit('streamError', info, err);
-        finish(streamStatusOf(err));
-      });
-      unsubscribe = () => {
-        unsubscribeChange();
-        unsubscribeEnd?.();
-      };
-      this.emit('connect', info);
-      for (const req of early.splice(0)) {
-        // Checked again now that the stream counts its types (it did not exist when they came).
-        const problem = unusable(req);
-        if (problem) return finish(problem);
-        s.receive(req);
-      }
-    };
-
-    call.on('data', (req: DiscoveryRequest) => {
-      if (ended) return;
-      const problem = unusable(req);
-      if (problem && stream) return finish(problem);
-      if (problem) return refuse(req.node, problem, new Error(problem.details));
-      if (stream) return stream.receive(req);
-      if (early.length >= ADS_LIMITS.earlyRequests) {
-        const details = `${early.length + 1} requests came before the first one was answered; at most ${ADS_LIMITS.earlyRequests}`;
-        return refuse(early[0]?.node, { code: grpc.status.RESOURCE_EXHAUSTED, details }, new Error(details));
-      }
-      early.push(req);
-      if (opening) return;
-      opening = true;
-      const node = req.node;
-      if (!node) {
-        const status = {
-          code: grpc.status.INVALID_ARGUMENT,
-          details: 'the first DiscoveryRequest carries no node',
-        };
-        return refuse(undefined, status, new Error(status.details));
-      }
-      this.source.open(node, call.metadata).then(
-        (h) => opened(node, h),
-        (err: unknown) => refuse(node, streamStatusOf(err), err),
-      );
-    });
-    call.on('end', () => finish({ code: grpc.status.OK, details: 'the proxy ended the stream' }));
-    call.on('cancelled', () => finish({ code: grpc.status.CANCELLED, details: 'the proxy went away' }, true));
-    call.on('error', (err: Error & { code?: number }) =>
-      finish({ code: err.code ?? grpc.status.UNKNOWN, details: err.message }, true),
-    );
-    call.on('close', () => finish({ code: grpc.status.UNAVAILABLE, details: 'the stream closed' }, true));
+  /** Ends the call with `unclipped` (sent to the proxy unless it ended the call itself). */
+  finish(unclipped: StreamStatus, fromPeer = false): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.early = undefined;
+    const status = { code: unclipped.code, details: clipDetails(unclipped.details) };
+    if (!fromPeer) {
+      if (status.code === grpc.status.OK) this.call.end();
+      // grpc-js: an `error` event on a server stream becomes the call's status.
+      else this.call.emit('error', status);
+    }
+    this.stopChanges?.();
+    this.stopEnd?.();
+    this.handle?.closed();
+    const stream = this.stream;
+    if (stream) {
+      stream.end();
+      this.side.open.delete(stream.info.id);
+      stream.info.disconnectTime = this.side.now();
+      this.side.events.emit('disconnect', stream.info, status);
+    }
   }
+
+  updated(info: StreamInfo): void {
+    this.side.events.emit('update', info);
+  }
+
+  failed(err: unknown): void {
+    if (this.stream) this.side.events.emit('streamError', this.stream.info, err);
+    this.finish(streamStatusOf(err));
+  }
+
+  /** One request of the proxy. */
+  data(req: DiscoveryRequest): void {
+    if (this.ended) return;
+    const problem = this.unusable(req);
+    if (problem && this.stream) return this.finish(problem);
+    if (problem) return this.refuse(req.node, problem, new Error(problem.details));
+    if (this.stream) return this.stream.receive(req);
+    const early = this.early as DiscoveryRequest[];
+    if (early.length >= ADS_LIMITS.earlyRequests) {
+      const details = `${early.length + 1} requests came before the first one was answered; at most ${ADS_LIMITS.earlyRequests}`;
+      return this.refuse(
+        early[0]?.node,
+        { code: grpc.status.RESOURCE_EXHAUSTED, details },
+        new Error(details),
+      );
+    }
+    early.push(req);
+    if (this.opening) return;
+    this.opening = true;
+    const node = req.node;
+    if (!node) {
+      const status = {
+        code: grpc.status.INVALID_ARGUMENT,
+        details: 'the first DiscoveryRequest carries no node',
+      };
+      return this.refuse(undefined, status, new Error(status.details));
+    }
+    this.side.source.open(node, this.call.metadata).then(
+      (h) => this.opened(node, h),
+      (err: unknown) => this.refuse(node, streamStatusOf(err), err),
+    );
+  }
+
+  private refuse(node: Node | undefined, status: StreamStatus, err: unknown): void {
+    const clipped = { code: status.code, details: clipDetails(status.details) };
+    this.finish(clipped);
+    this.side.events.emit('refuse', node, clipped, err, this.call.getPeer());
+  }
+
+  /** Why a request is not served (it cannot be read, or asks too much), or undefined. */
+  private unusable(req: DiscoveryRequest): StreamStatus | undefined {
+    if (req.invalid !== undefined) return { code: grpc.status.INVALID_ARGUMENT, details: req.invalid };
+    if (req.type_url.length > ADS_LIMITS.typeUrlLength) {
+      return {
+        code: grpc.status.INVALID_ARGUMENT,
+        details: `the type_url is ${req.type_url.length} characters long; at most ${ADS_LIMITS.typeUrlLength}`,
+      };
+    }
+    const types = this.stream?.info.types;
+    if (types && !types.has(req.type_url) && types.size >= ADS_LIMITS.typesPerStream) {
+      return {
+        code: grpc.status.RESOURCE_EXHAUSTED,
+        details: `a stream subscribes to at most ${ADS_LIMITS.typesPerStream} resource types`,
+      };
+    }
+    if (req.resource_names.length > ADS_LIMITS.resourceNames) {
+      return {
+        code: grpc.status.RESOURCE_EXHAUSTED,
+        details: `a DiscoveryRequest names ${req.resource_names.length} resources; at most ${ADS_LIMITS.resourceNames} per request (a client asks for the services it dials)`,
+      };
+    }
+    return undefined;
+  }
+
+  private opened(node: Node, h: ProxyHandle): void {
+    if (this.ended) return h.closed();
+    this.handle = h;
+    const info = new OpenStreamInfo(randomUUID(), node, this.call.getPeer(), this.side.now(), h.proxy);
+    const s = new AdsStream(this.call, h, info, this, this.side.now);
+    this.stream = s;
+    this.side.open.set(info.id, this);
+    this.stopChanges = h.onChange(() => s.changed());
+    this.stopEnd = h.onEnd?.((err) => {
+      if (!(err instanceof AppError)) this.side.events.emit('streamError', info, err);
+      this.finish(streamStatusOf(err));
+    });
+    this.side.events.emit('connect', info);
+    const early = this.early ?? [];
+    this.early = undefined;
+    for (const req of early) {
+      // Checked again now that the stream counts its types (it did not exist when they came).
+      const problem = this.unusable(req);
+      if (problem) return this.finish(problem);
+      s.receive(req);
+    }
+  }
+}
+
+/**
+ * A stream's {@link StreamInfo}: its times are kept as numbers and read as Dates (a Date costs
+ * about 100 bytes, and there are 10,000 streams); the user agent is the node's.
+ */
+class OpenStreamInfo implements StreamInfo {
+  readonly types = new Map<string, TypeStatus>();
+  readonly userAgent: { name: string; version: string };
+  private readonly connectMs: number;
+  private lastUpdateMs: number;
+  private disconnectMs: number | undefined = undefined;
+
+  constructor(
+    readonly id: string,
+    readonly node: Node,
+    readonly peer: string,
+    connectTime: Date,
+    readonly proxy: { readonly mesh: string; readonly name: string } | undefined,
+  ) {
+    this.connectMs = connectTime.getTime();
+    this.lastUpdateMs = this.connectMs;
+    this.userAgent = userAgentOf(node);
+  }
+
+  get connectTime(): Date {
+    return new Date(this.connectMs);
+  }
+
+  get lastUpdateTime(): Date {
+    return new Date(this.lastUpdateMs);
+  }
+
+  set lastUpdateTime(at: Date) {
+    this.lastUpdateMs = at.getTime();
+  }
+
+  get disconnectTime(): Date | undefined {
+    return this.disconnectMs === undefined ? undefined : new Date(this.disconnectMs);
+  }
+
+  set disconnectTime(at: Date | undefined) {
+    this.disconnectMs = at?.getTime();
+  }
+}
+
+/** Distinct user agents kept for sharing; past it the table starts again. */
+const USER_AGENTS_MAX = 1024;
+const USER_AGENTS = new Map<string, { name: string; version: string }>();
+
+/** The node's user agent, as one object per distinct agent (a mesh runs a few client builds). */
+function userAgentOf(node: Node): { name: string; version: string } {
+  const key = `${node.user_agent_name}\u0000${node.user_agent_version}`;
+  let agent = USER_AGENTS.get(key);
+  if (!agent) {
+    if (USER_AGENTS.size >= USER_AGENTS_MAX) USER_AGENTS.clear();
+    agent = Object.freeze({ name: node.user_agent_name, version: node.user_agent_version });
+    USER_AGENTS.set(key, agent);
+  }
+  return agent;
+}
+
+/** The connection of each call (the call's listeners are shared functions; `this` is the call). */
+const CONNECTIONS = new WeakMap<AdsCall, Connection>();
+
+function accept(side: ServerSide, call: AdsCall): void {
+  CONNECTIONS.set(call, new Connection(side, call));
+  call.on('data', onData);
+  call.on('end', onEnd);
+  call.on('cancelled', onCancelled);
+  call.on('error', onError);
+  call.on('close', onClose);
+}
+
+function onData(this: AdsCall, req: DiscoveryRequest): void {
+  CONNECTIONS.get(this)?.data(req);
+}
+function onEnd(this: AdsCall): void {
+  CONNECTIONS.get(this)?.finish({ code: grpc.status.OK, details: 'the proxy ended the stream' });
+}
+function onCancelled(this: AdsCall): void {
+  CONNECTIONS.get(this)?.finish({ code: grpc.status.CANCELLED, details: 'the proxy went away' }, true);
+}
+function onError(this: AdsCall, err: Error & { code?: number }): void {
+  CONNECTIONS.get(this)?.finish({ code: err.code ?? grpc.status.UNKNOWN, details: err.message }, true);
+}
+function onClose(this: AdsCall): void {
+  CONNECTIONS.get(this)?.finish({ code: grpc.status.UNAVAILABLE, details: 'the stream closed' }, true);
 }

@@ -25,6 +25,8 @@ export interface ConfigSource {
 
 /** The config of one connected proxy. */
 export interface ProxyHandle {
+  /** The Dataplane behind the stream, when the source names one (its mesh and name). */
+  readonly proxy?: { readonly mesh: string; readonly name: string };
   /** Resources of a type for the subscribed names (`[]` = all, the LDS/CDS wildcard). */
   resources(typeUrl: string, names: readonly string[]): ResourceSet;
   /** Calls `listener` when config may have changed; returns the unsubscribe function. */

@@ -1,5 +1,6 @@
 import protobuf from 'protobufjs';
 import { AppError } from '../util/errors.js';
+import type { NamedResource } from './config-source.js';
 import { envoyType } from './envoy-protos.js';
 import { TYPE_URL_PREFIX, typeNameOf } from './type-urls.js';
 
@@ -39,6 +40,46 @@ export function encodedValue(typeUrl: string, resource: object): Buffer {
     ENCODED.set(resource, value);
   }
   return value;
+}
+
+/**
+ * A list of resources of one type as a response carries them: their names and their `Any`s. The
+ * source hands streams with the same config the same list; its encoding is made once and shared by
+ * all of them (and kept while some stream still refers to the list).
+ */
+export interface EncodedSet {
+  readonly typeUrl: string;
+  readonly names: readonly string[];
+  readonly anys: readonly EncodedAny[];
+}
+
+const SETS = new WeakMap<readonly NamedResource[], EncodedSet>();
+
+/** The encoding of `resources` (a list the caller does not change afterwards), made once per list. */
+export function encodedSet(typeUrl: string, resources: readonly NamedResource[]): EncodedSet {
+  let set = SETS.get(resources);
+  if (set?.typeUrl !== typeUrl) {
+    set = {
+      typeUrl,
+      names: resources.map((r) => r.name),
+      anys: resources.map((r) => ({ type_url: typeUrl, value: encodedValue(typeUrl, r.resource) })),
+    };
+    SETS.set(resources, set);
+  }
+  return set;
+}
+
+/** Whether two encoded sets carry the same names and bytes. */
+export function sameEncoding(a: EncodedSet, b: EncodedSet): boolean {
+  if (a === b) return true;
+  if (a.names.length !== b.names.length) return false;
+  for (let i = 0; i < a.names.length; i++) {
+    if (a.names[i] !== b.names[i]) return false;
+    const x = (a.anys[i] as EncodedAny).value;
+    const y = (b.anys[i] as EncodedAny).value;
+    if (x !== y && !x.equals(y)) return false;
+  }
+  return true;
 }
 
 /** Decodes an Any back to an object in the form {@link encodeAny} takes (dumps and tests). */

@@ -13,7 +13,7 @@ import { sameStrings } from '../util/deep-equal.js';
 import { AppError, type ErrorCode } from '../util/errors.js';
 import { deadlineTimer } from '../util/deadline-timer.js';
 import type { Node } from './ads-protocol.js';
-import type { ConfigSource, NamedResource, ProxyHandle } from './config-source.js';
+import type { ConfigSource, NamedResource, ProxyHandle, ResourceSet } from './config-source.js';
 import type { DumpSources } from './dump.js';
 import type { Networking } from '../policies/proxy-interfaces.js';
 import type { MatchView, ProxiesChange } from '../policies/match-view.js';
@@ -58,6 +58,9 @@ export interface MeshConfigDeps {
   now?: () => Date;
 }
 
+/** A function that does nothing (what stops a watch that was never started). */
+const NOTHING = (): void => undefined;
+
 /**
  * Ends a stream when its token stops holding, as watch streams end with their user token: at its
  * expiry (a timer), and when a write may have revoked it (a token Secret of the mesh, or the
@@ -70,7 +73,7 @@ function watchToken(
   admitted: { tokenId?: string; expiresAt?: Date },
   end: (err: unknown) => void,
 ): () => void {
-  if (admitted.tokenId === undefined) return () => undefined;
+  if (admitted.tokenId === undefined) return NOTHING;
   const { mesh, name } = proxy;
   const now = deps.now ?? (() => new Date());
   let stopExpiry: (() => void) | undefined;
@@ -116,16 +119,10 @@ function watchToken(
 /** Streams opened by this source, for the match view's per-stream dialled services. */
 let streamCount = 0;
 
-/** A stream that follows the match view's news of its proxy. */
-interface Follower {
-  news(change: ProxiesChange): void;
-}
-
-/** A stream's place in the news router. */
-interface Following {
-  /** Whether the stream must hear every change of its mesh (not only those that name its proxy). */
-  setBroad(broad: boolean): void;
-  stop(): void;
+/** The followers of one mesh: by proxy name (mostly one stream each), and those that hear every change. */
+interface MeshFollowers {
+  byName: Map<string, MeshProxyHandle | MeshProxyHandle[]>;
+  broad: Set<MeshProxyHandle>;
 }
 
 /**
@@ -135,57 +132,249 @@ interface Following {
  * subscription per stream would make each change cost every open stream: with 10,000 streams
  * connecting at once, whose dialled services each mark their proxy, that is 10,000² calls.
  */
-function newsRouter(matches: MatchView<unknown>): {
-  follow(mesh: string, name: string, f: Follower): Following;
-} {
-  const meshes = new Map<string, { byName: Map<string, Set<Follower>>; broad: Set<Follower> }>();
-  let followers = 0;
-  let unsubscribe: (() => void) | undefined;
-  const route = (mesh: string, change: ProxiesChange): void => {
-    const m = meshes.get(mesh);
+class NewsRouter {
+  private readonly meshes = new Map<string, MeshFollowers>();
+  private followers = 0;
+  private unsubscribe: (() => void) | undefined;
+  /** Counts routed changes: a stream told of one is marked with its number (no set built per change). */
+  private routed = 0;
+
+  constructor(private readonly matches: MatchView<unknown>) {}
+
+  follow(f: MeshProxyHandle): void {
+    if (f.following) return;
+    let m = this.meshes.get(f.mesh);
+    if (!m) this.meshes.set(f.mesh, (m = { byName: new Map(), broad: new Set() }));
+    const own = m.byName.get(f.name);
+    m.byName.set(f.name, own === undefined ? f : streamsOf(own).concat([f]));
+    f.following = true;
+    if (this.followers++ === 0)
+      this.unsubscribe = this.matches.onProxiesChanged((mesh, change) => this.route(mesh, change));
+  }
+
+  setBroad(f: MeshProxyHandle, broad: boolean): void {
+    if (!f.following || f.broad === broad) return;
+    const m = this.meshes.get(f.mesh);
     if (!m) return;
-    const hit = new Set<Follower>(m.broad);
-    if (change.all) for (const set of m.byName.values()) for (const f of set) hit.add(f);
-    else for (const n of change.proxies) for (const f of m.byName.get(n) ?? []) hit.add(f);
-    for (const f of hit) f.news(change);
-  };
-  return {
-    follow(mesh, name, f) {
-      let m = meshes.get(mesh);
-      if (!m) meshes.set(mesh, (m = { byName: new Map(), broad: new Set() }));
-      const at = m;
-      let set = at.byName.get(name);
-      if (!set) at.byName.set(name, (set = new Set()));
-      set.add(f);
-      if (followers++ === 0) unsubscribe = matches.onProxiesChanged(route);
-      let stopped = false;
-      return {
-        setBroad(broad) {
-          if (stopped) return;
-          if (broad) at.broad.add(f);
-          else at.broad.delete(f);
-        },
-        stop() {
-          if (stopped) return;
-          stopped = true;
-          at.broad.delete(f);
-          const own = at.byName.get(name);
-          if (own?.delete(f) && own.size === 0) at.byName.delete(name);
-          if (at.byName.size === 0 && meshes.get(mesh) === at) meshes.delete(mesh);
-          if (--followers === 0) {
-            unsubscribe?.();
-            unsubscribe = undefined;
-          }
-        },
-      };
-    },
-  };
+    f.broad = broad;
+    if (broad) m.broad.add(f);
+    else m.broad.delete(f);
+  }
+
+  unfollow(f: MeshProxyHandle): void {
+    if (!f.following) return;
+    const m = this.meshes.get(f.mesh);
+    const own = m?.byName.get(f.name);
+    if (!m || own === undefined) return;
+    f.following = false;
+    f.broad = false;
+    m.broad.delete(f);
+    const rest = streamsOf(own).filter((x) => x !== f);
+    if (rest.length === 0) m.byName.delete(f.name);
+    else m.byName.set(f.name, rest.length === 1 ? (rest[0] as MeshProxyHandle) : rest);
+    if (m.byName.size === 0) this.meshes.delete(f.mesh);
+    if (--this.followers === 0) {
+      this.unsubscribe?.();
+      this.unsubscribe = undefined;
+    }
+  }
+
+  private route(mesh: string, change: ProxiesChange): void {
+    const m = this.meshes.get(mesh);
+    if (!m) return;
+    const n = ++this.routed;
+    // Each stream told once: those that hear every change, then those of the proxies it names.
+    const tell = (f: MeshProxyHandle): void => {
+      if (f.told === n) return;
+      f.told = n;
+      f.news(change);
+    };
+    for (const f of m.broad) tell(f);
+    if (change.all) for (const own of m.byName.values()) forEachStream(own, tell);
+    else {
+      for (const name of change.proxies) {
+        const own = m.byName.get(name);
+        if (own !== undefined) forEachStream(own, tell);
+      }
+    }
+  }
+}
+
+function forEachStream(own: MeshProxyHandle | MeshProxyHandle[], fn: (f: MeshProxyHandle) => void): void {
+  if (Array.isArray(own)) for (const f of own) fn(f);
+  else fn(own);
+}
+
+const streamsOf = (own: MeshProxyHandle | MeshProxyHandle[]): readonly MeshProxyHandle[] =>
+  Array.isArray(own) ? own : [own];
+
+/** What the streams of one source share. */
+interface SourceParts {
+  deps: MeshConfigDeps;
+  shared: ReturnType<typeof sharedConfigs>;
+  news: NewsRouter;
+}
+
+/**
+ * The config of one stream's proxy: the Listener names it asked for, what it was sent, and its
+ * config while no write or new request may have changed it. One object with its state in fields
+ * (10,000 streams, each one of these).
+ */
+class MeshProxyHandle implements ProxyHandle {
+  /** The Listener names asked for, sorted (a list shared with other streams, never changed). */
+  private services: readonly string[] = NO_NAMES;
+  /** Listener names this stream was sent, sorted: they stay while asked for (see `existing`). */
+  private sent: readonly string[] = NO_NAMES;
+  /** The config of the names answered now; undefined when a write or a new request may change it. */
+  private cached: ProxylessConfig | undefined = undefined;
+  /** Its place in the news router, kept by the router: followed, hears every change, last change told. */
+  following = false;
+  broad = false;
+  told = 0;
+  /** The services last told to the match view as this stream's dialled ones. */
+  private dialled: readonly string[] | undefined = undefined;
+  /** Names asked but not answered (they may come to exist). */
+  private waiting = false;
+  /** It serves an inbound (a server Listener): its callers are every Dataplane of the mesh. */
+  private server = false;
+  /** True while this stream computes: the match view's news of its own dialled services is not news. */
+  private computing = false;
+  /**
+   * Told when config may have changed; while there are some, the stream follows the news. (Lists
+   * are replaced, never grown in place: an array grown by `push` or a spread reserves room for 17,
+   * `concat` makes one of the exact size.)
+   */
+  private listeners: ReadonlyArray<() => void> = [];
+  private ends: ReadonlyArray<(err: unknown) => void> = [];
+  private stopWatch: () => void = NOTHING;
+
+  constructor(
+    private readonly parts: SourceParts,
+    readonly mesh: string,
+    readonly name: string,
+    /** The stream's key in the match view's dialled services. */
+    private readonly stream: string,
+  ) {}
+
+  /** The Dataplane behind the stream: this handle itself names it (its `mesh` and `name`). */
+  get proxy(): { readonly mesh: string; readonly name: string } {
+    return this;
+  }
+
+  /** Starts the token watch (after the token was admitted). */
+  watch(token: string | undefined, admitted: { tokenId?: string; expiresAt?: Date }): void {
+    // Ends at most once (watchToken's own guard), never after `closed`.
+    this.stopWatch = watchToken(
+      this.parts.deps,
+      { mesh: this.mesh, name: this.name, token },
+      admitted,
+      (err) => {
+        for (const listener of this.ends) listener(err);
+      },
+    );
+  }
+
+  resources(typeUrl: string, names: readonly string[]): ResourceSet {
+    if (typeUrl === LISTENER && !sameStrings(names, this.services)) {
+      this.services = sortedNames(names);
+      this.cached = undefined;
+      this.parts.news.setBroad(this, true);
+    }
+    const version = this.parts.deps.sources.revision();
+    const c = this.config(version);
+    if (typeUrl === LISTENER) return { version, resources: pick(c.listeners, resourceName, names) };
+    if (typeUrl === CLUSTER) return { version, resources: pick(c.clusters, resourceName, names) };
+    if (typeUrl === CLUSTER_LOAD_ASSIGNMENT)
+      return { version, resources: pick(c.assignments, assignmentName, names) };
+    // Routes travel inline in the listeners.
+    return { version, resources: [] };
+  }
+
+  onChange(listener: () => void): () => void {
+    this.listeners = this.listeners.concat([listener]);
+    if (this.listeners.length === 1) this.parts.news.follow(this);
+    this.parts.news.setBroad(this, this.cached === undefined || this.server || this.waiting);
+    return () => {
+      const i = this.listeners.indexOf(listener);
+      if (i < 0) return;
+      this.listeners = this.listeners.filter((_, j) => j !== i);
+      if (this.listeners.length === 0) this.parts.news.unfollow(this);
+    };
+  }
+
+  onEnd(listener: (err: unknown) => void): () => void {
+    this.ends = this.ends.concat([listener]);
+    return () => {
+      const i = this.ends.indexOf(listener);
+      if (i >= 0) this.ends = this.ends.filter((_, j) => j !== i);
+    };
+  }
+
+  closed(): void {
+    this.stopWatch();
+    this.ends = [];
+    if (this.listeners.length > 0) this.parts.news.unfollow(this);
+    this.listeners = [];
+    this.cached = undefined;
+    this.dialled = undefined;
+    this.parts.deps.matches.setDialled(this.mesh, this.name, this.stream, undefined);
+  }
+
+  /** The match view's news of the mesh (the router hands it the changes that may concern it). */
+  news(change: ProxiesChange): void {
+    if (this.computing) return;
+    const touched =
+      change.all ||
+      change.proxies.has(this.name) ||
+      // A server's callers are every Dataplane; a name not answered may come to exist.
+      (change.dataplanes && (this.server || this.waiting));
+    if (this.cached && !touched) return;
+    this.cached = undefined;
+    this.parts.news.setBroad(this, true);
+    for (const listener of this.listeners) listener();
+  }
+
+  private config(version: number): ProxylessConfig {
+    if (this.cached !== undefined) return this.cached;
+    const { deps, shared } = this.parts;
+    this.computing = true;
+    try {
+      const networking = deps.sources.dataplane(this.mesh, this.name);
+      const at = shared.of(this.mesh, version);
+      const present = existing(this.services, at, networking, this.sent);
+      this.sent = sameStrings(present, this.services) ? this.services : present;
+      this.waiting = present.length < this.services.length;
+      this.server = present.some(isServerListenerName);
+      const dialled = this.server ? present.filter((n) => !isServerListenerName(n)) : this.sent;
+      // Told again only when it changed (the match view compares the proxy's dialled services
+      // before and after each call: a push to every stream would pay that for nothing).
+      if (this.dialled === undefined || !sameStrings(dialled, this.dialled)) {
+        deps.matches.setDialled(this.mesh, this.name, this.stream, dialled);
+        this.dialled = dialled;
+      }
+      this.cached = at.compute(this.name, present, present.join('\u0000'));
+    } finally {
+      this.computing = false;
+    }
+    this.parts.news.setBroad(this, this.server || this.waiting);
+    return this.cached;
+  }
+}
+
+const NO_NAMES: readonly string[] = Object.freeze([]);
+
+const resourceName = (r: Record<string, unknown>): string => String(r.name);
+const assignmentName = (r: Record<string, unknown>): string => String(r.cluster_name);
+
+/** `names` sorted: the list itself when it is a sorted list no one changes (a stream's shared one), else a sorted copy. */
+function sortedNames(names: readonly string[]): readonly string[] {
+  if (Object.isFrozen(names) && names.every((n, i) => i === 0 || (names[i - 1] as string) <= n)) return names;
+  return [...names].sort();
 }
 
 /** Creates the source. */
 export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
-  const shared = sharedConfigs(deps);
-  const news = newsRouter(deps.matches);
+  const parts: SourceParts = { deps, shared: sharedConfigs(deps), news: new NewsRouter(deps.matches) };
   return {
     async open(node: Node, metadata: grpc.Metadata): Promise<ProxyHandle> {
       const who = nodeIdentity(node, deps.lookup);
@@ -194,104 +383,9 @@ export function createMeshConfigSource(deps: MeshConfigDeps): ConfigSource {
       if (!token.ok) throw refused(token);
       const allowed = await deps.checkToken(who.dataplane, token.token);
       if (!allowed.ok) throw refused(allowed);
-      const { mesh, name } = who;
-      const stream = `s${++streamCount}`;
-      const ends = new Set<(err: unknown) => void>();
-      // Ends at most once (watchToken's own guard), never after `closed`.
-      const stopWatch = watchToken(deps, { mesh, name, token: token.token }, allowed, (err) => {
-        for (const listener of ends) listener(err);
-      });
-      /** The Listener names asked for, sorted. */
-      let services: string[] = [];
-      /** Listener names this stream was sent: they stay while asked for (see `existing`). */
-      let sent = new Set<string>();
-      /** The config of the names answered now; undefined when a write or a new request may change it. */
-      let cached: { config: ProxylessConfig } | undefined;
-      /** Names asked but not answered (they may come to exist), and whether it serves an inbound. */
-      let waiting = false;
-      let server = false;
-      /** True while this stream computes: the match view's news of its own dialled services is not news. */
-      let computing = false;
-      /** Its places in the news router (one per `onChange`): broad while nothing is cached. */
-      const follows = new Set<Following>();
-      const config = (): { version: number; config: ProxylessConfig } => {
-        const version = deps.sources.revision();
-        if (cached === undefined) {
-          computing = true;
-          try {
-            const networking = deps.sources.dataplane(mesh, name);
-            const at = shared.of(mesh, version);
-            const present = existing(services, at, networking, sent);
-            sent = new Set(present);
-            waiting = services.some((n) => !sent.has(n));
-            server = present.some(isServerListenerName);
-            deps.matches.setDialled(
-              mesh,
-              name,
-              stream,
-              present.filter((n) => !isServerListenerName(n)),
-            );
-            cached = { config: at.compute(name, present, present.join('\u0000')) };
-          } finally {
-            computing = false;
-          }
-          for (const f of follows) f.setBroad(server || waiting);
-        }
-        return { version, config: cached.config };
-      };
-      return {
-        resources(typeUrl, names) {
-          if (typeUrl === LISTENER && !sameStrings(names, services)) {
-            services = [...names].sort();
-            cached = undefined;
-            for (const f of follows) f.setBroad(true);
-          }
-          const { version, config: c } = config();
-          if (typeUrl === LISTENER)
-            return { version, resources: pick(c.listeners, (r) => String(r.name), names) };
-          if (typeUrl === CLUSTER)
-            return { version, resources: pick(c.clusters, (r) => String(r.name), names) };
-          if (typeUrl === CLUSTER_LOAD_ASSIGNMENT) {
-            return { version, resources: pick(c.assignments, (r) => String(r.cluster_name), names) };
-          }
-          // Routes travel inline in the listeners.
-          return { version, resources: [] };
-        },
-        onChange(listener) {
-          const following = news.follow(mesh, name, {
-            news(change) {
-              if (computing) return;
-              const touched =
-                change.all ||
-                change.proxies.has(name) ||
-                // A server's callers are every Dataplane; a name not answered may come to exist.
-                (change.dataplanes && (server || waiting));
-              if (cached && !touched) return;
-              cached = undefined;
-              following.setBroad(true);
-              listener();
-            },
-          });
-          follows.add(following);
-          following.setBroad(cached === undefined || server || waiting);
-          return () => {
-            follows.delete(following);
-            following.stop();
-          };
-        },
-        onEnd(listener) {
-          ends.add(listener);
-          return () => ends.delete(listener);
-        },
-        closed() {
-          stopWatch();
-          ends.clear();
-          for (const f of follows) f.stop();
-          follows.clear();
-          cached = undefined;
-          deps.matches.setDialled(mesh, name, stream, undefined);
-        },
-      };
+      const stream = new MeshProxyHandle(parts, who.mesh, who.name, `s${++streamCount}`);
+      stream.watch(token.token, allowed);
+      return stream;
     },
   };
 }
@@ -318,8 +412,11 @@ function existing(
   asked: readonly string[],
   at: MeshAtRevision,
   networking: Networking | undefined,
-  sent: ReadonlySet<string>,
+  sentList: readonly string[],
 ): string[] {
+  // Sent lists are short (the services a client dials); a long one is looked up through a set.
+  const sentSet = sentList.length > 16 ? new Set(sentList) : undefined;
+  const sent = { has: (n: string): boolean => (sentSet ? sentSet.has(n) : sentList.includes(n)) };
   const known = (n: string): boolean =>
     isServerListenerName(n) ? namesOwnInbound(networking, n) : at.exists(n);
   // Names already sent stay, and the unknown among them count first.

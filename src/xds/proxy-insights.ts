@@ -33,10 +33,10 @@ export interface ProxySubscriptionHandle {
   acked(kind: XdsKind): void;
   rejected(kind: XdsKind): void;
   /**
-   * Every type's counters changed (an ADS stream keeps them as numbers): `read` gives them, and is
+   * Every type's counters changed (an ADS stream keeps them as numbers): `reader` gives them, and is
    * called when the insight is published, not per response (a push to many proxies stays cheap).
    */
-  update(read: () => StreamCounters): void;
+  update(reader: CounterReader): void;
   /** Sets the disconnect time and publishes at once. */
   close(): void;
 }
@@ -53,6 +53,11 @@ export type CountersByKind = Partial<
   Record<XdsKind, { responsesSent: number; responsesAcknowledged: number; responsesRejected: number }>
 >;
 
+/** Reads a stream's counters (an ADS stream's bookkeeping is its own reader). */
+export interface CounterReader {
+  counters(): StreamCounters;
+}
+
 /** What a stream's reader gives when its insight is published: its counters and when they last changed. */
 export interface StreamCounters {
   byKind: CountersByKind;
@@ -65,11 +70,225 @@ interface Counter {
   rejected: number;
 }
 
-const wire = (c: Counter) => ({
-  responsesSent: String(c.sent),
-  responsesAcknowledged: String(c.acked),
-  responsesRejected: String(c.rejected),
+type WireCounter = { responsesSent: string; responsesAcknowledged: string; responsesRejected: string };
+
+const wire = (sent: number, acked: number, rejected: number): WireCounter => ({
+  responsesSent: String(sent),
+  responsesAcknowledged: String(acked),
+  responsesRejected: String(rejected),
 });
+
+/**
+ * `status` of a subscription: the time of the last change, the counters in total and per kind; a
+ * kind `byKind` does not count keeps its counters of `before` (the status rendered last).
+ */
+function statusOf(
+  lastUpdateTime: string,
+  byKind: CountersByKind,
+  before: Record<string, unknown> | undefined,
+): Record<string, unknown> {
+  let sent = 0;
+  let acked = 0;
+  let rejected = 0;
+  const out: Record<string, unknown> = { lastUpdateTime, total: undefined };
+  for (const kind of XDS_KINDS) {
+    const c = byKind[kind];
+    const kept = c ? undefined : (before?.[kind] as WireCounter | undefined);
+    const s = c ? c.responsesSent : Number(kept?.responsesSent ?? 0);
+    const a = c ? c.responsesAcknowledged : Number(kept?.responsesAcknowledged ?? 0);
+    const r = c ? c.responsesRejected : Number(kept?.responsesRejected ?? 0);
+    sent += s;
+    acked += a;
+    rejected += r;
+    out[kind] = kept ?? wire(s, a, r);
+  }
+  out.total = wire(sent, acked, rejected);
+  return out;
+}
+
+const UNKNOWN = 'unknown';
+const MESH_DP_VERSION = Object.freeze({
+  version: UNKNOWN,
+  gitTag: UNKNOWN,
+  gitCommit: UNKNOWN,
+  buildDate: UNKNOWN,
+});
+
+/** Distinct client versions kept for sharing; past it the table starts again. */
+const VERSIONS_MAX = 1024;
+const VERSIONS = new Map<string, Readonly<Record<string, unknown>>>();
+
+/**
+ * The `version` of a subscription: the same object for every stream of one client version (a
+ * mesh of one client build shares one), never changed.
+ */
+function versionOf(userAgent: ProxySubscriptionInfo['userAgent']): Readonly<Record<string, unknown>> {
+  const version = userAgent?.version || UNKNOWN;
+  const build = userAgent?.name || UNKNOWN;
+  const key = `${version}\u0000${build}`;
+  let v = VERSIONS.get(key);
+  if (!v) {
+    if (VERSIONS.size >= VERSIONS_MAX) VERSIONS.clear();
+    v = Object.freeze({ meshDp: MESH_DP_VERSION, proxy: Object.freeze({ version, build }) });
+    VERSIONS.set(key, v);
+  }
+  return v;
+}
+
+/** A proxy's open and recent subscriptions, oldest first. */
+interface ProxyEntry {
+  mesh: string;
+  name: string;
+  /**
+   * Replaced, never grown in place (an array grown by `push` or a spread reserves room for 17,
+   * `slice` makes one of the exact size).
+   */
+  subs: readonly StreamSubscription[];
+  /** Waiting for the next publish (in the queue). */
+  dirty: boolean;
+}
+
+/** What the subscriptions of one {@link ProxyInsights} share. */
+interface Publisher {
+  now: () => Date;
+  publishNow(entry: ProxyEntry): void;
+  publishSoon(entry: ProxyEntry): void;
+}
+
+/**
+ * The bookkeeping of one stream: its times and, once something changed, how to read its counters.
+ * It keeps the `status` it last rendered (the published insight holds the same object) and renders
+ * it again only after a change.
+ */
+class StreamSubscription implements ProxySubscriptionHandle {
+  private disconnectTime: string | undefined = undefined;
+  private lastUpdate: Date | string;
+  /** Reads the stream's counters when rendering, once they changed. */
+  private pending: CounterReader | undefined = undefined;
+  /** Counters kept here when they are counted one by one (`sent`, `acked`, `rejected`). */
+  private counters: Map<XdsKind, Counter> | undefined = undefined;
+  /** The status last rendered (the published insight holds it), and whether it is out of date. */
+  private status: Record<string, unknown> | undefined = undefined;
+  private stale = true;
+  private readonly version: Readonly<Record<string, unknown>>;
+
+  constructor(
+    private readonly publisher: Publisher,
+    private readonly entry: ProxyEntry,
+    private readonly info: ProxySubscriptionInfo,
+    private readonly connectTime: string,
+  ) {
+    this.lastUpdate = connectTime;
+    this.version = versionOf(info.userAgent);
+  }
+
+  get id(): string {
+    return this.info.id;
+  }
+
+  sent(kind: XdsKind): void {
+    this.count(kind, 'sent');
+  }
+
+  acked(kind: XdsKind): void {
+    this.count(kind, 'acked');
+  }
+
+  rejected(kind: XdsKind): void {
+    this.count(kind, 'rejected');
+  }
+
+  update(reader: CounterReader): void {
+    this.pending = reader;
+    this.stale = true;
+    this.publisher.publishSoon(this.entry);
+  }
+
+  close(): void {
+    if (this.disconnectTime) return;
+    this.disconnectTime = this.publisher.now().toISOString();
+    this.lastUpdate = this.disconnectTime;
+    this.stale = true;
+    this.publisher.publishNow(this.entry);
+  }
+
+  render(): Subscription {
+    const sub: Subscription = {
+      id: this.info.id,
+      controlPlaneInstanceId: this.info.controlPlaneInstanceId,
+      connectTime: this.connectTime,
+    };
+    if (this.disconnectTime) sub.disconnectTime = this.disconnectTime;
+    if (this.stale || !this.status) {
+      this.status = this.renderStatus(this.status);
+      this.stale = false;
+    }
+    sub.status = this.status;
+    sub.version = this.version;
+    return sub;
+  }
+
+  private renderStatus(before: Record<string, unknown> | undefined): Record<string, unknown> {
+    let byKind: CountersByKind = {};
+    if (this.pending) {
+      const read = this.pending.counters();
+      this.pending = undefined;
+      this.lastUpdate = read.lastUpdateTime;
+      byKind = read.byKind;
+      // Counted one by one too: the read replaces the counters of the kinds it has.
+      for (const kind of this.counters ? XDS_KINDS : []) {
+        const c = byKind[kind];
+        if (c)
+          this.counters?.set(kind, {
+            sent: c.responsesSent,
+            acked: c.responsesAcknowledged,
+            rejected: c.responsesRejected,
+          });
+      }
+    }
+    if (this.counters) byKind = this.countedByKind();
+    const lastUpdateTime =
+      typeof this.lastUpdate === 'string' ? this.lastUpdate : this.lastUpdate.toISOString();
+    // Kept as text (a Date costs about 100 bytes of each of 10,000 subscriptions).
+    this.lastUpdate = lastUpdateTime;
+    return statusOf(lastUpdateTime, byKind, before);
+  }
+
+  private countedByKind(): CountersByKind {
+    const out: CountersByKind = {};
+    for (const [kind, c] of this.counters ?? []) {
+      out[kind] = { responsesSent: c.sent, responsesAcknowledged: c.acked, responsesRejected: c.rejected };
+    }
+    return out;
+  }
+
+  private count(kind: XdsKind, field: keyof Counter): void {
+    // From the counters rendered last (zero before the first render).
+    this.counters ??= new Map(
+      XDS_KINDS.map((k) => {
+        const w = this.status?.[k] as WireCounter | undefined;
+        const n = (v: string | undefined) => Number(v ?? 0);
+        return [
+          k,
+          {
+            sent: n(w?.responsesSent),
+            acked: n(w?.responsesAcknowledged),
+            rejected: n(w?.responsesRejected),
+          },
+        ];
+      }),
+    );
+    let c = this.counters.get(kind);
+    if (!c) this.counters.set(kind, (c = { sent: 0, acked: 0, rejected: 0 }));
+    c[field]++;
+    this.lastUpdate = this.publisher.now();
+    this.stale = true;
+    this.publisher.publishSoon(this.entry);
+  }
+}
+
+/** The longest a tick of publishing holds the event loop before it lets I/O run. */
+const PUBLISH_SLICE_MS = 5;
 
 /** Creates the bookkeeping over the status store. */
 export function createProxyInsights(deps: {
@@ -78,110 +297,83 @@ export function createProxyInsights(deps: {
   publishMs?: number;
 }): ProxyInsights {
   const publishMs = deps.publishMs ?? 250;
-  /** `mesh/name` → the renderers of its open and recent subscriptions, oldest first. */
-  const proxies = new Map<string, { mesh: string; name: string; subs: Array<() => Subscription> }>();
-  const dirty = new Set<string>();
+  /** `mesh/name` → its open and recent subscriptions. */
+  const proxies = new Map<string, ProxyEntry>();
+  /**
+   * The entries to publish at the next tick (each once: its `dirty` flag says it is queued). A
+   * push to 10,000 streams marks each twice (the response, the ACK): a flag and a list cost less
+   * than a Set of 10,000 that grows and is emptied every tick.
+   */
+  let queue: ProxyEntry[] = [];
   let timer: NodeJS.Timeout | undefined;
-
-  const publishNow = (key: string): void => {
-    dirty.delete(key);
-    const p = proxies.get(key);
-    if (!p) return;
-    const previous = deps.status.dataplaneInsight(p.mesh, p.name) ?? {};
-    const insight: Insight = { ...previous, subscriptions: p.subs.map((render) => render()) };
-    deps.status.setDataplaneInsight(p.mesh, p.name, insight);
-  };
-  const publishSoon = (key: string): void => {
-    dirty.add(key);
+  /** The tick's entries still to publish, in slices (the next tick is set once they are done). */
+  let batch: ProxyEntry[] = [];
+  let at = 0;
+  const schedule = (): void => {
     timer ??= setTimeout(() => {
       timer = undefined;
-      for (const k of [...dirty]) publishNow(k);
+      batch = queue;
+      queue = [];
+      at = 0;
+      publishSlice();
     }, publishMs);
+  };
+  /**
+   * Publishes the tick's entries for about {@link PUBLISH_SLICE_MS}, then lets I/O run: a tick that
+   * publishes 10,000 entries (a push to every proxy) would hold the event loop for 100 ms and more
+   * while their responses are still being written.
+   */
+  const publishSlice = (): void => {
+    const until = performance.now() + PUBLISH_SLICE_MS;
+    while (at < batch.length) {
+      const entry = batch[at++] as ProxyEntry;
+      if (entry.dirty) publisher.publishNow(entry);
+      if (at % 64 === 0 && performance.now() >= until) break;
+    }
+    if (at < batch.length) return void setImmediate(publishSlice);
+    batch = [];
+    at = 0;
+    if (queue.length > 0) schedule();
+  };
+  /** Publishes every entry marked (at shutdown). */
+  const publishAll = (): void => {
+    for (const entry of [...batch.slice(at), ...queue]) if (entry.dirty) publisher.publishNow(entry);
+    batch = [];
+    at = 0;
+    queue = [];
+  };
+
+  const publisher: Publisher = {
+    now: deps.now,
+    publishNow(p) {
+      p.dirty = false;
+      const previous = deps.status.dataplaneInsight(p.mesh, p.name) ?? {};
+      const insight: Insight = { ...previous, subscriptions: p.subs.map((sub) => sub.render()) };
+      deps.status.setDataplaneInsight(p.mesh, p.name, insight);
+    },
+    publishSoon(p) {
+      if (p.dirty) return;
+      p.dirty = true;
+      queue.push(p);
+      // While a tick is published in slices, the next is set when it is done.
+      if (batch.length === 0) schedule();
+    },
   };
 
   return {
     open(mesh, name, info) {
       const key = `${mesh}/${name}`;
-      const connectTime = deps.now().toISOString();
-      let disconnectTime: string | undefined;
-      let lastUpdate: Date | string = connectTime;
-      /** Reads the stream's counters when rendering, once they changed. */
-      let pending: (() => StreamCounters) | undefined;
-      const counters = new Map<XdsKind, Counter>(
-        XDS_KINDS.map((k) => [k, { sent: 0, acked: 0, rejected: 0 }]),
-      );
-      const render = (): Subscription => {
-        if (pending) {
-          const read = pending();
-          const byKind = read.byKind;
-          lastUpdate = read.lastUpdateTime;
-          pending = undefined;
-          for (const kind of XDS_KINDS) {
-            const c = byKind[kind];
-            if (c)
-              counters.set(kind, {
-                sent: c.responsesSent,
-                acked: c.responsesAcknowledged,
-                rejected: c.responsesRejected,
-              });
-          }
-        }
-        const lastUpdateTime = typeof lastUpdate === 'string' ? lastUpdate : lastUpdate.toISOString();
-        const total: Counter = { sent: 0, acked: 0, rejected: 0 };
-        const byKind: Record<string, ReturnType<typeof wire>> = {};
-        for (const [k, c] of counters) {
-          total.sent += c.sent;
-          total.acked += c.acked;
-          total.rejected += c.rejected;
-          byKind[k] = wire(c);
-        }
-        const sub: Subscription = {
-          id: info.id,
-          controlPlaneInstanceId: info.controlPlaneInstanceId,
-          connectTime,
-        };
-        if (disconnectTime) sub.disconnectTime = disconnectTime;
-        sub.status = { lastUpdateTime, total: wire(total), ...byKind };
-        sub.version = {
-          meshDp: { version: 'unknown', gitTag: 'unknown', gitCommit: 'unknown', buildDate: 'unknown' },
-          proxy: {
-            version: info.userAgent?.version || 'unknown',
-            build: info.userAgent?.name || 'unknown',
-          },
-        };
-        return sub;
-      };
-      const entry = proxies.get(key) ?? { mesh, name, subs: [] };
-      entry.subs.push(render);
-      while (entry.subs.length > PROXY_SUBSCRIPTIONS_KEPT) entry.subs.shift();
-      proxies.set(key, entry);
-      publishNow(key);
-      const count = (kind: XdsKind, field: keyof Counter): void => {
-        (counters.get(kind) as Counter)[field]++;
-        lastUpdate = deps.now();
-        publishSoon(key);
-      };
-      return {
-        id: info.id,
-        sent: (kind) => count(kind, 'sent'),
-        acked: (kind) => count(kind, 'acked'),
-        rejected: (kind) => count(kind, 'rejected'),
-        update(read) {
-          pending = read;
-          publishSoon(key);
-        },
-        close() {
-          if (disconnectTime) return;
-          disconnectTime = deps.now().toISOString();
-          lastUpdate = disconnectTime;
-          publishNow(key);
-        },
-      };
+      let entry = proxies.get(key);
+      if (!entry) proxies.set(key, (entry = { mesh, name, subs: [], dirty: false }));
+      const sub = new StreamSubscription(publisher, entry, info, deps.now().toISOString());
+      entry.subs = [...entry.subs, sub].slice(-PROXY_SUBSCRIPTIONS_KEPT);
+      publisher.publishNow(entry);
+      return sub;
     },
     close() {
       if (timer) clearTimeout(timer);
       timer = undefined;
-      for (const k of [...dirty]) publishNow(k);
+      publishAll();
     },
   };
 }

@@ -5,8 +5,12 @@
  */
 import type { EndpointRef, MatchView, ProxyMatches } from '../policies/match-view.js';
 import { proxyInterfaces, type Networking } from '../policies/proxy-interfaces.js';
+import { SETTING_KINDS } from '../policies/kind-sets.js';
 import { renderProxyless, type EntryMesh, type ProxylessConfig } from './proxyless/config.js';
 import { withServerListeners } from './proxyless/server-listener.js';
+
+/** The kind whose policies on an endpoint's inbound a caller applies itself (faults). */
+const FAULT_KIND = SETTING_KINDS.fault;
 
 /** What rendering reads besides the match view. */
 export interface RenderSources {
@@ -25,7 +29,8 @@ export function entryMesh(matches: MatchView<unknown>, mesh: string): EntryMesh<
       if (!list) endpoints.set(service, (list = matches.endpoints(mesh, service)));
       return list;
     },
-    faults: (e) => matches.inboundPolicies(mesh, e.proxy, e.index, 'FaultInjection'),
+    faults: (e) =>
+      FAULT_KIND === undefined ? [] : matches.inboundPolicies(mesh, e.proxy, e.index, FAULT_KIND),
   };
 }
 

@@ -27,6 +27,8 @@ export interface StreamInfo {
   /** Unique per stream (a DataplaneInsight subscription `id`). */
   id: string;
   node: Node;
+  /** The Dataplane behind the stream, as the config source named it (absent: it named none). */
+  proxy?: { readonly mesh: string; readonly name: string };
   /** `host:port` of the proxy as gRPC sees it. */
   peer: string;
   connectTime: Date;

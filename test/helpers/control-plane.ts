@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../../src/config/schema.js';
 import { loadConfig } from '../../src/config/load.js';
-import type { ControlPlane } from '../../src/runtime/control-plane.js';
+import type { ControlPlane, StartOptions } from '../../src/runtime/control-plane.js';
 import { startControlPlane } from '../../src/runtime/control-plane.js';
+import { testKeygen } from './signing-keys.js';
 
 /** A fixed clock for deterministic times in golden files. */
 export const FIXED_TIME = '2026-01-02T03:04:05.678Z';
@@ -15,13 +16,21 @@ export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig({ env: { MESH_STORE_TYPE: 'memory', ...env } });
 }
 
+/**
+ * `startControlPlane` for tests: its signing keys come from {@link testKeygen} (kept keys, each
+ * handed out once) unless `opts.keygen` is given.
+ */
+export function startPlane(config: Config, opts: StartOptions = {}): Promise<ControlPlane> {
+  return startControlPlane(config, { keygen: testKeygen, ...opts });
+}
+
 /** Starts an in-process control plane without listening; `app.inject()` drives it. */
 export async function startTestPlane(
   env: Record<string, string> = {},
   opts: { fixedClock?: boolean } = {},
 ): Promise<ControlPlane> {
   const now = opts.fixedClock ? () => new Date(FIXED_TIME) : undefined;
-  const cp = await startControlPlane(testConfig(env), { listen: false, now });
+  const cp = await startPlane(testConfig(env), { listen: false, now });
   await cp.defaultsReady;
   return cp;
 }
@@ -31,7 +40,7 @@ export async function startListeningPlane(
   env: Record<string, string> = {},
   opts: { logger?: Logger } = {},
 ): Promise<ControlPlane> {
-  const cp = await startControlPlane(
+  const cp = await startPlane(
     testConfig({
       MESH_API_SERVER_PORT: '0',
       MESH_API_SERVER_HTTPS_ENABLED: 'false',

@@ -2,13 +2,15 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { expect } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
-import { startControlPlane } from '../../src/runtime/control-plane.js';
 import { createLogger } from '../../src/runtime/logger.js';
 import type { MultizoneOptions } from '../../src/runtime/multizone.js';
 
 /** `MZ_DEBUG=1` logs both sides at debug level (for a failing test). */
 const logger = process.env.MZ_DEBUG ? createLogger('debug') : undefined;
-import { testConfig } from './control-plane.js';
+import { startPlane, testConfig } from './control-plane.js';
+
+/** Re-exported: the multi-zone tests wait with it (it was first written here). */
+export { eventually } from './eventually.js';
 
 /** A TrafficPermission of `mesh` (`default` unless told) from every service to `destination` (every service unless told). */
 export const tp = (name: string, mesh = 'default', destination = '*') => ({
@@ -34,7 +36,7 @@ export async function startGlobal(
   env: Record<string, string> = {},
   opts: { logger?: Logger; multizone?: MultizoneOptions } = {},
 ): Promise<ControlPlane> {
-  const cp = await startControlPlane(
+  const cp = await startPlane(
     testConfig({
       MESH_MODE: 'global',
       MESH_STORE_TYPE: 'level',
@@ -72,7 +74,7 @@ export async function startZone(
   env: Record<string, string> = {},
   opts: { logger?: Logger } = {},
 ): Promise<ControlPlane> {
-  return startControlPlane(
+  return startPlane(
     testConfig({
       MESH_MODE: 'zone',
       MESH_MULTIZONE_ZONE_NAME: zone,
@@ -98,25 +100,4 @@ export function capturingLogger(): { logger: Logger; lines: Array<Record<string,
     },
   });
   return { logger, lines };
-}
-
-/** Polls `check` until it returns a value that is not undefined/false, or fails after `ms`. */
-export async function eventually<T>(
-  check: () => T | Promise<T>,
-  ms = 5000,
-  what = 'condition',
-): Promise<Exclude<T, undefined | null | false | '' | 0>> {
-  const until = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v) return v as Exclude<T, undefined | null | false | '' | 0>;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > until)
-      throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }

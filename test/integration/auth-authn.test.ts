@@ -2,10 +2,9 @@ import { generateKeyPairSync } from 'node:crypto';
 import { SignJWT, UnsecuredJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
-import { startControlPlane } from '../../src/runtime/control-plane.js';
 import { generateSigningKey } from '../../src/tokens/signing-key.js';
 import { REMOTE, b64, bearer, decodeJwt, issueUserToken } from '../helpers/auth.js';
-import { testConfig } from '../helpers/control-plane.js';
+import { startPlane, testConfig } from '../helpers/control-plane.js';
 
 const T0 = Date.parse('2026-05-06T07:08:09.000Z');
 const MINUTE = 60_000;
@@ -16,7 +15,7 @@ describe('authentication (issue 4, decisions §7)', () => {
   let clock = T0;
 
   beforeAll(async () => {
-    cp = await startControlPlane(testConfig(), { listen: false, now: () => new Date(clock) });
+    cp = await startPlane(testConfig(), { listen: false, now: () => new Date(clock) });
     await cp.defaultsReady;
   });
   afterAll(async () => {

@@ -3,10 +3,9 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
-import { startControlPlane } from '../../src/runtime/control-plane.js';
 import { createLogger } from '../../src/runtime/logger.js';
 import { REMOTE, b64, bearer, issueUserToken } from '../helpers/auth.js';
-import { startListeningPlane, testConfig } from '../helpers/control-plane.js';
+import { startListeningPlane, startPlane, testConfig } from '../helpers/control-plane.js';
 
 /** Sends raw bytes (in steps, with pauses) over a plain socket and collects everything until the server closes. */
 function rawExchange(port: number, steps: Array<string | number>): Promise<string> {
@@ -130,7 +129,7 @@ describe('secrets never reach the logs (issue 4: hardening)', () => {
         done();
       },
     });
-    cp = await startControlPlane(testConfig(), { listen: false, logger: createLogger('trace', sink) });
+    cp = await startPlane(testConfig(), { listen: false, logger: createLogger('trace', sink) });
     await cp.defaultsReady;
   });
   afterAll(async () => {
@@ -192,7 +191,7 @@ describe('secrets never reach the logs (issue 4: hardening)', () => {
   });
 
   it('masks the zone token in /config for the readers who may read it', async () => {
-    const zone = await startControlPlane(
+    const zone = await startPlane(
       testConfig({
         MESH_MODE: 'zone',
         MESH_MULTIZONE_ZONE_NAME: 'east',

@@ -7,8 +7,7 @@ import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
-import { startControlPlane } from '../../src/runtime/control-plane.js';
-import { testConfig, tempDir } from '../helpers/control-plane.js';
+import { startPlane, tempDir, testConfig } from '../helpers/control-plane.js';
 import { clientPki, httpsRequest } from '../helpers/tls.js';
 
 const ports = {
@@ -24,7 +23,7 @@ describe('HTTPS with a self-signed certificate made at first start (issue 4, dec
   const config = () => testConfig({ ...ports, MESH_STORE_TYPE: 'level', MESH_STORE_LEVEL_PATH: dir.path });
 
   beforeAll(async () => {
-    cp = await startControlPlane(config());
+    cp = await startPlane(config());
   });
   afterAll(async () => {
     await cp?.close();
@@ -53,7 +52,7 @@ describe('HTTPS with a self-signed certificate made at first start (issue 4, dec
   it('reuses the kept pair on restart', async () => {
     const before = readFileSync(join(dir.path, 'tls', 'cert.pem'), 'utf8');
     await cp.close();
-    cp = await startControlPlane(config());
+    cp = await startPlane(config());
     expect(cp.tls?.source).toBe('kept');
     expect(readFileSync(join(dir.path, 'tls', 'cert.pem'), 'utf8')).toBe(before);
     expect((await httpsRequest(cp.ports.https, '/', { ca: before })).status).toBe(200);
@@ -69,7 +68,7 @@ describe('HTTPS settings', () => {
     });
     writeFileSync(join(dir.path, 'server.crt'), pair.cert);
     writeFileSync(join(dir.path, 'server.key'), pair.private);
-    const cp = await startControlPlane(
+    const cp = await startPlane(
       testConfig({
         ...ports,
         MESH_API_SERVER_HTTPS_TLS_CERT_FILE: join(dir.path, 'server.crt'),
@@ -86,7 +85,7 @@ describe('HTTPS settings', () => {
   });
 
   it('answers on the HTTPS port with the limits and JSON errors of the HTTP port', async () => {
-    const cp = await startControlPlane(
+    const cp = await startPlane(
       testConfig({
         ...ports,
         MESH_API_SERVER_MAX_HEADER_SIZE: '4096',
@@ -130,7 +129,7 @@ describe('HTTPS settings', () => {
   });
 
   it('closes a connection whose TLS handshake does not finish within the header timeout', async () => {
-    const cp = await startControlPlane(
+    const cp = await startPlane(
       testConfig({
         ...ports,
         MESH_API_SERVER_TIMEOUTS_HEADERS: '300ms',
@@ -164,7 +163,7 @@ describe('HTTPS settings', () => {
   });
 
   it('close() closes the HTTPS listener, a kept-alive connection included', async () => {
-    const cp = await startControlPlane(testConfig(ports));
+    const cp = await startPlane(testConfig(ports));
     const agent = new Agent({ keepAlive: true, rejectUnauthorized: false });
     const get = () =>
       new Promise<number>((resolve, reject) => {
@@ -187,7 +186,7 @@ describe('HTTPS settings', () => {
   });
 
   it('is off with apiServer.https.enabled false', async () => {
-    const cp = await startControlPlane(testConfig({ ...ports, MESH_API_SERVER_HTTPS_ENABLED: 'false' }));
+    const cp = await startPlane(testConfig({ ...ports, MESH_API_SERVER_HTTPS_ENABLED: 'false' }));
     try {
       expect(cp.ports.https).toBe(0);
       expect(cp.httpsServer).toBeUndefined();
@@ -210,7 +209,7 @@ describe('client certificates (apiServer.auth.clientCertsDir)', () => {
     writeFileSync(join(dir.path, 'clients', 'team-ca.pem'), trusted.caCert);
     writeFileSync(join(dir.path, 'clients', 'README.txt'), 'not a certificate, ignored');
     // Loopback is not admin here, so only the certificate can make the caller admin.
-    cp = await startControlPlane(
+    cp = await startPlane(
       testConfig({
         ...ports,
         MESH_STORE_TYPE: 'level',
@@ -253,7 +252,7 @@ describe('client certificates (apiServer.auth.clientCertsDir)', () => {
     const eve = await clientPki('#0c0d657665070a61646d696ee280ae');
     const other = tempDir();
     writeFileSync(join(other.path, 'eve-ca.pem'), eve.caCert);
-    const plane = await startControlPlane(
+    const plane = await startPlane(
       testConfig({ ...ports, MESH_API_SERVER_AUTH_CLIENT_CERTS_DIR: other.path }),
     );
     try {
@@ -276,7 +275,7 @@ describe('client certificates (apiServer.auth.clientCertsDir)', () => {
     const empty = tempDir();
     try {
       await expect(
-        startControlPlane(testConfig({ ...ports, MESH_API_SERVER_AUTH_CLIENT_CERTS_DIR: empty.path })),
+        startPlane(testConfig({ ...ports, MESH_API_SERVER_AUTH_CLIENT_CERTS_DIR: empty.path })),
       ).rejects.toThrow(`apiServer.auth.clientCertsDir: no PEM certificate in ${empty.path}`);
     } finally {
       empty.cleanup();

@@ -3,11 +3,11 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
-import { startControlPlane } from '../../src/runtime/control-plane.js';
 import { createLogger } from '../../src/runtime/logger.js';
 import { generateSigningKey } from '../../src/tokens/signing-key.js';
 import { REMOTE, b64, bearer, decodeJwt, issueUserToken } from '../helpers/auth.js';
-import { tempDir, testConfig } from '../helpers/control-plane.js';
+import { startPlane, tempDir, testConfig } from '../helpers/control-plane.js';
+import { testKeygen } from '../helpers/signing-keys.js';
 
 const T0 = Date.parse('2026-03-04T05:06:07.000Z');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -16,7 +16,7 @@ describe('token endpoints (issue 4, spec 4.8)', () => {
   let cp: ControlPlane;
 
   beforeAll(async () => {
-    cp = await startControlPlane(testConfig(), { listen: false, now: () => new Date(T0) });
+    cp = await startPlane(testConfig(), { listen: false, now: () => new Date(T0) });
     await cp.defaultsReady;
   });
   afterAll(async () => {
@@ -396,9 +396,9 @@ describe('signing keys at first start', () => {
     });
     const keygen = async (): Promise<string> => {
       events.push('keygen');
-      return generateSigningKey();
+      return testKeygen();
     };
-    const cp = await startControlPlane(
+    const cp = await startPlane(
       testConfig({
         MESH_API_SERVER_PORT: '0',
         MESH_API_SERVER_HTTPS_ENABLED: 'false',
@@ -429,12 +429,9 @@ describe('signing keys at first start', () => {
 describe('signing keys at a restart', () => {
   /** A control plane on the LevelDB data dir `path` (a new one each call: a real restart). */
   const start = async (path: string): Promise<ControlPlane> => {
-    const cp = await startControlPlane(
-      testConfig({ MESH_STORE_TYPE: 'level', MESH_STORE_LEVEL_PATH: path }),
-      {
-        listen: false,
-      },
-    );
+    const cp = await startPlane(testConfig({ MESH_STORE_TYPE: 'level', MESH_STORE_LEVEL_PATH: path }), {
+      listen: false,
+    });
     await cp.defaultsReady;
     return cp;
   };
@@ -498,7 +495,7 @@ describe('signing keys at a restart', () => {
   });
 
   it('gives a new mesh no key 1 when a key of its mesh was written before it', async () => {
-    const cp = await startControlPlane(testConfig(), { listen: false });
+    const cp = await startPlane(testConfig(), { listen: false });
     try {
       await cp.defaultsReady;
       const name = 'dataplane-token-signing-key-early-2';

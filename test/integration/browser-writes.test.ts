@@ -2,9 +2,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
-import { startControlPlane } from '../../src/runtime/control-plane.js';
 import { bearer, issueUserToken } from '../helpers/auth.js';
-import { startTestPlane, tempDir, testConfig } from '../helpers/control-plane.js';
+import { startPlane, startTestPlane, tempDir, testConfig } from '../helpers/control-plane.js';
 import { tp } from '../helpers/multizone.js';
 import { clientPki, httpsRequest } from '../helpers/tls.js';
 
@@ -96,7 +95,7 @@ describe('client certificates and forged browser writes', () => {
     mkdirSync(join(dir.path, 'clients'));
     writeFileSync(join(dir.path, 'clients', 'team-ca.pem'), alice.caCert);
     // Loopback is not admin here, so only the certificate can make the caller admin.
-    cp = await startControlPlane(
+    cp = await startPlane(
       testConfig({
         MESH_API_SERVER_PORT: '0',
         MESH_API_SERVER_HTTPS_PORT: '0',

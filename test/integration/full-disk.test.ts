@@ -7,8 +7,7 @@ import { openLevelStore, verifyLevelStore } from '../../src/events/level-tools.j
 import { AppError } from '../../src/util/errors.js';
 import type { LogEntry } from '../../src/events/types.js';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
-import { startControlPlane } from '../../src/runtime/control-plane.js';
-import { tempDir, testConfig } from '../helpers/control-plane.js';
+import { startPlane, tempDir, testConfig } from '../helpers/control-plane.js';
 
 // Issue 15 item 6: a full disk. The fault is injected at the LevelDB adapter's write boundary
 // (mounting a small tmpfs needs privileges CI does not have); the README describes what is seen.
@@ -69,7 +68,7 @@ describe('a full disk (issue 15)', () => {
     let fault: Error | undefined;
     let faulted = 0;
     const { logger, lines } = capturingLogger();
-    let cp: ControlPlane | undefined = await startControlPlane(levelEnv(dir.path), {
+    let cp: ControlPlane | undefined = await startPlane(levelEnv(dir.path), {
       logger,
       levelLog: {
         fault: () => {
@@ -156,7 +155,7 @@ describe('a full disk (issue 15)', () => {
     expect(check).toMatchObject({ ok: true, head: entries.length });
 
     // Every acknowledged write is there after a restart; none of the refused ones is.
-    cp = await startControlPlane(levelEnv(dir.path), {});
+    cp = await startPlane(levelEnv(dir.path), {});
     await cp.defaultsReady;
     for (const name of acknowledged) expect(cp.views.get('Mesh', undefined, name)).toBeDefined();
     for (const name of ['full-1', 'full-2', 'full-3', 'full-4']) {
@@ -168,7 +167,7 @@ describe('a full disk (issue 15)', () => {
     const dir = tempDir();
     cleanups.push(dir.cleanup);
     // A store whose next start finds a snapshot overdue: many updates, none snapshotted.
-    const first = await startControlPlane(levelEnv(dir.path, { MESH_STORE_SNAPSHOT_EVERY: '0' }), {
+    const first = await startPlane(levelEnv(dir.path, { MESH_STORE_SNAPSHOT_EVERY: '0' }), {
       listen: false,
     });
     await first.defaultsReady;
@@ -187,7 +186,7 @@ describe('a full disk (issue 15)', () => {
     cleanups.push(() => new Promise<void>((resolve) => busy.close(() => resolve())));
     const port = (busy.address() as { port: number }).port;
     await expect(
-      startControlPlane(
+      startPlane(
         levelEnv(dir.path, { MESH_STORE_SNAPSHOT_EVERY: '1', MESH_API_SERVER_PORT: String(port) }),
         {},
       ),
@@ -206,7 +205,7 @@ describe('a full disk (issue 15)', () => {
     cleanups.push(dir.cleanup);
     const { logger, lines } = capturingLogger();
     const { keygen, asked, release } = heldKeygen();
-    const cp = await startControlPlane(levelEnv(dir.path), { logger, keygen });
+    const cp = await startPlane(levelEnv(dir.path), { logger, keygen });
     cleanups.push(() => cp.close());
     await asked;
     // Written meanwhile (by a user, or another instance of a shared log): start-up looks again
@@ -243,7 +242,7 @@ describe('a full disk (issue 15)', () => {
     cleanups.push(dir.cleanup);
     let fault: Error | undefined;
     const { keygen, asked, release } = heldKeygen();
-    const cp = await startControlPlane(levelEnv(dir.path), {
+    const cp = await startPlane(levelEnv(dir.path), {
       levelLog: { fault: () => fault, retry: { firstMs: 10, maxMs: 50 } },
       // The keys are made after start-up: the disk fills up while they are generated.
       keygen,

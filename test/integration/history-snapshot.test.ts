@@ -2,10 +2,10 @@ import { Writable } from 'node:stream';
 import { Level } from 'level';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
-import { startControlPlane } from '../../src/runtime/control-plane.js';
 import { createLogger } from '../../src/runtime/logger.js';
-import { testConfig, tempDir } from '../helpers/control-plane.js';
+import { startPlane, tempDir, testConfig } from '../helpers/control-plane.js';
 import { observe, randomWrites } from '../helpers/history.js';
+import { eventually } from '../helpers/eventually.js';
 
 /** Starts on a LevelDB data dir, capturing the JSON log lines. */
 async function start(
@@ -20,7 +20,7 @@ async function start(
       done();
     },
   });
-  const cp = await startControlPlane(
+  const cp = await startPlane(
     testConfig({ MESH_STORE_TYPE: 'level', MESH_STORE_LEVEL_PATH: path, MESH_STORE_SNAPSHOT_EVERY: every }),
     { listen: false, logger: createLogger('info', sink) },
   );
@@ -45,13 +45,7 @@ const snapshotMetas = (db: Level<string, string>) =>
     .all()
     .then((keys) => keys.filter((k) => k.endsWith('!meta')));
 
-const until = async (check: () => Promise<boolean>, ms = 5000): Promise<void> => {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
+const until = (check: () => Promise<boolean>, ms = 5000): Promise<true> => eventually(check, ms);
 
 describe('snapshots: start-up from a snapshot plus the tail equals a full replay (issue 6)', () => {
   const dirs: Array<{ cleanup: () => void }> = [];

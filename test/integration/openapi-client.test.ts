@@ -101,6 +101,7 @@ function typeCheck(file: string): string[] {
     module: ts.ModuleKind.ESNext,
     moduleResolution: ts.ModuleResolutionKind.Bundler,
     types: [],
+    skipLibCheck: true,
   });
   return ts.getPreEmitDiagnostics(program).map((d) => {
     const where = d.file && d.start !== undefined ? d.file.getLineAndCharacterOfPosition(d.start) : undefined;

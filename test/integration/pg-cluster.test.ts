@@ -1,17 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
-import { startControlPlane } from '../../src/runtime/control-plane.js';
-import { testConfig } from '../helpers/control-plane.js';
+import { startPlane, testConfig } from '../helpers/control-plane.js';
 import { createTestDatabase, onDatabase, pgStoreEnv } from '../helpers/postgres.js';
 import type { TestDatabase } from '../helpers/postgres.js';
+import { eventually } from '../helpers/eventually.js';
 
 const json = { 'content-type': 'application/json' };
 
-/** Waits (polling) until `check` holds; the test's own timeout bounds it. */
-async function until(check: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 20));
-}
+/** Waits until `check` holds (polling), for up to 20 s: the cluster timers of these tests are 1-2 s at most. */
+const until = (check: () => boolean | Promise<boolean>): Promise<true> => eventually(check, 20_000);
 
 function route(name: string, weight: number, mesh = 'default'): Record<string, unknown> {
   return {
@@ -39,7 +37,7 @@ describe('several control planes on one PostgreSQL log (issue 19, in process)', 
     const env = pgStoreEnv(db.name);
     // Started together, as a rolling deploy or a restart of every pod would.
     const started = await Promise.all(
-      Array.from({ length: n }, () => startControlPlane(testConfig(env), { listen: false })),
+      Array.from({ length: n }, () => startPlane(testConfig(env), { listen: false })),
     );
     planes.push(...started);
     await Promise.all(started.map((cp) => cp.defaultsReady));
@@ -102,12 +100,12 @@ describe('several control planes on one PostgreSQL log (issue 19, in process)', 
         );
         return rows.map((row) => row.query);
       });
-    const a = await startControlPlane(testConfig(env), { listen: false, cluster });
+    const a = await startPlane(testConfig(env), { listen: false, cluster });
     planes.push(a);
     // Alone: its own appends are all there is to hear, so it does not listen.
     await until(async () => (await listeners()).join() === 'UNLISTEN mesh_log');
 
-    const b = await startControlPlane(testConfig(env), { listen: false, cluster });
+    const b = await startPlane(testConfig(env), { listen: false, cluster });
     planes.push(b);
     await until(async () => (await listeners()).join() === 'LISTEN mesh_log,LISTEN mesh_log');
     // Each is woken by the other's writes, in both directions.
@@ -187,7 +185,7 @@ describe('several control planes on one PostgreSQL log (issue 19, in process)', 
     databases.push(db);
     const env = pgStoreEnv(db.name);
     const cluster = { tickMs: 50, deadAfterMs: 1000 };
-    const a = await startControlPlane(testConfig(env), { listen: false, cluster });
+    const a = await startPlane(testConfig(env), { listen: false, cluster });
     planes.push(a);
     // What an instance killed with SIGKILL leaves: its last heartbeat and its open subscriptions.
     const open = {
@@ -223,7 +221,7 @@ describe('several control planes on one PostgreSQL log (issue 19, in process)', 
     expect(instances.map((row) => row.id)).not.toContain('gone');
 
     // A second instance sees what the first publishes of its own (here, a proxy it serves).
-    const b = await startControlPlane(testConfig(env), { listen: false, cluster });
+    const b = await startPlane(testConfig(env), { listen: false, cluster });
     planes.push(b);
     const mine = { subscriptions: [{ id: 'a-1', connectTime: '2026-01-02T00:00:00.000Z' }] };
     a.status.setDataplaneInsight('default', 'api-1', mine);
@@ -236,7 +234,7 @@ describe('several control planes on one PostgreSQL log (issue 19, in process)', 
     databases.push(db);
     const env = pgStoreEnv(db.name);
     const cluster = { tickMs: 50, deadAfterMs: 1000, statusRetentionMs: 1500 };
-    const a = await startControlPlane(testConfig(env), { listen: false, cluster });
+    const a = await startPlane(testConfig(env), { listen: false, cluster });
     planes.push(a);
     // A started alone: it took the leader lock at its first tick.
     const aId = (JSON.parse((await get(a, '/')).body) as { instanceId: string }).instanceId;
@@ -259,7 +257,7 @@ describe('several control planes on one PostgreSQL log (issue 19, in process)', 
     // A's own status with an ended subscription: a running instance's rows are never removed.
     a.status.setDataplaneInsight('default', 'api-1', ended('a-1'));
     // B starts while the rows are within the retention, and reads them all.
-    const b = await startControlPlane(testConfig(env), { listen: false, cluster });
+    const b = await startPlane(testConfig(env), { listen: false, cluster });
     planes.push(b);
     expect(b.status.zoneInsight('north')?.subscriptions?.[0]?.id).toBe('g-2');
     expect(b.status.dataplaneInsight('default', 'old-1')).toBeDefined();

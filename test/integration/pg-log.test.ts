@@ -8,6 +8,7 @@ import { PG_LOCK, PG_LOCK_SPACE, migratePgSchema } from '../../src/events/pg-sch
 import type { EventInput, EventLog, LogEntry } from '../../src/events/types.js';
 import { createTestDatabase, onDatabase, TEST_PG } from '../helpers/postgres.js';
 import type { TestDatabase } from '../helpers/postgres.js';
+import { eventually } from '../helpers/eventually.js';
 
 const actor = { name: 'alice', groups: ['mesh-system:admin'], address: '127.0.0.1' };
 
@@ -36,10 +37,8 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-/** Waits (polling) until `check` holds; the test's own timeout bounds it. */
-async function until(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((resolve) => setTimeout(resolve, 20));
-}
+/** Waits until `check` holds (polling), for up to 20 s: write retries and notifications here take well under a second. */
+const until = (check: () => boolean | Promise<boolean>): Promise<true> => eventually(check, 20_000);
 
 describe('PostgreSQL event log: what the contract suite does not cover', () => {
   const databases: TestDatabase[] = [];

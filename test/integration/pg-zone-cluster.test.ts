@@ -5,11 +5,10 @@ import { tempDir } from '../helpers/control-plane.js';
 import { startGlobal, startZone, tp, zoneToken } from '../helpers/multizone.js';
 import { createTestDatabase, pgStoreEnv } from '../helpers/postgres.js';
 import type { TestDatabase } from '../helpers/postgres.js';
+import { eventually } from '../helpers/eventually.js';
 
-/** Waits (polling) until `check` holds; the test's own timeout bounds it. */
-async function until(check: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 25));
-}
+/** Waits until `check` holds (polling), for up to 20 s: sync and leader changes here take a few seconds at most. */
+const until = (check: () => boolean | Promise<boolean>): Promise<true> => eventually(check, 20_000);
 
 describe('a zone of several instances on one PostgreSQL log (issue 19)', () => {
   const cleanups: (() => Promise<void> | void)[] = [];

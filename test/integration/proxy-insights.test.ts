@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { createProxyInsights } from '../../src/xds/proxy-insights.js';
 import { startTestPlane } from '../helpers/control-plane.js';
+import { eventually } from '../helpers/eventually.js';
 import { putDataplane } from '../helpers/xds.js';
 
 const SVC = 'mesh.io/service';
@@ -49,8 +50,16 @@ describe('proxy insights from ADS streams (issue 17 point 4, decisions §11)', (
     stream.acked('lds');
     stream.sent('cds');
     stream.rejected('cds');
-    await new Promise((r) => setTimeout(r, 50));
-    overview = await get('/meshes/default/dataplanes+insights/web-1');
+    // The counters are published every publishMs (10 ms): wait for the publication of all four.
+    overview = await eventually(
+      async () => {
+        const o = await get('/meshes/default/dataplanes+insights/web-1');
+        const total = o.dataplaneInsight.subscriptions[0].status.total;
+        return total.responsesSent === '2' && total.responsesRejected === '1' ? o : undefined;
+      },
+      5000,
+      'the counts of lds and cds',
+    );
     expect(overview.dataplaneInsight.subscriptions[0].status).toEqual({
       lastUpdateTime: '2026-11-26T10:00:01.000Z',
       total: { responsesSent: '2', responsesAcknowledged: '1', responsesRejected: '1' },

@@ -11,6 +11,8 @@
  * merged result is read back into the struct, so those fields show as `null` and `{}`, as in the
  * reference's answers. Other kinds pass through unchanged.
  */
+import { policyKind } from '../kind-sets.js';
+import type { GoShape } from '../policy-kind.js';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
@@ -28,24 +30,7 @@ export function mergePatch(target: Json | undefined, patch: Json): Json {
   return out;
 }
 
-/** Fields Go always writes: `list` ones as `null` when unset, `struct` ones as `{}`; nested shapes. */
-interface Shape {
-  always?: Record<string, 'list' | 'struct'>;
-  nested?: Record<string, Shape>;
-  /** The shape of each element of a list field. */
-  each?: Record<string, Shape>;
-}
-
-const accessLogBackend: Shape = {
-  nested: { tcp: { always: { format: 'struct' } }, file: { always: { format: 'struct' } } },
-};
-
-const SHAPES: Record<string, Shape> = {
-  MeshAccessLog: { always: { backends: 'list' }, each: { backends: accessLogBackend } },
-  MeshTrace: { always: { backends: 'list', sampling: 'struct', tags: 'list' } },
-};
-
-function shaped(value: Json, shape: Shape): Json {
+function shaped(value: Json, shape: GoShape): Json {
   if (!isObject(value)) return value;
   const out: Record<string, Json> = { ...value };
   for (const [k, how] of Object.entries(shape.always ?? {})) {
@@ -62,8 +47,10 @@ function shaped(value: Json, shape: Shape): Json {
 }
 
 /** A conf as Kuma's Go struct of `policyType` marshals it (see the module comment). */
-export const goShape = (policyType: string, conf: unknown): unknown =>
-  SHAPES[policyType] ? shaped(conf as Json, SHAPES[policyType]) : conf;
+export const goShape = (policyType: string, conf: unknown): unknown => {
+  const shape = policyKind(policyType)?.rules?.goShape;
+  return shape ? shaped(conf as Json, shape) : conf;
+};
 
 /** The confs merged in order, or undefined for none; each conf is read as `policyType`'s struct. */
 export function mergeConfs(policyType: string, confs: readonly unknown[]): unknown {

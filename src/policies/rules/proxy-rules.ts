@@ -17,6 +17,7 @@
  * outbound and policy type both keep the rules' order, most positive tags first).
  */
 import { SERVICE_TAG } from '../../resources/fragments.js';
+import { policyKind, TARGET_REF_POLICY_KINDS } from '../kind-sets.js';
 import { proxyInterfaces, type Networking } from '../proxy-interfaces.js';
 import {
   compareByTargetRef,
@@ -39,13 +40,6 @@ export interface RuleItem {
   conf: unknown;
   origins: Array<{ mesh: string; name: string }>;
 }
-
-/** Which parts of each kind make rules (Kuma 2.0 GetFromList / GetToList / GetPolicyItem). */
-const PARTS: Record<string, { from?: true; to?: true; single?: true }> = {
-  MeshTrafficPermission: { from: true },
-  MeshAccessLog: { from: true, to: true },
-  MeshTrace: { single: true },
-};
 
 const MESH: TargetRef = { kind: 'Mesh' };
 
@@ -100,7 +94,9 @@ export function proxyRules(
     (o, i) => declared[i] ?? { port: 0, tags: { [SERVICE_TAG]: o.service } },
   );
 
-  for (const [policyType, parts] of Object.entries(PARTS)) {
+  for (const policyType of TARGET_REF_POLICY_KINDS) {
+    const parts = policyKind(policyType)?.rules;
+    if (!parts) continue;
     // Which listeners each policy of this type selects; policies selecting none are left out.
     const selected = policies
       .filter((p) => p.type === policyType)

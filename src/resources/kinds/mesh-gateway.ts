@@ -120,6 +120,7 @@ export const meshGateway = defineResource({
     .superRefine(checkCrossMeshSelectors, everyViolation),
   catalogue: { displayName: 'Mesh Gateways', singularDisplayName: 'Mesh Gateway' },
   isPolicy: true,
+  selectsProxies: true,
   sync: 'down',
   crossMeshList: true,
   multiLineKeys: new Set(DATA_SOURCE_TEXT_KEYS),

@@ -9,6 +9,7 @@
  * values (an update that only adds a block can be judged equal and dropped): outlier detection with
  * enforcement 0, `max_requests` 1024.
  */
+import type { CircuitBreakerSetting, LoadBalancer } from '../../policies/proxyless-settings.js';
 import { isIP } from 'node:net';
 import { SERVICE_TAG } from '../../resources/fragments.js';
 import { protoDuration } from './proto-values.js';
@@ -40,29 +41,9 @@ export const destinationMatches = (destination: Tags, tags: Tags): boolean =>
   Object.entries(destination).every(([k, v]) => tags[k] !== undefined && (v === '*' || tags[k] === v));
 
 /** The parts of a CircuitBreaker's conf a gRPC client can apply (extra-policies.md). */
-export interface CircuitBreakerConf {
-  interval?: string;
-  baseEjectionTime?: string;
-  maxEjectionPercent?: number;
-  detectors?: {
-    totalErrors?: { consecutive?: number };
-    gatewayErrors?: { consecutive?: number };
-    localErrors?: { consecutive?: number };
-    standardDeviation?: { requestVolume?: number; minimumHosts?: number; factor?: number };
-    failure?: { requestVolume?: number; minimumHosts?: number; threshold?: number };
-  };
-  thresholds?: {
-    maxConnections?: number;
-    maxPendingRequests?: number;
-    maxRetries?: number;
-    maxRequests?: number;
-  };
-}
+export type CircuitBreakerConf = CircuitBreakerSetting;
 
-/** The `loadBalancer` of a TrafficRoute (spec 2.6). */
-export type LoadBalancer = Partial<
-  Record<'roundRobin' | 'leastRequest' | 'ringHash' | 'random' | 'maglev', object>
->;
+export type { LoadBalancer };
 
 /** A cluster and the settings the client could not apply, in words for `/xds` and inspect. */
 export interface ClusterResult {

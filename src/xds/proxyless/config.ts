@@ -20,14 +20,9 @@ import type { ProxyInterfaces } from '../../policies/proxy-interfaces.js';
 import { proxyInterfaces, type Networking } from '../../policies/proxy-interfaces.js';
 import { allForInbound, bestSelectorRank } from '../../policies/select-policies.js';
 import { SERVICE_TAG } from '../../resources/fragments.js';
-import {
-  buildAssignment,
-  buildCluster,
-  clusterName,
-  destinationMatches,
-  type CircuitBreakerConf,
-  type LoadBalancer,
-} from './clusters.js';
+import { proxylessNotes, proxylessSetting, SETTING_KINDS } from '../../policies/kind-sets.js';
+import type { ProxylessSettings } from '../../policies/proxyless-settings.js';
+import { buildAssignment, buildCluster, clusterName, destinationMatches } from './clusters.js';
 import { allDestinationsOf, buildListener, type ClusterFaults, type RouteInputs } from './listener.js';
 
 type Tags = Readonly<Record<string, string>>;
@@ -78,11 +73,17 @@ export interface ProxylessConfig {
   shapedBy: string[];
 }
 
-const confOf = <T>(p: PolicyResource | undefined): T | undefined => (p as { conf?: T } | undefined)?.conf;
+/** The first policy of the kind that gives `setting`, listed on the item. */
+const giving = (
+  item: SidecarItem | undefined,
+  setting: keyof ProxylessSettings,
+): PolicyResource | undefined => {
+  const kind = SETTING_KINDS[setting];
+  return kind === undefined ? undefined : item?.matchedPolicies[kind]?.[0];
+};
 
-/** The first policy of `kind` listed on the item. */
-const first = (item: SidecarItem | undefined, kind: string): PolicyResource | undefined =>
-  item?.matchedPolicies[kind]?.[0];
+/** The fault setting of a FaultInjection-like policy (undefined: none). */
+const faultOf = (p: PolicyResource | undefined) => (p ? proxylessSetting('fault', p) : undefined);
 
 /** A cluster to build: its name, the destination it stands for, its endpoints, and its fault. */
 interface ClusterPlan<E> {
@@ -154,11 +155,16 @@ export function renderProxyless<E extends ServedEndpoint>(input: RenderInput<E>)
     if (p) shapedBy.add(`${p.type}/${p.name}`);
     return p;
   };
+  /** A setting read from the first policy giving it on the item (which then shapes the config). */
+  const setting = <K extends keyof ProxylessSettings>(key: K, item: SidecarItem | undefined) => {
+    const p = shaped(giving(item, key));
+    return p && proxylessSetting(key, p);
+  };
 
   for (const service of [...new Set(input.services)].sort()) {
     const outbound = outboundItem(service);
-    const route = shaped(first(outbound, 'TrafficRoute'));
-    const routeConf = confOf<RouteInputs['route']>(route);
+    const route = shaped(giving(outbound, 'route'));
+    const routeConf = route && proxylessSetting('route', route);
     const said: string[] = [];
     const known = !input.withEndpoints || (service !== '' && mesh.endpoints(service).length > 0);
     // Every destination a call may go to, planned once (a destination may appear in several routes).
@@ -171,29 +177,25 @@ export function renderProxyless<E extends ServedEndpoint>(input: RenderInput<E>)
       (plans.get(clusterName(destination)) ?? []).map((p) => ({
         name: p.name,
         weight: p.endpoints.length,
-        fault: confOf(p.fault),
+        fault: faultOf(p.fault),
       }));
     const inputs: RouteInputs = {
       route: routeConf,
-      timeout: confOf(shaped(first(outbound, 'Timeout'))),
-      retry: confOf(shaped(first(serviceItem(service), 'Retry'))),
+      timeout: setting('timeout', outbound),
+      retry: setting('retry', serviceItem(service)),
     };
     const { listener, notes: listenerNotes } = buildListener(service, inputs, { known, faults });
     listeners.push(listener);
     said.push(...listenerNotes);
-    if (first(outbound, 'RateLimit')) {
-      said.push('RateLimit cannot apply to a proxyless gRPC client: the server side limits calls');
-    }
+    said.push(...proxylessNotes('outbound', Object.keys(outbound?.matchedPolicies ?? {})));
     for (const group of plans.values()) {
       for (const plan of group) {
         const destService = plan.destination[SERVICE_TAG] as string;
         if (input.withEndpoints && plan.endpoints.some((e) => e.ready !== false)) shaped(plan.fault);
         if (clusters.has(plan.name)) continue;
         const built = buildCluster(plan.name, {
-          loadBalancer: confOf<{ loadBalancer?: LoadBalancer }>(route)?.loadBalancer,
-          circuitBreaker: confOf<CircuitBreakerConf>(
-            shaped(first(serviceItem(destService), 'CircuitBreaker')),
-          ),
+          loadBalancer: routeConf?.loadBalancer,
+          circuitBreaker: setting('circuitBreaker', serviceItem(destService)),
         });
         clusters.set(plan.name, built.cluster);
         said.push(...built.notes);
@@ -203,9 +205,8 @@ export function renderProxyless<E extends ServedEndpoint>(input: RenderInput<E>)
         said.push(...assigned.notes);
       }
     }
-    if (known && first(serviceItem(service), 'HealthCheck')) {
-      said.push('HealthCheck cannot apply to a proxyless gRPC client: it has no active health checking');
-    }
+    if (known)
+      said.push(...proxylessNotes('service', Object.keys(serviceItem(service)?.matchedPolicies ?? {})));
     if (said.length > 0) notes[service] = [...new Set(said)];
   }
   const sorted = (m: Map<string, Record<string, unknown>>) =>
@@ -248,7 +249,8 @@ export function proxylessConfig(input: ProxylessInput): ProxylessConfig {
   }
   const tagSetsOf = (service: string) => (byService.get(service) ?? []).map((e) => e.tags);
   const items = matchSidecar(input.networking, input.candidates, input.services, tagSetsOf);
-  const faults = input.candidates.FaultInjection ?? [];
+  const faultKind = SETTING_KINDS.fault;
+  const faults = faultKind === undefined ? [] : (input.candidates[faultKind] ?? []);
   return renderProxyless({
     entry: { interfaces: proxyInterfaces(input.networking, input.services), items },
     services: input.services,

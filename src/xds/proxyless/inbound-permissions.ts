@@ -23,6 +23,7 @@
  * TrafficPermission of the inbound (destinations against its tags, as the policy engine matches
  * it) allows the callers its sources match. No policy: nobody is allowed.
  */
+import { SERVER_PERMISSION_KINDS, SERVER_TARGET_REF_KINDS } from '../../policies/kind-sets.js';
 import { isIP } from 'node:net';
 import type { PolicyResource } from '../../policies/policy-resource.js';
 import { proxyInterfaces, type Networking } from '../../policies/proxy-interfaces.js';
@@ -37,6 +38,8 @@ import {
 
 type Tags = Readonly<Record<string, string>>;
 
+/** The kinds whose policies decide who may call a server, in words (`A or B`). */
+const PERMISSION_KINDS = [...SERVER_PERMISSION_KINDS, ...SERVER_TARGET_REF_KINDS].join(' or ');
 /** The inbound a server listens on, and who could call it. */
 export interface PermissionInput {
   /** The server proxy's Dataplane networking. */
@@ -118,7 +121,7 @@ function meshTrafficVerdict(
         ?.action;
       return action === 'ALLOW' || action === 'ALLOW_WITH_SHADOW_DENY';
     });
-  return { allows, policies: selecting.map((p) => `MeshTrafficPermission/${p.name}`) };
+  return { allows, policies: selecting.map((p) => `${p.type}/${p.name}`) };
 }
 
 /**
@@ -135,11 +138,11 @@ function trafficVerdict(
 ): { allows: Verdict; policies: string[] } | undefined {
   const best = bestForInbound(input.inbound.tags, input.trafficPermissions);
   if (!best) {
-    notes.push('no TrafficPermission or MeshTrafficPermission selects this inbound: every call is denied');
+    notes.push(`no ${PERMISSION_KINDS} selects this inbound: every call is denied`);
     return undefined;
   }
   return {
     allows: (tagSets) => bestSelectorRank(best.sources, tagSets) !== undefined,
-    policies: [`TrafficPermission/${best.name}`],
+    policies: [`${best.type}/${best.name}`],
   };
 }

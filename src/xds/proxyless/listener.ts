@@ -15,6 +15,15 @@
  * no endpoints, so calls fail with UNAVAILABLE until an instance appears. Not `non_forwarding_action`:
  * grpc-js-xds 1.14.1 validates such a route but its resolver then reads `route.route` of it.
  */
+import type {
+  FaultSetting,
+  HttpRoute,
+  RetrySetting,
+  RouteSetting,
+  RouteTarget,
+  StringMatcher,
+  TimeoutSetting,
+} from '../../policies/proxyless-settings.js';
 import { SERVICE_TAG } from '../../resources/fragments.js';
 import { clusterName } from './clusters.js';
 import { fingerprint, fractionalPercent, protoDuration } from './proto-values.js';
@@ -25,27 +34,10 @@ const FILTER = { FAULT: 'envoy.filters.http.fault', ROUTER: 'envoy.filters.http.
 
 type Tags = Readonly<Record<string, string>>;
 
-/** Kuma's StringMatcher (TrafficRoute `conf.http[].match`). */
-type StringMatcher = { prefix?: string; exact?: string; regex?: string };
+export type { HttpRoute };
 
-/** Where a route sends calls: one destination or a weighted split. */
-interface RouteTarget {
-  destination?: Tags;
-  split?: ReadonlyArray<{ weight: number; destination: Tags }>;
-}
-
-/** One `conf.http[]` entry of a TrafficRoute. */
-export interface HttpRoute extends RouteTarget {
-  match: { method?: StringMatcher; path?: StringMatcher; headers?: Readonly<Record<string, StringMatcher>> };
-  modify?: Record<string, unknown>;
-}
-
-/** A FaultInjection's conf (spec 2.6). */
-export interface FaultConf {
-  delay?: { percentage: number; value: string };
-  abort?: { percentage: number; httpStatus: number };
-  responseBandwidth?: { percentage: number; limit: string };
-}
+/** A fault a client injects (its FaultInjection's conf). */
+export type FaultConf = FaultSetting;
 
 /**
  * The clusters a destination's calls go to, each with its share (its endpoint count) and the fault
@@ -55,18 +47,11 @@ export type ClusterFaults = (
   destination: Tags,
 ) => ReadonlyArray<{ name: string; weight: number; fault: FaultConf | undefined }>;
 
-/** The `conf` of the policies a client route reads (spec 2.6). */
+/** The settings a client route is built from. */
 export interface RouteInputs {
-  route?: RouteTarget & { http?: readonly HttpRoute[] };
-  timeout?: { http?: { requestTimeout?: string }; grpc?: { maxStreamDuration?: string } };
-  retry?: {
-    grpc?: {
-      numRetries?: number;
-      perTryTimeout?: string;
-      backOff?: { baseInterval: string; maxInterval?: string };
-      retryOn?: readonly string[];
-    };
-  };
+  route?: RouteSetting;
+  timeout?: TimeoutSetting;
+  retry?: RetrySetting;
 }
 
 /** The gRPC status names a retry policy may name (gRPC A44), from ours. */

@@ -17,6 +17,7 @@ import type { PolicyResource } from '../../policies/policy-resource.js';
 import type { Networking } from '../../policies/proxy-interfaces.js';
 import type { TargetRefPolicy } from '../../policies/target-ref-match.js';
 import type { SidecarItem } from '../../policies/match-sidecar.js';
+import { SERVER_PERMISSION_KINDS, SERVER_TARGET_REF_KINDS } from '../../policies/kind-sets.js';
 import * as TYPE from '../type-urls.js';
 import type { ProxylessConfig } from './config.js';
 import { inboundPermissions } from './inbound-permissions.js';
@@ -149,14 +150,18 @@ export function withServerListeners(
   const serverNames = names.filter(isServerListenerName);
   const config = client(names.filter((n) => !isServerListenerName(n)));
   if (serverNames.length === 0) return config;
-  const listed = (kind: string, type: SidecarItem['type']): PolicyResource[] => [
-    ...new Set(server.items.filter((i) => i.type === type).flatMap((i) => i.matchedPolicies[kind] ?? [])),
+  const listed = (kinds: readonly string[], type: SidecarItem['type']): PolicyResource[] => [
+    ...new Set(
+      server.items
+        .filter((i) => i.type === type)
+        .flatMap((i) => kinds.flatMap((kind) => i.matchedPolicies[kind] ?? [])),
+    ),
   ];
   const input: ServerListenerInput = {
     server: server.networking,
     callers: [...server.callers()],
-    trafficPermissions: listed('TrafficPermission', 'inbound'),
-    meshTrafficPermissions: listed('MeshTrafficPermission', 'dataplane') as unknown as TargetRefPolicy[],
+    trafficPermissions: listed(SERVER_PERMISSION_KINDS, 'inbound'),
+    meshTrafficPermissions: listed(SERVER_TARGET_REF_KINDS, 'dataplane') as unknown as TargetRefPolicy[],
   };
   const listeners = [...config.listeners];
   const notes = { ...config.notes };

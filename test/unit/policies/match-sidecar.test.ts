@@ -63,7 +63,7 @@ describe('matchSidecar: dataplane attachment (selectors against the proxy)', () 
     const b = policy('ProxyTemplate', 'b', { selectors: sel({ app: 'example' }), creationTime: at(1) });
     const a = policy('ProxyTemplate', 'a', { selectors: sel({ app: 'example' }), creationTime: at(0) });
     const trace = policy('TrafficTrace', 't', { selectors: sel({ [SVC]: '*' }) });
-    expect(match(oneInbound, a, b, trace)).toEqual(['dataplane : TrafficTrace=t; ProxyTemplate=b']);
+    expect(match(oneInbound, a, b, trace)).toEqual(['dataplane : ProxyTemplate=b; TrafficTrace=t']);
   });
 
   it('leaves the item out when no selector matches', () => {
@@ -498,7 +498,7 @@ describe('matchSidecar: VirtualOutbound and targetRef kinds on the dataplane ite
     const elsewhere = targetRef('MeshTrace', 'c', { kind: 'MeshService', name: 'db' });
     const mtp = targetRef('MeshTrafficPermission', 'allow', { kind: 'Mesh' });
     expect(match(proxy, service, elsewhere, subset, mesh, mtp)).toEqual([
-      'dataplane : MeshTrafficPermission=allow; MeshTrace=zz-mesh,b-subset,a-service',
+      'dataplane : MeshTrace=zz-mesh,b-subset,a-service; MeshTrafficPermission=allow',
     ]);
   });
 

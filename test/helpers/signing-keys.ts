@@ -1,0 +1,42 @@
+import { createPrivateKey } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { generateSigningKey } from '../../src/tokens/signing-key.js';
+import { REPO_ROOT } from './process.js';
+
+/**
+ * RSA-2048 keys made once (one base64 PKCS#1 DER per line), so that the tests' control planes do
+ * not each spend ~200 ms of CPU per signing key: a start on an empty store makes four, every new
+ * mesh one more, ~130 s of CPU over `npm test`. Made with
+ * `generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'der' })`.
+ */
+const KEYS_FILE = join(REPO_ROOT, 'test', 'fixtures', 'signing-keys.txt');
+
+let pool: string[] | undefined;
+let handedOut = 0;
+
+/** The kept keys, read at first use. */
+function keptKeys(): string[] {
+  pool ??= readFileSync(KEYS_FILE, 'utf8').split('\n').filter(Boolean);
+  return pool;
+}
+
+/** A kept DER key as the control plane stores one: base64 of its PKCS#1 PEM. */
+function asSecretData(der: string): string {
+  const pem = createPrivateKey({ key: Buffer.from(der, 'base64'), format: 'der', type: 'pkcs1' }).export({
+    type: 'pkcs1',
+    format: 'pem',
+  });
+  return Buffer.from(pem).toString('base64');
+}
+
+/**
+ * The `keygen` of the tests' control planes: each call gives a key no earlier call in this test
+ * process gave (as generated keys are all different), taken from the kept keys while they last,
+ * then generated as the control plane's own `generateSigningKey` does.
+ */
+export async function testKeygen(): Promise<string> {
+  const keys = keptKeys();
+  if (handedOut < keys.length) return asSecretData(keys[handedOut++]);
+  return generateSigningKey();
+}
