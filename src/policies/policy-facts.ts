@@ -88,12 +88,10 @@ export function policyFacts(policy: PolicyResource): PolicyFacts {
   return f;
 }
 
-/** The policy placed at `rank`: one object per policy version and rank (a policy ranks the same at most places). */
-export function placedAt(policy: PolicyResource, rank: number): Placed {
-  return placedIn(policyFacts(policy), policy, rank);
-}
-
-/** `placedAt`, with the policy's facts at hand. */
+/**
+ * The policy placed at `rank`, its facts at hand: one object per policy version and rank (a policy
+ * ranks the same at most places).
+ */
 export function placedIn(facts: PolicyFacts, policy: PolicyResource, rank: number): Placed {
   let p = facts.placed.get(rank);
   if (p === undefined) facts.placed.set(rank, (p = { policy, rank, time: facts.time }));

@@ -25,7 +25,6 @@ import {
 import {
   bestRank,
   NO_MATCH,
-  placedAt,
   placedIn,
   policyFacts,
   rankFor,
