@@ -137,6 +137,9 @@ interface MatchClass {
   members: Set<string>;
   /** The services this class reaches, as indexed in `reachIndex`. */
   reach: Set<string>;
+  /** The last walk of a written policy's reach that met this class (`policyClasses`), and which versions reached it then. */
+  walk: number;
+  by: number;
 }
 
 interface SidecarProxy {
@@ -232,6 +235,9 @@ function selects(
 /** Which versions of a written policy reach a class (`policyClasses`). */
 const BEFORE = 1;
 const AFTER = 2;
+
+/** How many walks of written policies' reach have been made (`policyClasses`). */
+let walks = 0;
 const tagKey = (k: string, v: string): string => `${k}\u0000${v}`;
 
 /** One reach selector of a policy version: its keys in the class index (`tagKey` or the key alone for `*`), and itself compiled. */
@@ -335,7 +341,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
       if (!set?.delete(target)) return;
       if (set.size === 0) index.delete(key);
     }
-    m.sorted.delete(key);
+    if (m.sorted.size > 0) m.sorted.delete(key);
   };
 
   /** Moves the class's entries in the reach index to the services it reaches now. */
@@ -526,6 +532,8 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
         tagSets: cells.interfaces.reachTagSets,
         members: new Set(),
         reach: new Set(),
+        walk: 0,
+        by: 0,
       };
       cls = created;
       m.classes.set(key, cls);
@@ -597,10 +605,20 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     m: MeshMatches<V>,
     before: PolicyResource | undefined,
     after: PolicyResource | undefined,
-  ): Map<MatchClass, number> => {
-    const classes = new Map<MatchClass, number>();
-    if (before) reached(m, before, (cls) => void classes.set(cls, BEFORE));
-    if (after) reached(m, after, (cls) => void classes.set(cls, (classes.get(cls) ?? 0) | AFTER));
+  ): MatchClass[] => {
+    // Each walk marks the classes it meets with its number: no set of classes to look them up in.
+    const walk = ++walks;
+    const classes: MatchClass[] = [];
+    const meet = (cls: MatchClass, by: number): void => {
+      if (cls.walk !== walk) {
+        cls.walk = walk;
+        cls.by = 0;
+        classes.push(cls);
+      }
+      cls.by |= by;
+    };
+    if (before) reached(m, before, (cls) => meet(cls, BEFORE));
+    if (after) reached(m, after, (cls) => meet(cls, AFTER));
     return classes;
   };
 
@@ -635,7 +653,8 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
   ): void => {
     const before = setCandidate(m, kind, name, after);
     if (SIDECAR_KINDS.includes(kind)) {
-      for (const [cls, by] of policyClasses(m, before, after)) {
+      for (const cls of policyClasses(m, before, after)) {
+        const { by } = cls;
         const notes = m.unmatched?.get(cls);
         if (notes) note(notes, kind, name);
         else
