@@ -364,7 +364,12 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     kinds.forEach((kind, i) => {
       // Listed nowhere before (a class matched for the first time): whatever it lists now is new.
       if (before[i].size === 0) {
-        cls.cells.eachListed(kind, (n) => link(m, m.affectedClasses, keyOf(kind, n), cls, true));
+        // A policy listed in several cells comes once per cell, often in a row (a wide one on every
+        // outbound): linked once for the row.
+        let last: string | undefined;
+        cls.cells.eachListed(kind, (n) => {
+          if (n !== last) link(m, m.affectedClasses, keyOf(kind, (last = n)), cls, true);
+        });
         return;
       }
       const after = cls.cells.namesOf(kind);

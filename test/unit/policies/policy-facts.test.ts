@@ -35,7 +35,8 @@ function world(seed: number) {
     if (rand(3) === 0) m.version = pick(['v1', 'v2', '*']);
     if (rand(4) === 0) m.zone = pick(['z1', '*']);
     // A key that every plain object has through its prototype: matched as any tag map matches it.
-    if (rand(30) === 0) m.constructor = pick(['*', 'x']);
+    const inherited: string = 'constructor';
+    if (rand(30) === 0) m[inherited] = pick(['*', 'x']);
     return m;
   };
   const tags = (): Record<string, string> => {
