@@ -361,21 +361,25 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
   ): void => {
     const before = kinds.map((k) => cls.cells.namesOf(k));
     change();
-    kinds.forEach((kind, i) => {
+    let kind = '';
+    let last: string | undefined;
+    // A policy listed in several cells comes once per cell, often in a row (a wide one on every
+    // outbound): linked once for the row.
+    const linkNew = (n: string): void => {
+      if (n !== last) link(m, m.affectedClasses, keyOf(kind, (last = n)), cls, true);
+    };
+    for (let i = 0; i < kinds.length; i++) {
+      kind = kinds[i];
       // Listed nowhere before (a class matched for the first time): whatever it lists now is new.
       if (before[i].size === 0) {
-        // A policy listed in several cells comes once per cell, often in a row (a wide one on every
-        // outbound): linked once for the row.
-        let last: string | undefined;
-        cls.cells.eachListed(kind, (n) => {
-          if (n !== last) link(m, m.affectedClasses, keyOf(kind, (last = n)), cls, true);
-        });
-        return;
+        last = undefined;
+        cls.cells.eachListed(kind, linkNew);
+        continue;
       }
       const after = cls.cells.namesOf(kind);
       for (const n of before[i]) if (!after.has(n)) link(m, m.affectedClasses, keyOf(kind, n), cls, false);
       for (const n of after) if (!before[i].has(n)) link(m, m.affectedClasses, keyOf(kind, n), cls, true);
-    });
+    }
   };
 
   const gatewayPolicies = (p: GatewayProxy<V>): Set<string> =>

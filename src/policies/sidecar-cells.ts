@@ -251,9 +251,11 @@ export class SidecarCells {
   readonly interfaces: ProxyInterfaces;
   /** Each kind's cells by slot, in `SIDECAR_KINDS` order; undefined for a kind without cells. */
   private readonly cells: Array<KindCells | undefined> = [];
-  /** The services the outbounds' routes reach (the routed kinds' places). */
+  /** The services the outbounds' routes reach (the routed kinds' places), also as a list to walk. */
   private reached: Set<string>;
-  private readonly logged: Set<string>;
+  private reachedList: readonly string[];
+  /** The services the logged kinds attach to, as a list to walk. */
+  private readonly logged: readonly string[];
   /** The first outbound's slot (inbounds come first), and the proxy's (after the outbounds). */
   private readonly outboundSlot: number;
   private readonly proxySlot: number;
@@ -276,8 +278,9 @@ export class SidecarCells {
     this.inboundTags = this.interfaces.inbounds.map((ib) => ib.tags);
     this.outboundServices = this.interfaces.outbounds.map((ob) => ob.service);
     this.tagSets = this.interfaces.tagSets;
-    this.logged = new Set([...this.interfaces.outbounds.map((o) => o.service), PASS_THROUGH_SERVICE]);
+    this.logged = [...new Set([...this.interfaces.outbounds.map((o) => o.service), PASS_THROUGH_SERVICE])];
     this.reached = this.routedServices();
+    this.reachedList = [...this.reached];
   }
 
   /** Where `policy` (of `kind`) attaches on this proxy, with its rank at each place (flat: slot, rank, …). */
@@ -334,7 +337,7 @@ export class SidecarCells {
           }
         }
       } else {
-        for (const service of LOGGED.has(kind) ? this.logged : this.reached) {
+        for (const service of LOGGED.has(kind) ? this.logged : this.reachedList) {
           const r = serviceRank(facts.destinations, service);
           if (r !== NO_MATCH) {
             out[n++] = this.serviceSlot(service);
@@ -377,6 +380,7 @@ export class SidecarCells {
     this.cells.length = 0;
     this.placeAll(ROUTE_KIND, of(ROUTE_KIND));
     this.reached = this.routedServices();
+    this.reachedList = [...this.reached];
     for (const kind of SIDECAR_KINDS) if (kind !== ROUTE_KIND) this.placeAll(kind, of(kind));
   }
 
@@ -481,11 +485,14 @@ export class SidecarCells {
   eachListed(kind: string, fn: (name: string) => void): void {
     const info = KINDS.get(kind);
     if (!info) return;
-    this.cells[info.index]?.forEach((c, slot) => {
-      if (c === undefined) return;
+    const cells = this.cells[info.index];
+    if (!cells) return;
+    for (let slot = 0; slot < cells.length; slot++) {
+      const c = cells[slot];
+      if (c === undefined) continue;
       if (this.allAt(info, slot)) for (const p of c) fn(p.policy.name);
       else fn(c[0].policy.name);
-    });
+    }
   }
 
   /** The names of the policies of `kind` listed in any cell. */
@@ -725,6 +732,7 @@ export class SidecarCells {
     const reached = this.routedServices();
     if (reached.size === this.reached.size && [...reached].every((s) => this.reached.has(s))) return [];
     this.reached = reached;
+    this.reachedList = [...reached];
     return ROUTED_KINDS.flatMap((kind) => this.recomputeTracked(kind, candidates));
   }
 
