@@ -308,7 +308,7 @@ const USER_AGENTS = new Map<string, { name: string; version: string }>();
 
 /** The node's user agent, as one object per distinct agent (a mesh runs a few client builds). */
 function userAgentOf(node: Node): { name: string; version: string } {
-  const key = `${node.user_agent_name}\u0000${node.user_agent_version}`;
+  const key = JSON.stringify([node.user_agent_name, node.user_agent_version]);
   let agent = USER_AGENTS.get(key);
   if (!agent) {
     if (USER_AGENTS.size >= USER_AGENTS_MAX) USER_AGENTS.clear();

@@ -125,7 +125,7 @@ const VERSIONS = new Map<string, Readonly<Record<string, unknown>>>();
 function versionOf(userAgent: ProxySubscriptionInfo['userAgent']): Readonly<Record<string, unknown>> {
   const version = userAgent?.version || UNKNOWN;
   const build = userAgent?.name || UNKNOWN;
-  const key = `${version}\u0000${build}`;
+  const key = JSON.stringify([version, build]);
   let v = VERSIONS.get(key);
   if (!v) {
     if (VERSIONS.size >= VERSIONS_MAX) VERSIONS.clear();

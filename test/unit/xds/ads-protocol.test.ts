@@ -84,7 +84,9 @@ describe('encodeResponse', () => {
       type_url: 'type.googleapis.com/envoy.config.listener.v3.Listener',
       nonce: '7',
     };
-    for (const r of [res, { ...res, nonce: '8', version_info: '' }, { ...res, resources: [] }]) {
+    // A version of 200 bytes (two-byte length, multi-byte characters) and a long nonce.
+    const long = { ...res, version_info: 'é'.repeat(100), nonce: '9'.repeat(130) };
+    for (const r of [res, { ...res, nonce: '8', version_info: '' }, { ...res, resources: [] }, long]) {
       const ours = encodeResponse(r);
       expect(ours.toString('hex')).toBe(Buffer.from(reference.responseSerialize(r)).toString('hex'));
       expect(reference.responseDeserialize(ours)).toMatchObject({
