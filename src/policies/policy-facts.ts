@@ -131,7 +131,7 @@ export function matches(s: CompiledSelector, tags: Tags): boolean {
   const { keys, values } = s;
   for (let i = 0; i < keys.length; i++) {
     const have = tags[keys[i]];
-    if (have === undefined) return false;
+    if (typeof have !== 'string') return false; // absent, or inherited by every object (`constructor`)
     const want = values[i];
     if (want !== MATCH_ALL && want !== have) return false;
   }
@@ -163,9 +163,6 @@ export function bestRank(selectors: SelectorList, tagSets: readonly Tags[]): num
   return best;
 }
 
-/** A tag set with no own tags: what another key than the service's reads in `serviceRank`, as on any tag map. */
-const NO_TAGS: Tags = {};
-
 /** The higher of `best` and the highest rank among `selectors` that match `{mesh.io/service: service}`. */
 function bestForService(selectors: readonly CompiledSelector[], service: string, best: number): number {
   for (const s of selectors) {
@@ -173,7 +170,7 @@ function bestForService(selectors: readonly CompiledSelector[], service: string,
     const { keys, values } = s;
     let ok = true;
     for (let i = 0; i < keys.length && ok; i++) {
-      const have = keys[i] === SERVICE_TAG ? service : NO_TAGS[keys[i]];
+      const have = keys[i] === SERVICE_TAG ? service : undefined; // the one tag of that set
       ok = have !== undefined && (values[i] === MATCH_ALL || values[i] === have);
     }
     if (ok) best = s.rank;

@@ -10,14 +10,16 @@ export interface Rank {
 /** The rank of no selector: below every selector with a tag. */
 export const NO_RANK: Rank = { exact: 0, wildcard: 0 };
 
-/** True when every key of `selector` is in `tags` with an equal value or the selector's value is `*`. */
+/** True when every key of `selector` is one of `tags`' own, with an equal value or the selector's value `*`. */
 export function tagSelectorMatches(
   selector: Readonly<Record<string, string>>,
   tags: Readonly<Record<string, string>>,
 ): boolean {
   for (const key in selector) {
     const have = tags[key];
-    if (have === undefined) return false;
+    // Tag values are strings: anything else (undefined, or what every object inherits, such as
+    // `constructor`) is a tag the set does not have.
+    if (typeof have !== 'string') return false;
     const want = selector[key];
     if (want !== MATCH_ALL && want !== have) return false;
   }

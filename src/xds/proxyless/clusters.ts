@@ -38,7 +38,7 @@ export function clusterName(destination: Tags): string {
 
 /** True when an endpoint with `tags` is one of `destination`'s (every tag present, equal or `*`). */
 export const destinationMatches = (destination: Tags, tags: Tags): boolean =>
-  Object.entries(destination).every(([k, v]) => tags[k] !== undefined && (v === '*' || tags[k] === v));
+  Object.entries(destination).every(([k, v]) => typeof tags[k] === 'string' && (v === '*' || tags[k] === v));
 
 /** The parts of a CircuitBreaker's conf a gRPC client can apply (extra-policies.md). */
 export type CircuitBreakerConf = CircuitBreakerSetting;

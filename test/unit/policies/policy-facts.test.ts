@@ -34,7 +34,7 @@ function world(seed: number) {
     if (rand(5) > 0) m[SVC] = pick([...services, '*']);
     if (rand(3) === 0) m.version = pick(['v1', 'v2', '*']);
     if (rand(4) === 0) m.zone = pick(['z1', '*']);
-    // A key that every plain object has through its prototype: matched as any tag map matches it.
+    // A key that every plain object has through its prototype: no tag set has it as a tag.
     const inherited: string = 'constructor';
     if (rand(30) === 0) m[inherited] = pick(['*', 'x']);
     return m;

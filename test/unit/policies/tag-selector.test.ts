@@ -23,6 +23,12 @@ describe('tag selector', () => {
     expect(tagSelectorMatches({ app: 'example' }, { app: '*' })).toBe(false);
   });
 
+  it('takes only a tag set’s own tags: a key every object inherits (constructor, toString) is absent', () => {
+    expect(tagSelectorMatches({ constructor: '*' }, inbound)).toBe(false);
+    expect(tagSelectorMatches({ [SVC]: 'example', toString: '*' }, inbound)).toBe(false);
+    expect(tagSelectorMatches({ constructor: '*' }, { constructor: 'x' })).toBe(true);
+  });
+
   it('ranks by number of tags first, then by number of exact values', () => {
     const twoWildcards = rankOf({ app: '*', version: '*' });
     const oneExact = rankOf({ app: 'example' });
