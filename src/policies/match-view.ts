@@ -285,11 +285,26 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     if (!p) pending.set(mesh, (p = { all: false, proxies: new Set(), dataplanes: false }));
     return p;
   };
+  /**
+   * True while a mesh's build steps run. They make the mesh's first state, from which nothing has
+   * been served yet (a Mesh write that makes a mesh build again marks every proxy itself), so they
+   * mark nothing: otherwise the first write after a start would name every proxy of the mesh.
+   */
+  let building = false;
+  const stepQuietly = (steps: Generator<void, void, void>): boolean => {
+    const was = building;
+    building = true;
+    try {
+      return !!steps.next().done;
+    } finally {
+      building = was;
+    }
+  };
   const markProxy = (mesh: string, name: string): void => {
-    if (listeners.size > 0) marks(mesh).proxies.add(name);
+    if (listeners.size > 0 && !building) marks(mesh).proxies.add(name);
   };
   const markClass = (mesh: string, cls: MatchClass): void => {
-    if (listeners.size === 0) return;
+    if (listeners.size === 0 || building) return;
     const p = marks(mesh);
     for (const n of cls.members) p.proxies.add(n);
   };
@@ -821,8 +836,8 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
   };
 
   const finish = (m: MeshMatches<V>): MeshMatches<V> => {
-    const steps = m.steps;
-    if (steps) while (!steps.next().done);
+    const steps = m.steps as Generator<void, void, void> | undefined;
+    if (steps) while (!stepQuietly(steps));
     return m;
   };
 
@@ -949,7 +964,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
           let done = false;
           // Time is read after every step: one step is a proxy or a policy through its reach, and a
           // policy that reaches every class of a large mesh is milliseconds on its own.
-          while (!(done = !!steps.next().done) && performance.now() - began < sliceMs);
+          while (!(done = stepQuietly(steps)) && performance.now() - began < sliceMs);
           longest = Math.max(longest, performance.now() - began);
           if (done) break;
           await new Promise<void>((resolve) => setImmediate(resolve));

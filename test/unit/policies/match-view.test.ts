@@ -399,6 +399,38 @@ describe('the match view (issue 16 point 6): incremental equals a full recomputa
     expect(report.ms).toBeGreaterThanOrEqual(report.longestSliceMs);
   });
 
+  it('a build names no proxy: the first write after it names only the proxies it reaches', async () => {
+    const views = createResourceViews(registry);
+    views.apply([entry('Mesh', MESH, { creationTime: 't' }, undefined)]);
+    views.apply(
+      Array.from({ length: 50 }, (_, i) =>
+        entry('Dataplane', `dp-${i}`, {
+          creationTime: 't',
+          networking: {
+            address: '1.1.1.1',
+            inbound: [{ port: 1, tags: { [SVC]: `s-${i % 5}` } }],
+            outbound: [{ port: 10001, tags: { [SVC]: 'backend' } }],
+          },
+        }),
+      ),
+    );
+    const view = createMatchView(views, noGateways);
+    const heard: string[][] = [];
+    view.onProxiesChanged((_mesh, change) => heard.push(change.all ? ['*'] : [...change.proxies].sort()));
+    await view.buildAll({ sliceMs: 1 });
+    expect(heard).toEqual([]);
+    views.apply([
+      entry('Timeout', 't-1', {
+        creationTime: 't',
+        sources: [{ match: { [SVC]: 's-1' } }],
+        destinations: [{ match: { [SVC]: 'backend' } }],
+        conf: { connectTimeout: '2s' },
+      }),
+    ]);
+    const reached = Array.from({ length: 10 }, (_, k) => `dp-${1 + 5 * k}`).sort();
+    expect(heard).toEqual([reached]);
+  });
+
   // The build's steps: the 2 policies as candidates, the 120 proxies, the 2 reach notes, then the
   // 120 classes; with slices of 0 ms each step is a turn of its own, so these turns write while the
   // build loads the policies, loads the proxies, notes the reach and matches the classes.
