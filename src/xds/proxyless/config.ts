@@ -163,8 +163,7 @@ export function renderProxyless<E extends ServedEndpoint>(input: RenderInput<E>)
 
   for (const service of [...new Set(input.services)].sort()) {
     const outbound = outboundItem(service);
-    const route = shaped(giving(outbound, 'route'));
-    const routeConf = route && proxylessSetting('route', route);
+    const routeConf = setting('route', outbound);
     const said: string[] = [];
     const known = !input.withEndpoints || (service !== '' && mesh.endpoints(service).length > 0);
     // Every destination a call may go to, planned once (a destination may appear in several routes).
