@@ -1,10 +1,18 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { TimelineItem } from '../app/config-timeline.js';
 import type { InspectQueries } from '../app/inspect.js';
 import type { Queries } from '../app/queries.js';
 import type { Registry } from '../resources/registry.js';
 import { AppError } from '../util/errors.js';
 import { addKindRoute, createKindPaths } from './kind-paths.js';
-import { nextUrl, parsePage, parsePointInTime, rawQuery, resolvePointInTime } from './list-query.js';
+import {
+  nextUrl,
+  parsePage,
+  parsePointInTime,
+  parseTime,
+  rawQuery,
+  resolvePointInTime,
+} from './list-query.js';
 import { pageBody } from './page-body.js';
 import type { RouteInfo } from './resource-routes.js';
 
@@ -17,6 +25,8 @@ export interface InspectRouteDeps {
   proxyDump?: ProxyDumpFn;
   /** Per dialled service, what a proxyless client could not apply; absent: `/policies` says nothing of it. */
   xdsNotes?: (mesh: string, name: string) => Record<string, string[]> | undefined;
+  /** `GET …/dataplanes/{name}/xds/_history`: the proxy's config timeline; absent: not served (Global). */
+  configTimeline?: (mesh: string, name: string) => Promise<readonly TimelineItem[] | undefined>;
   /** Answers `?revision=R` and `?at=T` as of that revision; absent: the parameters are ignored. */
   past?: {
     /** The last revision at or before a time (epoch ms), if any. */
@@ -160,6 +170,34 @@ export function registerInspectRoutes(app: FastifyInstance, deps: InspectRouteDe
     }
     return { q, ...p };
   };
+
+  const { configTimeline } = deps;
+  if (configTimeline) {
+    // A proxy's config timeline: when its served config changed, and which write did it.
+    app.get<{ Params: ProxyParams }>(
+      '/meshes/:mesh/dataplanes/:name/xds/_history',
+      dataplaneRead,
+      async (req, reply) => {
+        const revision = queries.revision();
+        const { q, offset, size } = page(req);
+        const from = parseTime(q, 'from')?.time ?? -Infinity;
+        const to = parseTime(q, 'to')?.time ?? Infinity;
+        const { mesh, name } = req.params;
+        // Throws NOT_FOUND naming a missing mesh.
+        queries.get(registry.get('Mesh'), undefined, mesh);
+        const all = await configTimeline(mesh, name);
+        if (all === undefined) {
+          throw new AppError('NOT_FOUND', 'Not found', `Dataplane "${name}" not found in mesh "${mesh}"`);
+        }
+        const items = all.filter((i) => {
+          const t = Date.parse(i.time);
+          return t >= from && t <= to;
+        });
+        const next = nextUrl(req, q, offset, size, items.length);
+        return json(reply, revision, pageBody(items.length, items.slice(offset, offset + size), next));
+      },
+    );
+  }
 
   // Proxies configured by a gateway (spec 2.20): every built-in gateway proxy its selectors match.
   for (const d of registry.all.filter((k) => k.selectsProxies)) {

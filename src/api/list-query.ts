@@ -75,17 +75,30 @@ export type PointInTimeQuery = { revision: number } | { at: string; time: number
  * (the last revision at or before it, which the caller looks up); both at once is 400.
  */
 export function parsePointInTime(q: URLSearchParams, head: number): PointInTimeQuery {
-  const raw = q.get('at');
   const revision = parseRevision(q, head);
-  if (raw === null) return revision === undefined ? undefined : { revision };
-  const bad = (field: string, message: string): AppError =>
-    new AppError('INVALID_QUERY', 'Invalid query parameters', `${field} ${message}`, [{ field, message }]);
-  if (revision !== undefined) throw bad('at', 'cannot be given with revision: ask for one point in time');
+  const at = parseTime(q, 'at');
+  if (at === undefined) return revision === undefined ? undefined : { revision };
+  if (revision !== undefined) {
+    const message = 'cannot be given with revision: ask for one point in time';
+    throw new AppError('INVALID_QUERY', 'Invalid query parameters', `at ${message}`, [
+      { field: 'at', message },
+    ]);
+  }
+  return { at: at.raw, time: at.time };
+}
+
+/** A time parameter (RFC 3339): undefined when absent, else its text and epoch ms; 400 with a cause on `key` when it is not one. */
+export function parseTime(q: URLSearchParams, key: string): { raw: string; time: number } | undefined {
+  const raw = q.get(key);
+  if (raw === null) return undefined;
   const time = Date.parse(raw);
   if (!RFC3339.test(raw) || Number.isNaN(time)) {
-    throw bad('at', 'must be an RFC 3339 date-time, such as 2026-11-28T14:05:00Z');
+    const message = 'must be an RFC 3339 date-time, such as 2026-11-28T14:05:00Z';
+    throw new AppError('INVALID_QUERY', 'Invalid query parameters', `${key} ${message}`, [
+      { field: key, message },
+    ]);
   }
-  return { at: raw, time };
+  return { raw, time };
 }
 
 /**

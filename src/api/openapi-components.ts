@@ -410,6 +410,11 @@ function buildParameters(registry: Registry): Json {
       type: 'integer',
       minimum: 1,
     }),
+    from: query('from', 'Only items at or after this time (RFC 3339)', {
+      type: 'string',
+      format: 'date-time',
+    }),
+    to: query('to', 'Only items at or before this time (RFC 3339)', { type: 'string', format: 'date-time' }),
     at: query(
       'at',
       'Answer as of this time (RFC 3339): the last revision at or before it, named by `x-mesh-revision`; not with `revision`',

@@ -306,6 +306,14 @@ function addFixedPaths(registry: Registry, add: ReturnType<typeof createPaths>['
     [param('revision'), param('at')],
   );
   read(
+    `${proxy}/xds/_history`,
+    'getDataplaneConfigTimeline',
+    'History',
+    "A proxy's config timeline: the revisions at which the config it would be served changed, each with the write that changed it (not on Global)",
+    ok('A page of config changes', ref('schemas', 'ConfigTimelineList')),
+    [param('size'), param('offset'), param('from'), param('to')],
+  );
+  read(
     `${proxy}/bootstrap`,
     'getDataplaneBootstrap',
     'Proxies',

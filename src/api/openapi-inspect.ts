@@ -223,6 +223,30 @@ export function inspectSchemas(registry: Registry): Json {
       object({ dataplane: schema('ResourceKey') }),
       'built-in gateway proxies a mesh gateway configures (spec 2.20)',
     ),
+    ConfigTimelineList: page(
+      object({
+        revision: { type: 'integer', minimum: 1 },
+        time: { type: 'string', format: 'date-time' },
+        config: { type: 'string', enum: ['created', 'changed', 'removed'] },
+        write: object(
+          {
+            kind: strings,
+            mesh: strings,
+            name: strings,
+            operation: { type: 'string', enum: ['create', 'update', 'delete'] },
+            actor: object({ name: strings, groups: array(strings), address: strings }, [
+              'name',
+              'groups',
+              'address',
+            ]),
+            changeSet: strings,
+          },
+          ['kind', 'name', 'operation', 'actor'],
+          { description: 'The log entry at that revision: the write that changed the config' },
+        ),
+      }),
+      "changes of a proxy's served config, oldest first",
+    ),
     XdsResource: {
       type: 'object',
       description:

@@ -31,6 +31,7 @@ import type { RouteInfo } from './resource-routes.js';
 import type { WatchOptions } from './watch.js';
 import type { InspectQueries } from '../app/inspect.js';
 import { registerHistoryRoutes } from './history-routes.js';
+import type { TimelineItem } from '../app/config-timeline.js';
 import { registerInspectRoutes, type PastInspect, type ProxyDumpFn } from './inspect-routes.js';
 import { createRequestOrigin } from './request-origin.js';
 import { registerResourceRoutes } from './resource-routes.js';
@@ -87,6 +88,8 @@ export interface ServerDeps {
   proxyDump?: ProxyDumpFn;
   /** Per dialled service, what a proxyless client could not apply (issue 17); shown by `/policies`. */
   xdsNotes?: (mesh: string, name: string) => Record<string, string[]> | undefined;
+  /** A proxy's config timeline (`…/dataplanes/{name}/xds/_history`); absent: not served. */
+  configTimeline?: (mesh: string, name: string) => Promise<readonly TimelineItem[] | undefined>;
   /** Inspect as of a past revision (`?revision=R`, `?at=T` on the inspect routes). */
   pastInspect?: (revision: number) => Promise<PastInspect>;
   /** Limits of the `/_events` watch streams (issue 6). */

@@ -19,7 +19,9 @@ import { createPolicyNotes } from '../xds/dump.js';
 import { inertKeysSet } from '../config/config-keys.js';
 import { xdsSources } from './xds-sources.js';
 import { answerDumpRequest, localProxyDump, proxyDump } from './proxy-dump.js';
-import { createPastInspect } from './past-inspect.js';
+import { configRenderer, createPastInspect } from './past-inspect.js';
+import { createConfigTimeline } from '../app/config-timeline.js';
+import { AppError } from '../util/errors.js';
 import type { TokenService } from '../app/token-service.js';
 import { createTokenService } from '../app/token-service.js';
 import { MESH_CP_VERSION } from '../app/versions.js';
@@ -354,6 +356,24 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     inspect,
     proxyDump: proxyDump(dumpDeps),
     xdsNotes: config.mode === 'global' ? undefined : createPolicyNotes(dumpSources),
+    configTimeline:
+      config.mode === 'global'
+        ? async () => {
+            throw new AppError(
+              'BAD_REQUEST',
+              'No xDS on Global',
+              "Global serves no xDS: a proxy's config timeline is on the control plane of its zone",
+            );
+          }
+        : (() => {
+            const timelines = createConfigTimeline({
+              registry,
+              read: (from, to) => log.read(from, to),
+              head: () => log.head(),
+              renderer: () => configRenderer(localZoneOf(config)),
+            });
+            return (mesh: string, name: string) => timelines.timeline(mesh, name);
+          })(),
     pastInspect: createPastInspect({
       pointInTime,
       localZone: localZoneOf(config),

@@ -11,6 +11,7 @@
  * `/xds` answer names what it leaves out.
  */
 import type { PastInspect } from '../api/inspect-routes.js';
+import type { RenderConfig } from '../app/config-timeline.js';
 import { createInspectQueries } from '../app/inspect.js';
 import { gatewayMatcher } from '../policies/gateway-matcher.js';
 import { createMatchView } from '../policies/match-view.js';
@@ -61,5 +62,16 @@ export function createPastInspect(deps: {
     }
     built.set(past, answer);
     return answer;
+  };
+}
+
+/** The served config of a proxy as text to compare (its would-be-served dump without the revision), for the config timeline. */
+export async function configRenderer(localZone: string | undefined): Promise<RenderConfig> {
+  const { wouldBeServedConfig } = await import('../xds/dump.js');
+  return (views, matches, mesh, name) => {
+    const sources = xdsSources(views, matches, localZone);
+    if (!sources.meshExists(mesh) || !sources.dataplane(mesh, name)) return undefined;
+    const { revision: _revision, ...served } = wouldBeServedConfig(sources, mesh, name);
+    return JSON.stringify(served);
   };
 }
