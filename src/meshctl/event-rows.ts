@@ -18,6 +18,35 @@ export function historyRow(e: HistoryItem): string[] {
   return [String(e.revision), e.time, e.operation, actorText(e.actor)];
 }
 
+/** The columns of `meshctl history dataplane NAME --config`: each change of its config and the write that made it. */
+export const TIMELINE_HEADERS = ['REVISION', 'TIME', 'CONFIG', 'WRITE', 'ACTOR'];
+
+/** One change of a proxy's served config (`…/xds/_history`). */
+export interface TimelineItem {
+  revision: number;
+  time: string;
+  config: string;
+  write: {
+    kind: string;
+    mesh?: string;
+    name: string;
+    operation: string;
+    actor: EventItem['actor'];
+    changeSet?: string;
+  };
+}
+
+/** A row of `meshctl history dataplane NAME --config`. */
+export function timelineRow(e: TimelineItem): string[] {
+  return [
+    String(e.revision),
+    e.time,
+    e.config,
+    `${e.write.kind} ${e.write.name} ${e.write.operation}`,
+    actorText(e.write.actor),
+  ];
+}
+
 /** The columns of `meshctl audit`. */
 export const EVENT_HEADERS = ['REVISION', 'TIME', 'OPERATION', 'KIND', 'NAME', 'ACTOR'];
 

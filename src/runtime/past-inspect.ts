@@ -12,7 +12,8 @@
  */
 import type { PastInspect } from '../api/inspect-routes.js';
 import type { RenderConfig } from '../app/config-timeline.js';
-import { createInspectQueries } from '../app/inspect.js';
+import { createInspectQueries, type InspectQueries } from '../app/inspect.js';
+import { AppError } from '../util/errors.js';
 import { gatewayMatcher } from '../policies/gateway-matcher.js';
 import { createMatchView } from '../policies/match-view.js';
 import type { PastState, PointInTime } from '../projections/point-in-time.js';
@@ -24,6 +25,20 @@ export const PAST_XDS_LEAVES_OUT: readonly string[] = [
   "the services the proxy dialled (its xDS subscriptions are runtime state, not in the log): its Dataplane's declared outbounds stand for them",
   'what a stream of the proxy was sent, and its ACKs and NACKs',
 ];
+
+/** Runs `fn`, saying in a NOT_FOUND it throws that the answer is as of `revision`. */
+const atRevision =
+  (revision: number) =>
+  <T>(fn: () => T): T => {
+    try {
+      return fn();
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'NOT_FOUND') {
+        throw new AppError('NOT_FOUND', err.title, `${err.message} at revision ${revision}`, err.causes);
+      }
+      throw err;
+    }
+  };
 
 /** Creates the past inspect reader; `localZone` as the plane's own xDS sources take it; `dumps`: serve `/xds` (not on Global). */
 export function createPastInspect(deps: {
@@ -37,7 +52,14 @@ export function createPastInspect(deps: {
     const hit = built.get(past);
     if (hit) return hit;
     const matches = createMatchView(past.views, gatewayMatcher);
-    const inspect = createInspectQueries({ views: past.views, matches });
+    const live = createInspectQueries({ views: past.views, matches });
+    const at = atRevision(past.revision);
+    const inspect: InspectQueries = {
+      matchedPolicies: (mesh, name) => at(() => live.matchedPolicies(mesh, name)),
+      affected: (desc, mesh, name, page) => at(() => live.affected(desc, mesh, name, page)),
+      gatewayDataplanes: (mesh, name, page) => at(() => live.gatewayDataplanes(mesh, name, page)),
+      rules: (mesh, name) => at(() => live.rules(mesh, name)),
+    };
     const sources = xdsSources(past.views, matches, deps.localZone);
     let dumps: ProxyDumps | undefined;
     const answer: PastInspect = { revision: past.revision, inspect };
@@ -53,7 +75,7 @@ export function createPastInspect(deps: {
       const pastDumps = dumps;
       answer.xdsNotes = (mesh, name) => policyNotes(sources, mesh, name);
       answer.xds = (ref) => {
-        const dump = JSON.parse(pastDumps.answer(ref, 'xds').body) as Record<string, unknown>;
+        const dump = JSON.parse(at(() => pastDumps.answer(ref, 'xds')).body) as Record<string, unknown>;
         return JSON.stringify({
           ...dump,
           pointInTime: { revision: past.revision, leftOut: PAST_XDS_LEAVES_OUT },

@@ -250,6 +250,16 @@ interface InspectOptions {
   size?: number;
   offset?: string;
   type?: string;
+  revision?: string;
+  at?: string;
+}
+
+/** `?revision=` or `?at=` of a read as of a point in time (the server checks them and says what is wrong). */
+function pointInTime(o: InspectOptions): Query {
+  if (o.revision !== undefined && o.at !== undefined) {
+    throw new UsageError('--revision and --at name one point in time: give one of them');
+  }
+  return { revision: o.revision, at: o.at };
 }
 
 /** The matched policies of a sidecar proxy, one row per attachment and policy kind. */
@@ -301,7 +311,14 @@ async function inspectProxy(cli: CliContext, kind: KindInfo, name: string, o: In
   const api = await cli.api();
   const res = await api.request<Obj | string>('GET', `${proxy.base(o.mesh, name)}/${PROXY_TYPES[type]}`, {
     accept: text ? 'text/plain' : 'application/json',
+    query: pointInTime(o),
   });
+  const asOf = res.headers['x-mesh-revision'];
+  if ((o.revision !== undefined || o.at !== undefined) && asOf !== undefined) {
+    cli.stderr.write(
+      `As of revision ${String(asOf)}${o.at !== undefined ? ` (the last at or before ${o.at})` : ''}\n`,
+    );
+  }
   if (text) {
     const where = kind.scope === 'mesh' ? ` in mesh "${o.mesh}"` : '';
     if (res.text === '') cli.stderr.write(`${proxy.words} "${name}"${where} has no ${type}\n`);
@@ -347,7 +364,9 @@ async function inspectPolicy(
   const format = parseOutputFormat(o.output);
   const api = await cli.api();
   const path = `/meshes/${encodeURIComponent(o.mesh)}/${kind.path}/${encodeURIComponent(name)}/dataplanes`;
-  const res = await api.request<ListBody>('GET', path, { query: { size: o.size, offset: o.offset } });
+  const res = await api.request<ListBody>('GET', path, {
+    query: { size: o.size, offset: o.offset, ...pointInTime(o) },
+  });
   if (format === 'table' && res.body.items.length === 0) {
     cli.stderr.write(
       emptyListText({
@@ -411,6 +430,7 @@ async function inspectList(cli: CliContext, what: string, o: InspectOptions): Pr
     status: o.status,
     size: o.size,
     offset: o.offset,
+    ...pointInTime(o),
   };
   const api = await cli.api();
   const path =
@@ -480,12 +500,18 @@ export function registerInspect(program: Command, cli: CliContext): void {
     )
     .option('--size <n>', 'page size', positiveInt('size'))
     .option('--offset <k>', 'where the page starts (from "Rest of the list")')
+    .option(
+      '--revision <R>',
+      'as of log revision R (status is runtime: a past list shows every proxy offline)',
+    )
+    .option('--at <time>', 'as of a time (RFC 3339): the last revision at or before it')
     .addHelpText(
       'after',
       `
 Examples:
   $ meshctl inspect dataplanes -A --tag mesh.io/service=web
   $ meshctl inspect dataplane web-1 --mesh demo --type clusters
+  $ meshctl inspect dataplane web-1 --at 2026-11-28T14:05:00Z --type config-dump
   $ meshctl inspect zoneingresses
   $ meshctl inspect traffic-permission allow-all-default`,
     )
