@@ -5,6 +5,7 @@ import { cpus, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { dataplane } from './fixtures.js';
 import { buildStore } from './fixtures.js';
+import { configHistoryFigures } from './config-history.js';
 import { engineFigures } from './engine.js';
 import { inspectFigures } from './inspect.js';
 import { meshctlFigures } from './meshctl.js';
@@ -516,6 +517,7 @@ try {
   await startupScenarios();
   figures.push(...(await inspectFigures({ quick: QUICK, only: ONLY, log })));
   figures.push(...(await engineFigures({ quick: QUICK, only: ONLY, log })));
+  figures.push(...(await configHistoryFigures({ quick: QUICK, only: ONLY, log })));
   figures.push(...(await zoneFigures({ quick: QUICK, only: ONLY, log })));
   figures.push(...(await xdsFigures({ quick: QUICK, only: ONLY, log })));
   figures.push(...(await xds10kFigures({ quick: QUICK, only: ONLY, log })));
