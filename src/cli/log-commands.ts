@@ -11,7 +11,7 @@ const lazy =
     await (logTools[name] as (...a: unknown[]) => Promise<void>)(...args);
   };
 
-/** Adds `mesh-cp log verify|replay|export|import|snapshot` (issue 6): offline tools on a data dir or PostgreSQL (issue 19). */
+/** Adds `mesh-cp log verify|replay|export|import|snapshot`: offline tools on a data dir or PostgreSQL. */
 export function registerLogCommands(program: Command): void {
   const log = program
     .command('log')

@@ -212,10 +212,10 @@ const baseSchema = z.strictObject({
         z.string({ error: STRING_MESSAGE }).refine(isRegExp, { error: 'must be a valid regular expression' }),
         { error: 'must be a list of regular expressions' },
       )
-      // Issue 15: no cross-origin caller unless the operator lists one (the reference defaults to '.*').
+      // Safe by default: no cross-origin caller unless the operator lists one (the reference defaults to '.*').
       .default(() => [])
       .describe('regular expressions of the browser origins allowed by CORS; none by default'),
-    // Issue 15: names that the Host header may carry for loopback callers to be admin (decisions §7).
+    // Names that the Host header may carry for loopback callers to be admin (decisions §7).
     allowedHosts: z
       .array(
         z
@@ -225,7 +225,7 @@ const baseSchema = z.strictObject({
       )
       .default(() => [])
       .describe('extra Host header names under which a loopback caller is admin (.domain: its subdomains)'),
-    // Issue 15: the base of absolute links (`next`); empty: the request's checked Host.
+    // The base of absolute links (`next`); empty: the request's checked Host.
     externalUrl: z
       .string({ error: STRING_MESSAGE })
       .refine(isBaseUrl, { error: 'must be an http(s) URL without query or fragment, or empty' })
@@ -266,7 +266,7 @@ const baseSchema = z.strictObject({
       request: duration('30s').describe('time a client has to send a whole request (0s: no limit)'),
       idle: duration('2m').describe('how long an idle keep-alive connection stays open'),
     }),
-    // Issue 6: `/_events` watch streams: heartbeat comment interval ('0s': none), and the bytes a
+    // `/_events` watch streams: heartbeat comment interval ('0s': none), and the bytes a
     // client may leave unread in its socket buffer before it is cut off.
     watch: section({
       heartbeatInterval: duration('15s').describe(
@@ -364,7 +364,7 @@ const baseSchema = z.strictObject({
       'level (LevelDB at store.level.path), postgres (store.postgres.*) or memory (nothing kept)',
     ),
     level: section({ path: nonEmptyString('./data').describe('directory of the LevelDB event log') }),
-    // Issue 6: a snapshot of the projections every N log entries, or every R when the last one held
+    // A snapshot of the projections every N log entries, or every R when the last one held
     // R > N resources (0: none written or read).
     snapshot: section({
       every: integer(10000, 0).describe('write a snapshot of the views every N log entries (0: none)'),
@@ -375,7 +375,7 @@ const baseSchema = z.strictObject({
         'Kubernetes namespace of the control plane (no Kubernetes store here)',
       ),
     }),
-    // Issue 19: the event log in PostgreSQL (one writing instance for now, see docs/postgres.md).
+    // The event log in PostgreSQL (one writing instance for now, see docs/postgres.md).
     postgres: section({
       connectionTimeout: integer(5, 0).describe('PostgreSQL connect timeout in seconds (0: none)'),
       dbName: nonEmptyString('mesh').describe('PostgreSQL database of the event log (must exist)'),
@@ -405,7 +405,7 @@ const baseSchema = z.strictObject({
     diagnosticsPort: inert(port(5680), 'xDS diagnostics port (diagnostics.port is the one that listens)'),
     grpcPort: port(5678).describe('port of the xDS (ADS) server for data planes; not on Global'),
     bindAddress: bindAddress('the xDS server'),
-    // Issue 17: the xDS address the bootstrap names; empty: general.advertisedHostname:grpcPort.
+    // The xDS address the bootstrap names; empty: general.advertisedHostname:grpcPort.
     advertisedAddress: z
       .string({ error: STRING_MESSAGE })
       .refine(isHostPort, { error: 'must be host:port (an IPv6 address in brackets), or empty' })
@@ -414,7 +414,7 @@ const baseSchema = z.strictObject({
         'host:port of the xDS server in bootstraps (bootstrapServer.params.xdsHost/xdsPort win part by part); empty: general.advertisedHostname and grpcPort',
       ),
   }),
-  // Issue 17 (decisions §11): how the xDS server checks a proxy; `none` lets every proxy in.
+  // How the xDS server checks a proxy (decisions §11); `none` lets every proxy in.
   dpServer: section({
     authn: section({
       type: oneOf(['dpToken', 'none'], 'dpToken').describe(

@@ -2,7 +2,7 @@ import type { Cause } from './validate.js';
 import { formatPath } from './validate.js';
 
 /**
- * What a PUT body may hold before its kind's schema runs (issue 15): validation costs a few µs per
+ * What a PUT body may hold before its kind's schema runs: validation costs a few µs per
  * value, more when it is invalid, so these bound the work of one request.
  */
 export interface BodyBounds {

@@ -52,7 +52,7 @@ const MAX_DEPTH = 32;
 /**
  * Causes for control characters (C0 with NUL, DEL, C1), U+2028/U+2029 and bidi embeddings,
  * overrides and isolates in any key or string of a body: they would end up in proxy configuration
- * or in logs (issue 15). Strings under a key of `multiLine` may also hold tab, LF and CR. At most
+ * or in logs. Strings under a key of `multiLine` may also hold tab, LF and CR. At most
  * `limit` causes, in document order; a clean body costs one regex test per key and string.
  */
 export function controlCharacterCauses(

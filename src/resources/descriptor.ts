@@ -74,7 +74,7 @@ export interface ResourceDescriptor<Schema extends z.ZodType<Spec> = z.ZodType<S
   crossMeshList: boolean;
   /** Zone-owned kinds are written in zones and synced up (Dataplane, ZoneIngress, ZoneEgress). */
   zoneOwned: boolean;
-  /** A zone-owned kind that Global also sends down to the other zones (issue 5: zone ingresses). */
+  /** A zone-owned kind that Global also sends down to the other zones (zone ingresses). */
   crossZone?: boolean;
   /** Names of a kind that flows down which never leave Global (keys that mint tokens Global trusts). */
   keepOnGlobal?: RegExp;

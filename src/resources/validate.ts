@@ -77,7 +77,7 @@ export const messageMap: z.core.$ZodErrorMap = (issue) => {
   }
 };
 
-/** At most this many causes are listed in one answer; one more cause counts the rest (issue 15). */
+/** At most this many causes are listed in one answer; one more cause counts the rest (a hostile body cannot make a huge answer). */
 export const MAX_CAUSES = 100;
 
 /** Causes being collected: the first {@link MAX_CAUSES} are kept, the rest only counted. */
@@ -165,7 +165,7 @@ const META_FIELDS = new Set(['type', 'name', 'mesh', 'creationTime', 'modificati
 /**
  * Validates a PUT body against a kind (decisions §3): `type`, `name` and `mesh` must match the URL,
  * times are ignored, every other field is checked by the kind's strict spec schema, and no key or
- * string holds a control or bidi character (issue 15; multi-line keys may hold tab, LF, CR).
+ * string holds a control or bidi character (multi-line keys may hold tab, LF, CR).
  */
 export function validateBody<Schema extends z.ZodType<Spec>>(
   desc: ResourceDescriptor<Schema>,

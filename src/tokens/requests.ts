@@ -34,7 +34,7 @@ const label = z
 /** The zone token scopes (what a zone token lets its bearer be: its control plane, ingress, egress). */
 export const ZONE_SCOPES = ['cp', 'egress', 'ingress'] as const;
 
-/** The request body of each token endpoint (issue 4; spec 4.8 for data plane and zone ingress). */
+/** The request body of each token endpoint (spec 4.8 for data plane and zone ingress). */
 export const TOKEN_REQUESTS = {
   user: z.strictObject({
     name: label,

@@ -1,4 +1,4 @@
-/** The kinds of token the control plane issues (issue 4, spec 4.8). */
+/** The kinds of token the control plane issues (spec 4.8). */
 export const TOKEN_TYPES = ['user', 'dataplane', 'zone', 'zone-ingress'] as const;
 
 /** One kind of token; also the last segment of its endpoint `/tokens/<type>`. */

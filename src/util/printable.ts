@@ -3,7 +3,7 @@
 const BEYOND_C0 = '\\u007f-\\u009f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069';
 const REFUSED = `\\u0000-\\u001f${BEYOND_C0}`;
 
-/** A character that no one-line string may hold (names, hosts, paths, tags; issue 15). */
+/** A character that no one-line string may hold (names, hosts, paths, tags). */
 export const NOT_IN_LINE = new RegExp(`[${REFUSED}]`);
 
 /** A character that no multi-line text may hold: as `NOT_IN_LINE`, but tab, LF and CR are allowed. */

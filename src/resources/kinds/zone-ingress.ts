@@ -60,7 +60,7 @@ export const zoneIngress = defineResource({
   }),
   sync: 'up',
   zoneOwned: true,
-  // Issue 5: Global sends each zone's ingresses, with their available services, to the other zones.
+  // Global sends each zone's ingresses, with their available services, to the other zones.
   crossZone: true,
   globalInsightsKey: 'ZoneIngress',
 });
