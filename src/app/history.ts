@@ -6,7 +6,8 @@ import type { ResourceDescriptor } from '../resources/descriptor.js';
 import type { Registry } from '../resources/registry.js';
 import { validateBody } from '../resources/validate.js';
 import { AppError } from '../util/errors.js';
-import type { Commands, DeleteResult, PutResult } from './commands.js';
+import type { ChangeItem, Commands, DeleteResult, PutResult } from './commands.js';
+import { SetItemError } from './decide-set.js';
 import type { Queries, ReadItem } from './queries.js';
 import { createQueries } from './queries.js';
 
@@ -23,6 +24,8 @@ export interface HistoryItem {
   time: string;
   operation: Operation;
   actor: Actor;
+  /** The change set the change was part of; absent for a single write. */
+  changeSet?: string;
   resource: WireResource;
 }
 
@@ -35,15 +38,18 @@ export interface EventItem {
   name: string;
   operation: Operation;
   actor: Actor;
+  /** The change set the entry was part of; absent for a single write. */
+  changeSet?: string;
   resource: WireResource;
 }
 
-/** Filters of `/_events`: registry kind, mesh (including the Mesh itself), exact name, actor name. */
+/** Filters of `/_events`: registry kind, mesh (including the Mesh itself), exact name, actor name, change set id. */
 export interface EventFilter {
   kind?: string;
   mesh?: string;
   name?: string;
   actor?: string;
+  changeSet?: string;
 }
 
 /** A page of the audit log. */
@@ -100,6 +106,13 @@ export interface History {
     /** Most bytes of JSON the restored resource may be stored as (413 above). */
     maxBytes?: number;
   }): Promise<RevertResult>;
+  /**
+   * The change set that reverts set `id`: every resource it touched back to its state before the
+   * set, undone in reverse order, each item expecting the state the set left (If-Match on the
+   * set's revision, If-None-Match for what it deleted), so a later change is a 412, never lost.
+   * What a mesh the revert deletes held goes with the mesh. 404 when no entry has the id.
+   */
+  changeSetRevert(id: string): Promise<ChangeItem[]>;
 }
 
 /** A secret resource with its `data` replaced by the digest of the bytes it encodes. */
@@ -123,6 +136,7 @@ export function historyItem(e: LogEntry, redact: boolean): HistoryItem {
     time: e.time,
     operation: e.operation,
     actor: e.actor,
+    ...(e.changeSet === undefined ? {} : { changeSet: e.changeSet }),
     resource: shownResource(e, redact),
   };
 }
@@ -137,6 +151,7 @@ export function eventItem(e: LogEntry, redact: boolean): EventItem {
     name: e.name,
     operation: e.operation,
     actor: e.actor,
+    ...(e.changeSet === undefined ? {} : { changeSet: e.changeSet }),
     resource: shownResource(e, redact),
   };
 }
@@ -152,6 +167,7 @@ export function matchesFilter(e: LogEntry, f: EventFilter): boolean {
   if (f.mesh !== undefined && e.mesh !== f.mesh && !(e.kind === 'Mesh' && e.name === f.mesh)) return false;
   if (f.name !== undefined && e.name !== f.name) return false;
   if (f.actor !== undefined && e.actor.name !== f.actor) return false;
+  if (f.changeSet !== undefined && e.changeSet !== f.changeSet) return false;
   return true;
 }
 
@@ -266,8 +282,60 @@ export function createHistory(deps: {
     return { total: revisions.length, items };
   };
 
+  const changeSetRevert = async (id: string): Promise<ChangeItem[]> => {
+    const revisions = await scan({
+      fromRevision: 1,
+      filter: { changeSet: id },
+      offset: 0,
+      size: 0,
+      secretData: 'include',
+    });
+    const entries: LogEntry[] = [];
+    for (const r of revisions) {
+      const e = await entryAt(r);
+      if (e) entries.push(e);
+    }
+    if (entries.length === 0) throw new AppError('NOT_FOUND', 'Not found', `change set "${id}" not found`);
+    const before = entries[0].revision - 1;
+    const seen = new Set<string>();
+    const items: ChangeItem[] = [];
+    for (const e of [...entries].reverse()) {
+      const key = `${e.kind}\u0001${e.mesh ?? ''}\u0000${e.name}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const desc = deps.registry.get(e.kind);
+      // The set's last change of the resource is what the revert expects to find.
+      const expect = e.operation === 'delete' ? { ifNoneMatch: '*' } : { ifMatch: `"${e.revision}"` };
+      const then = await lastChange(desc, e.mesh, e.name, before);
+      if (then && then.operation !== 'delete' && then.resource) {
+        const checked = validateBody(desc, then.resource, { mesh: e.mesh, name: e.name });
+        if (!checked.ok) {
+          throw new SetItemError(
+            { index: items.length, kind: e.kind, mesh: e.mesh, name: e.name },
+            new AppError(
+              'INVALID_BODY',
+              'Resource is not valid',
+              `the state at revision ${before} is not a valid ${desc.wireType} today`,
+              checked.causes,
+            ),
+          );
+        }
+        items.push({ op: 'upsert', kind: e.kind, mesh: e.mesh, name: e.name, spec: checked.spec, ...expect });
+      } else if (e.operation !== 'delete') {
+        items.push({ op: 'delete', kind: e.kind, mesh: e.mesh, name: e.name, ...expect });
+      }
+    }
+    // A mesh the revert deletes takes what it holds with it (as a DELETE of the mesh does).
+    const meshesDeleted = new Set(
+      items.filter((i) => i.op === 'delete' && i.kind === 'Mesh').map((i) => i.name),
+    );
+    return items.filter((i) => !(i.op === 'delete' && i.mesh !== undefined && meshesDeleted.has(i.mesh)));
+  };
+
   return {
     head: () => log.head(),
+
+    changeSetRevert,
 
     async resourceHistory(desc, mesh, name, page, secretData) {
       const all = await collect(log.history(desc.kind, desc.scope === 'mesh' ? mesh : undefined, name));
