@@ -197,6 +197,17 @@ describe('meshctl apply and delete (issue 18 point 1)', () => {
     expect(events.total).toBe(cp.log.head() - head);
     expect(new Set(events.items.map((e) => e.changeSet)).size).toBe(1);
     expect(events.items[0].changeSet).toBeDefined();
+    // `meshctl audit --change-set` lists them.
+    const audit = await run(['audit', '--change-set', events.items[0].changeSet as string, '-o', 'json']);
+    expect(audit.stderr).toBe('');
+    const listed = JSON.parse(audit.stdout) as {
+      total: number;
+      items: Array<{ kind: string; name: string }>;
+    };
+    expect(listed.total).toBe(events.total);
+    expect(listed.items.filter((e) => e.kind === 'TrafficPermission').map((e) => e.name)).toEqual(
+      expect.arrayContaining(['p1', 'p2', 'p3']),
+    );
   });
 
   it('refuses documents it cannot place, before any write', async () => {
