@@ -325,11 +325,15 @@ export function createHistory(deps: {
         items.push({ op: 'delete', kind: e.kind, mesh: e.mesh, name: e.name, ...expect });
       }
     }
-    // A mesh the revert deletes takes what it holds with it (as a DELETE of the mesh does).
+    // A mesh the revert deletes takes what it holds with it (as a DELETE of the mesh does), its
+    // default policies and signing key too (a writer may not delete a secret on its own); but a
+    // mesh with proxies cannot be deleted, so the set's proxies are deleted first, as items.
     const meshesDeleted = new Set(
       items.filter((i) => i.op === 'delete' && i.kind === 'Mesh').map((i) => i.name),
     );
-    return items.filter((i) => !(i.op === 'delete' && i.mesh !== undefined && meshesDeleted.has(i.mesh)));
+    const goesWithMesh = (i: ChangeItem): boolean =>
+      i.op === 'delete' && i.kind !== 'Dataplane' && i.mesh !== undefined && meshesDeleted.has(i.mesh);
+    return items.filter((i) => !goesWithMesh(i));
   };
 
   return {
