@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { REMOTE, bearer, issueUserToken } from '../helpers/auth.js';
-import { startTestPlane } from '../helpers/control-plane.js';
+import { startListeningPlane, startTestPlane, tempDir } from '../helpers/control-plane.js';
+import { openSse } from '../helpers/sse.js';
 
 const all = [{ match: { 'mesh.io/service': '*' } }];
 const tp = (mesh: string, name: string, service = 'web') => ({
@@ -365,5 +366,49 @@ describe('change sets: POST /_changes', () => {
     expect(again.statusCode).toBe(412);
     expect(again.json().item).toBeDefined();
     expect((await post('/_changes/nope/_revert', undefined)).statusCode).toBe(404);
+  });
+});
+
+describe('change sets on a real port and a LevelDB store', () => {
+  const dir = tempDir('change-sets-');
+  const env = { MESH_STORE_TYPE: 'level', MESH_STORE_LEVEL_PATH: dir.path };
+  afterAll(() => dir.cleanup());
+
+  it('watch streams show the id; it survives a restart, and the set can be reverted after it', async () => {
+    let cp = await startListeningPlane(env);
+    const base = `http://127.0.0.1:${cp.ports.api}`;
+    const from = cp.log.head() + 1;
+    const stream = await openSse(cp.ports.api, `/_events?fromRevision=${from}`);
+    const res = await fetch(`${base}/_changes`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ items: [tp('default', 'w1'), tp('default', 'w2')] }),
+    });
+    expect(res.status).toBe(200);
+    const { changeSet } = (await res.json()) as SetAnswer;
+    await stream.until((events) => events.filter((e) => e.id !== undefined).length >= 2);
+    const seen = stream
+      .entries()
+      .map((e) => JSON.parse(e.data as string) as { name: string; changeSet?: string });
+    expect(seen.map((e) => [e.name, e.changeSet])).toEqual([
+      ['w1', changeSet],
+      ['w2', changeSet],
+    ]);
+    stream.close();
+    await cp.close();
+    cp = await startListeningPlane(env);
+    try {
+      const again = `http://127.0.0.1:${cp.ports.api}`;
+      const events = (await (await fetch(`${again}/_events?changeSet=${changeSet}`)).json()) as EventList;
+      expect(events.items.map((e) => e.name)).toEqual(['w1', 'w2']);
+      const revert = await fetch(`${again}/_changes/${changeSet}/_revert`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(revert.status).toBe(200);
+      expect((await fetch(`${again}/meshes/default/traffic-permissions/w1`)).status).toBe(404);
+    } finally {
+      await cp.close();
+    }
   });
 });
