@@ -291,6 +291,26 @@ describe('change sets: POST /_changes', () => {
     expect(res.statusCode).toBe(415);
   });
 
+  it('a body over the body limit is 413 (JSON and YAML), and a loopback call from a foreign Origin is no admin', async () => {
+    const big = {
+      items: Array.from({ length: 900 }, (_, i) => ({ ...tp('default', `big-${i}`), pad: 'x'.repeat(1200) })),
+    };
+    const before = head();
+    const json = await post('/_changes', big);
+    expect(json.statusCode).toBe(413);
+    const yaml = big.items.map((i) => JSON.stringify(i)).join('\n---\n');
+    const res = await post('/_changes', yaml, { 'content-type': 'application/yaml' });
+    expect(res.statusCode).toBe(413);
+    // A page's script on the same machine: loopback without a counted credential is anonymous (a reader).
+    const foreign = await post(
+      '/_changes',
+      { items: [tp('default', 'evil')] },
+      { origin: 'https://evil.example' },
+    );
+    expect(foreign.statusCode).toBe(403);
+    expect(head()).toBe(before);
+  });
+
   it('a set racing single writes on the same resource: never a lost update', async () => {
     await cp.app.inject({
       method: 'PUT',
