@@ -188,6 +188,9 @@ interface Scan {
 
 const SCAN_CACHE = 8;
 
+/** Change sets whose revisions the history keeps (the newest, committed since start). */
+const SET_INDEX = 10_000;
+
 /** Creates the history service over the log, the live read side and the write path. */
 export function createHistory(deps: {
   registry: Registry;
@@ -263,6 +266,12 @@ export function createHistory(deps: {
       ).filter(keep);
       return { total: all.length, items: all.slice(offset, offset + size).map(item) };
     }
+    const range = filter.changeSet === undefined ? undefined : setRanges.get(filter.changeSet);
+    if (range && range.first >= fromRevision) {
+      // One recent change set: its entries are a range of revisions.
+      const all = (await collect(log.read(range.first, range.last))).filter(keep);
+      return { total: all.length, items: all.slice(offset, offset + size).map(item) };
+    }
     const head = log.head();
     if (!req.visible && Object.values(filter).every((v) => v === undefined)) {
       // Everything from R: the page is a range of revisions.
@@ -282,7 +291,28 @@ export function createHistory(deps: {
     return { total: revisions.length, items };
   };
 
-  const changeSetRevert = async (id: string): Promise<ChangeItem[]> => {
+  /**
+   * Where the change sets committed since start are (first and last revision), the newest
+   * {@link SET_INDEX} of them: their entries are read as a range. An older set is found by a scan
+   * of the log (cached like the audit log's scans).
+   */
+  const setRanges = new Map<string, { first: number; last: number }>();
+  deps.subscribe((entries) => {
+    for (const e of entries) {
+      if (e.changeSet === undefined) continue;
+      const range = setRanges.get(e.changeSet);
+      if (range) range.last = e.revision;
+      else {
+        setRanges.set(e.changeSet, { first: e.revision, last: e.revision });
+        if (setRanges.size > SET_INDEX) setRanges.delete(setRanges.keys().next().value as string);
+      }
+    }
+  });
+
+  /** The entries of change set `id`, in order ([] when no entry has it). */
+  const setEntries = async (id: string): Promise<LogEntry[]> => {
+    const range = setRanges.get(id);
+    if (range) return (await collect(log.read(range.first, range.last))).filter((e) => e.changeSet === id);
     const revisions = await scan({
       fromRevision: 1,
       filter: { changeSet: id },
@@ -295,10 +325,17 @@ export function createHistory(deps: {
       const e = await entryAt(r);
       if (e) entries.push(e);
     }
+    return entries;
+  };
+
+  const changeSetRevert = async (id: string): Promise<ChangeItem[]> => {
+    const entries = await setEntries(id);
     if (entries.length === 0) throw new AppError('NOT_FOUND', 'Not found', `change set "${id}" not found`);
     const before = entries[0].revision - 1;
     const seen = new Set<string>();
     const items: ChangeItem[] = [];
+    /** Items whose state before the set is not valid today, with why. */
+    const invalid = new Map<ChangeItem, AppError>();
     for (const e of [...entries].reverse()) {
       const key = `${e.kind}\u0001${e.mesh ?? ''}\u0000${e.name}`;
       if (seen.has(key)) continue;
@@ -309,9 +346,20 @@ export function createHistory(deps: {
       const then = await lastChange(desc, e.mesh, e.name, before);
       if (then && then.operation !== 'delete' && then.resource) {
         const checked = validateBody(desc, then.resource, { mesh: e.mesh, name: e.name });
-        if (!checked.ok) {
-          throw new SetItemError(
-            { index: items.length, kind: e.kind, mesh: e.mesh, name: e.name },
+        if (checked.ok) {
+          items.push({
+            op: 'upsert',
+            kind: e.kind,
+            mesh: e.mesh,
+            name: e.name,
+            spec: checked.spec,
+            ...expect,
+          });
+        } else {
+          const item: ChangeItem = { op: 'delete', kind: e.kind, mesh: e.mesh, name: e.name };
+          items.push(item);
+          invalid.set(
+            item,
             new AppError(
               'INVALID_BODY',
               'Resource is not valid',
@@ -320,7 +368,6 @@ export function createHistory(deps: {
             ),
           );
         }
-        items.push({ op: 'upsert', kind: e.kind, mesh: e.mesh, name: e.name, spec: checked.spec, ...expect });
       } else if (e.operation !== 'delete') {
         items.push({ op: 'delete', kind: e.kind, mesh: e.mesh, name: e.name, ...expect });
       }
@@ -333,7 +380,12 @@ export function createHistory(deps: {
     );
     const goesWithMesh = (i: ChangeItem): boolean =>
       i.op === 'delete' && i.kind !== 'Dataplane' && i.mesh !== undefined && meshesDeleted.has(i.mesh);
-    return items.filter((i) => !goesWithMesh(i));
+    const kept = items.filter((i) => !goesWithMesh(i));
+    kept.forEach((item, index) => {
+      const why = invalid.get(item);
+      if (why) throw new SetItemError({ index, kind: item.kind, mesh: item.mesh, name: item.name }, why);
+    });
+    return kept;
   };
 
   return {
