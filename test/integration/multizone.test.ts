@@ -219,6 +219,28 @@ describe('Global and a zone in one process (gRPC on port 0, TLS)', () => {
     });
     expect(onZone.statusCode).toBe(405);
     expect(onZone.json().item).toMatchObject({ index: 1, kind: 'TrafficPermission' });
+    // A set of the zone's own proxies reaches Global with its id, as <zone>.<name>.
+    const up = await zone.app.inject({
+      method: 'POST',
+      url: '/_changes',
+      payload: { items: [dp('set-dp-1', 'web'), dp('set-dp-2', 'web', 8081)] },
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(up.statusCode, up.body).toBe(200);
+    const zoneSet = up.json<{ changeSet: string }>().changeSet;
+    await eventually(
+      () => global.views.get('Dataplane', 'default', 'zone-1.set-dp-2'),
+      10_000,
+      'the set on Global',
+    );
+    const onGlobalSet = await getJson<{ items: Array<{ name: string }> }>(
+      global,
+      `/_events?changeSet=${zoneSet}`,
+    );
+    expect(onGlobalSet.items.map((e) => e.name)).toEqual(['zone-1.set-dp-1', 'zone-1.set-dp-2']);
+    for (const name of ['set-dp-1', 'set-dp-2']) {
+      await zone.app.inject({ method: 'DELETE', url: `/meshes/default/dataplanes/${name}` });
+    }
   });
 
   it('a data plane written on the zone is on Global as <zone>.<name>, origin the zone, same creation time; its delete too', async () => {
