@@ -21,6 +21,9 @@ import { YamlDocumentStream } from './yaml-body.js';
 /** Most items of one change set (each is decided and validated in one turn of the event loop). */
 export const MAX_SET_ITEMS = 1000;
 
+/** Time one slice of a set's validation may hold the event loop before it yields (ms). */
+const SLICE_MS = 4;
+
 /** The path of change sets; YAML bodies sent there may hold several documents (server.ts). */
 export const CHANGE_SET_PATH = '/_changes';
 
@@ -205,7 +208,18 @@ export function registerChangeSetRoutes(app: FastifyInstance, deps: ChangeSetRou
   const config = { action: 'write', perItem: true } satisfies RouteInfo;
   app.post(CHANGE_SET_PATH, { config }, async (req, reply) => {
     const dryRun = dryRunOf(rawQuery(req));
-    const items = itemsOf(req.body).map((raw, index) => checkItem(req, raw, index));
+    const raws = itemsOf(req.body);
+    const items: ChangeItem[] = [];
+    let sliceStart = performance.now();
+    for (let index = 0; index < raws.length; index++) {
+      // A large set is validated in slices of a few ms, the event loop served between them (the
+      // decision that follows is one step: it must see one state).
+      if (performance.now() - sliceStart >= SLICE_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
+      }
+      items.push(checkItem(req, raws[index], index));
+    }
     const result = await commands.applySet({ items, actor: actorOf(req), dryRun, maxBytes: deps.bodyLimit });
     return answer(req, reply, items, result, 'change set applied');
   });
