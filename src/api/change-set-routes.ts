@@ -107,12 +107,14 @@ export function registerChangeSetRoutes(app: FastifyInstance, deps: ChangeSetRou
     let ref: SetItemRef = { index, kind: '', name: '' };
     try {
       if (!isObject(raw)) throw bodyError('an item must be an object', '');
-      const op = 'delete' in raw ? 'delete' : 'upsert';
-      const target = op === 'delete' ? raw.delete : 'upsert' in raw ? raw.upsert : raw;
+      // An item with a `type` is a resource itself (whatever else its fields are named).
+      const bare = raw.type !== undefined;
+      const op = !bare && Object.hasOwn(raw, 'delete') ? 'delete' : 'upsert';
+      const target = bare ? raw : op === 'delete' ? raw.delete : raw.upsert;
       if (!isObject(target)) {
         throw bodyError(
           'an item is a resource (with type, name and mesh), {"upsert": resource} or {"delete": {type, name, mesh}}',
-          op === 'delete' ? 'delete' : 'upsert' in raw ? 'upsert' : '',
+          bare || !Object.hasOwn(raw, op) ? '' : op,
         );
       }
       const { type, name, mesh } = target;
@@ -140,8 +142,9 @@ export function registerChangeSetRoutes(app: FastifyInstance, deps: ChangeSetRou
         mesh: meshOfRequest(desc.kind, { mesh: inMesh, name }),
         adminOnly: false,
       });
-      const ifMatch = preconditionOf(raw.ifMatch, 'ifMatch');
-      const ifNoneMatch = preconditionOf(raw.ifNoneMatch, 'ifNoneMatch');
+      // A bare resource has no preconditions (its fields are the resource's).
+      const ifMatch = bare ? undefined : preconditionOf(raw.ifMatch, 'ifMatch');
+      const ifNoneMatch = bare ? undefined : preconditionOf(raw.ifNoneMatch, 'ifNoneMatch');
       if (op === 'delete') {
         if (desc.scope === 'mesh' && mesh === undefined) throw bodyError(`a ${type} needs a mesh`, 'mesh');
         return { op, kind: desc.kind, mesh: inMesh, name, ifMatch, ifNoneMatch };

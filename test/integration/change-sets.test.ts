@@ -240,6 +240,12 @@ describe('change sets: POST /_changes', () => {
       expect(res.statusCode, JSON.stringify(body)).toBe(400);
       expect(res.json().causes.length).toBeGreaterThan(0);
     }
+    const empty = await post('/_changes', { items: [tp('default', 'e0'), {}] });
+    expect(empty.json().causes[0].field).toBe('items[1]');
+    expect(empty.json().item.index).toBe(1);
+    const badIfMatch = await post('/_changes', { items: [{ upsert: tp('default', 'e1'), ifMatch: -1 }] });
+    expect(badIfMatch.statusCode).toBe(400);
+    expect(badIfMatch.json().causes[0].field).toBe('items[0].ifMatch');
     const many = await post('/_changes', {
       items: Array.from({ length: 1001 }, (_, i) => tp('default', `n${i}`)),
     });
