@@ -4,7 +4,7 @@ import type { Queries } from '../app/queries.js';
 import type { Registry } from '../resources/registry.js';
 import { AppError } from '../util/errors.js';
 import { addKindRoute, createKindPaths } from './kind-paths.js';
-import { nextUrl, parsePage, rawQuery } from './list-query.js';
+import { nextUrl, parsePage, parsePointInTime, rawQuery, resolvePointInTime } from './list-query.js';
 import { pageBody } from './page-body.js';
 import type { RouteInfo } from './resource-routes.js';
 
@@ -17,6 +17,22 @@ export interface InspectRouteDeps {
   proxyDump?: ProxyDumpFn;
   /** Per dialled service, what a proxyless client could not apply; absent: `/policies` says nothing of it. */
   xdsNotes?: (mesh: string, name: string) => Record<string, string[]> | undefined;
+  /** Answers `?revision=R` and `?at=T` as of that revision; absent: the parameters are ignored. */
+  past?: {
+    /** The last revision at or before a time (epoch ms), if any. */
+    revisionAt(time: number): Promise<number | undefined>;
+    /** The inspect answers (and `/xds` view) as of `revision`. */
+    inspectAt(revision: number): Promise<PastInspect>;
+  };
+}
+
+/** Inspect as of a past revision: the engine run on the state then (runtime parts left out). */
+export interface PastInspect {
+  revision: number;
+  inspect: InspectQueries;
+  xdsNotes?: (mesh: string, name: string) => Record<string, string[]> | undefined;
+  /** The `/xds` view (JSON) of a proxy as it would have been served then; absent: not served (Global). */
+  xds?: (ref: Parameters<ProxyDumpFn>[0]) => string;
 }
 
 /** A proxy's view (issue 17): its ConfigDump (`xds`, JSON) or its `stats` and `clusters` (text). */
@@ -36,8 +52,30 @@ const json = (reply: FastifyReply, revision: number, body: string | Buffer): Fas
  * reads of that policy kind.
  */
 export function registerInspectRoutes(app: FastifyInstance, deps: InspectRouteDeps): void {
-  const { registry, queries, inspect } = deps;
+  const { registry, queries, past } = deps;
   const paths = createKindPaths(registry);
+
+  /**
+   * What a read answers from: now, or the point in time it asks for (`?revision=R`, `?at=T`), with
+   * the revision it answers at.
+   */
+  const sourceOf = async (
+    req: FastifyRequest,
+  ): Promise<{
+    revision: number;
+    inspect: InspectQueries;
+    notes: InspectRouteDeps['xdsNotes'];
+    then?: PastInspect;
+  }> => {
+    const now = { revision: queries.revision(), inspect: deps.inspect, notes: deps.xdsNotes };
+    if (!past || !(req.url.includes('revision=') || req.url.includes('at='))) return now;
+    const revision = await resolvePointInTime(parsePointInTime(rawQuery(req), now.revision), (t) =>
+      past.revisionAt(t),
+    );
+    if (revision === undefined) return now;
+    const then = await past.inspectAt(revision);
+    return { revision: then.revision, inspect: then.inspect, notes: then.xdsNotes, then };
+  };
   const dataplaneRead = { config: { action: 'read', kind: 'Dataplane' } satisfies RouteInfo };
 
   type ProxyParams = { mesh: string; name: string };
@@ -45,10 +83,10 @@ export function registerInspectRoutes(app: FastifyInstance, deps: InspectRouteDe
     '/meshes/:mesh/dataplanes/:name/policies',
     dataplaneRead,
     async (req, reply) => {
-      const revision = queries.revision();
+      const { revision, inspect, notes: notesOf } = await sourceOf(req);
       const { mesh, name } = req.params;
       const body = inspect.matchedPolicies(mesh, name);
-      const notes = deps.xdsNotes?.(mesh, name);
+      const notes = notesOf?.(mesh, name);
       if (!notes || Object.keys(notes).length === 0) return json(reply, revision, body);
       // Issue 17: the matched policies' settings a proxyless client cannot apply, as `/xds` says them.
       const head = body.subarray(0, body.lastIndexOf('}'));
@@ -60,7 +98,7 @@ export function registerInspectRoutes(app: FastifyInstance, deps: InspectRouteDe
     '/meshes/:mesh/dataplanes/:name/rules',
     dataplaneRead,
     async (req, reply) => {
-      const revision = queries.revision();
+      const { revision, inspect } = await sourceOf(req);
       const { mesh, name } = req.params;
       return json(reply, revision, JSON.stringify(inspect.rules(mesh, name)));
     },
@@ -69,11 +107,24 @@ export function registerInspectRoutes(app: FastifyInstance, deps: InspectRouteDe
   const { proxyDump } = deps;
   if (proxyDump) {
     const send = async (
+      req: FastifyRequest,
       reply: FastifyReply,
       ref: Parameters<ProxyDumpFn>[0],
       view: (typeof VIEWS)[number],
     ): Promise<FastifyReply> => {
-      const revision = queries.revision();
+      const source = await sourceOf(req);
+      if (source.then) {
+        // The past holds no counters and no streams: only the config a proxy was served has one.
+        if (view !== 'xds' || !source.then.xds) {
+          const message = `${view === 'xds' ? 'is not served here' : `is runtime state, not in the log`}: it has no past`;
+          const field = rawQuery(req).has('at') ? 'at' : 'revision';
+          throw new AppError('INVALID_QUERY', 'Invalid query parameters', `/${view} ${message}`, [
+            { field, message: `/${view} ${message}` },
+          ]);
+        }
+        return json(reply, source.revision, source.then.xds(ref));
+      }
+      const revision = source.revision;
       const answer = await proxyDump(ref, view);
       return reply
         .type(`${answer.contentType}; charset=utf-8`)
@@ -85,7 +136,7 @@ export function registerInspectRoutes(app: FastifyInstance, deps: InspectRouteDe
         `/meshes/:mesh/dataplanes/:name/${view}`,
         dataplaneRead,
         (req, reply) =>
-          send(reply, { kind: 'Dataplane', mesh: req.params.mesh, name: req.params.name }, view),
+          send(req, reply, { kind: 'Dataplane', mesh: req.params.mesh, name: req.params.name }, view),
       );
       for (const [seg, kind] of [
         ['zoneingresses', 'ZoneIngress'],
@@ -94,7 +145,7 @@ export function registerInspectRoutes(app: FastifyInstance, deps: InspectRouteDe
         app.get<{ Params: { name: string } }>(
           `/${seg}/:name/${view}`,
           { config: { action: 'read', kind } satisfies RouteInfo },
-          (req, reply) => send(reply, { kind, name: req.params.name }, view),
+          (req, reply) => send(req, reply, { kind, name: req.params.name }, view),
         );
       }
     }
@@ -116,7 +167,7 @@ export function registerInspectRoutes(app: FastifyInstance, deps: InspectRouteDe
       `/meshes/:mesh/${d.path}/:name/dataplanes`,
       { config: { action: 'read', kind: d.kind } satisfies RouteInfo },
       async (req, reply) => {
-        const revision = queries.revision();
+        const { revision, inspect } = await sourceOf(req);
         const { q, offset, size } = page(req);
         const { mesh, name } = req.params;
         const result = inspect.gatewayDataplanes(mesh, name, { offset, size });
@@ -132,7 +183,7 @@ export function registerInspectRoutes(app: FastifyInstance, deps: InspectRouteDe
     '/meshes/:mesh/:seg/:name/dataplanes',
     (p) => paths.stored('mesh', p.seg),
     async (desc, req, reply) => {
-      const revision = queries.revision();
+      const { revision, inspect } = await sourceOf(req);
       const { q, offset, size } = page(req);
       const mesh = req.params.mesh as string;
       const result = inspect.affected(desc, mesh, req.params.name as string, { offset, size });

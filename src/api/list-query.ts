@@ -64,6 +64,50 @@ export function parseRevision(
   return Number(raw);
 }
 
+/** RFC 3339 date-time: a date, `T`, a time with optional fraction, and `Z` or an offset. */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** What a point-in-time read asks for: none, a revision, or a time to turn into a revision. */
+export type PointInTimeQuery = { revision: number } | { at: string; time: number } | undefined;
+
+/**
+ * The point in time of a read: `?revision=R` (as {@link parseRevision}) or `?at=<RFC 3339 time>`
+ * (the last revision at or before it, which the caller looks up); both at once is 400.
+ */
+export function parsePointInTime(q: URLSearchParams, head: number): PointInTimeQuery {
+  const raw = q.get('at');
+  const revision = parseRevision(q, head);
+  if (raw === null) return revision === undefined ? undefined : { revision };
+  const bad = (field: string, message: string): AppError =>
+    new AppError('INVALID_QUERY', 'Invalid query parameters', `${field} ${message}`, [{ field, message }]);
+  if (revision !== undefined) throw bad('at', 'cannot be given with revision: ask for one point in time');
+  const time = Date.parse(raw);
+  if (!RFC3339.test(raw) || Number.isNaN(time)) {
+    throw bad('at', 'must be an RFC 3339 date-time, such as 2026-11-28T14:05:00Z');
+  }
+  return { at: raw, time };
+}
+
+/**
+ * The revision a point-in-time read answers at: the one asked for, or the last at or before the
+ * time asked for (400 when the log has none that early); undefined for a read of now.
+ */
+export async function resolvePointInTime(
+  p: PointInTimeQuery,
+  revisionAt: (time: number) => Promise<number | undefined>,
+): Promise<number | undefined> {
+  if (p === undefined) return undefined;
+  if ('revision' in p) return p.revision;
+  const revision = await revisionAt(p.time);
+  if (revision === undefined) {
+    const message = `is before the first revision: nothing was written at or before ${p.at}`;
+    throw new AppError('INVALID_QUERY', 'Invalid query parameters', `at ${message}`, [
+      { field: 'at', message },
+    ]);
+  }
+  return revision;
+}
+
 /** Parses `size`, `offset` and the filters; every bad value is a cause (400). */
 export function parseListQuery(desc: ResourceDescriptor, q: URLSearchParams, mesh?: string): ListRequest {
   const causes: ErrorCause[] = [];

@@ -517,6 +517,11 @@ function buildParameters(registry: Registry): Json {
       type: 'integer',
       minimum: 1,
     }),
+    at: query(
+      'at',
+      'Answer as of this time (RFC 3339): the last revision at or before it, named by `x-mesh-revision`; not with `revision`',
+      { type: 'string', format: 'date-time' },
+    ),
     dryRun: query('dryRun', 'Validate and answer as the write would, writing nothing', {
       type: 'boolean',
       default: false,

@@ -99,7 +99,7 @@ function addResourcePaths(registry: Registry, add: ReturnType<typeof createPaths
         operationId: `get${d.kind}`,
         tags,
         summary: `The ${d.kind} of this control plane`,
-        parameters: [param('revision')],
+        parameters: [param('revision'), param('at')],
         responses: { 200: ok(d.kind, kindRef), ...errors(...READ_ERRORS) },
       });
     } else if (use === 'list') {
@@ -117,6 +117,7 @@ function addResourcePaths(registry: Registry, add: ReturnType<typeof createPaths
           ...(TAG_FILTER_KINDS.has(d.kind) ? [param('tag')] : []),
           ...(STATUS_FILTER_KINDS.has(d.kind) ? [param('gateway'), param('status')] : []),
           param('revision'),
+          param('at'),
         ],
         responses: {
           200: ok(`A page of ${d.kind} items`, ref('schemas', `${schemaName(d)}List`)),
@@ -128,7 +129,7 @@ function addResourcePaths(registry: Registry, add: ReturnType<typeof createPaths
         operationId: `get${d.kind}${alias}`,
         tags,
         summary: `Get one ${label(d)}${aliasNote}`,
-        parameters: [param('revision')],
+        parameters: [param('revision'), param('at')],
         responses: {
           200: ok(d.kind, kindRef, d.derived ? revisionHeader : etagHeaders),
           ...errors(...READ_ERRORS),
@@ -195,7 +196,7 @@ function addResourcePaths(registry: Registry, add: ReturnType<typeof createPaths
           operationId: `inspect${d.kind}Dataplanes${alias}`,
           tags: [...tags, 'Inspect'],
           summary: `The proxies this ${label(d)} applies to (spec 4.9)`,
-          parameters: [param('size'), param('offset')],
+          parameters: [param('size'), param('offset'), param('revision'), param('at')],
           responses: {
             200: ok('A page of proxies', ref('schemas', 'AffectedDataplaneList')),
             ...errors(...READ_ERRORS),
@@ -321,6 +322,7 @@ function addFixedPaths(registry: Registry, add: ReturnType<typeof createPaths>['
     'Inspect',
     'The policies that apply to a proxy (spec 4.9)',
     ok('Matched policies', ref('schemas', 'DataplanePolicies')),
+    [param('revision'), param('at')],
   );
   read(
     `${proxy}/rules`,
@@ -328,6 +330,7 @@ function addFixedPaths(registry: Registry, add: ReturnType<typeof createPaths>['
     'Inspect',
     'The targetRef rules of a proxy (spec 4.9)',
     ok('Rules', ref('schemas', 'Rules')),
+    [param('revision'), param('at')],
   );
   read(
     `${proxy}/bootstrap`,
@@ -343,7 +346,7 @@ function addFixedPaths(registry: Registry, add: ReturnType<typeof createPaths>['
       'Inspect',
       `The built-in gateway proxies a ${d.catalogue?.singularDisplayName.toLowerCase() ?? d.kind} configures (spec 4.9)`,
       ok('A page of proxies', ref('schemas', 'GatewayDataplaneList')),
-      [param('size'), param('offset')],
+      [param('size'), param('offset'), param('revision'), param('at')],
     );
   }
   for (const [base, kind] of [
@@ -355,8 +358,9 @@ function addFixedPaths(registry: Registry, add: ReturnType<typeof createPaths>['
       `${base}/xds`,
       `get${kind}Xds`,
       'Proxies',
-      `What a ${kind} is served over xDS`,
+      `What a ${kind} is served over xDS; as of a revision (\`revision\`, \`at\`), what it would have been served then, with \`pointInTime\` naming the runtime parts left out`,
       ok('Config dump', ref('schemas', 'ConfigDump')),
+      [param('revision'), param('at')],
     );
     read(
       `${base}/stats`,

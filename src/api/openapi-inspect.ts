@@ -256,9 +256,23 @@ export function inspectSchemas(registry: Registry): Json {
           },
         }),
         notes: schema('XdsNotes'),
+        pointInTime: object(
+          {
+            revision: { type: 'integer', minimum: 1 },
+            leftOut: array({ type: 'string' }),
+          },
+          ['revision', 'leftOut'],
+          {
+            description:
+              'As of a past revision (`revision`, `at`): that revision, and the runtime parts the log does not hold, left out',
+          },
+        ),
       },
       ['configs'],
-      { description: 'What a proxy is served, shaped as `envoy.admin.v3.ConfigDump` (notes are ours)' },
+      {
+        description:
+          'What a proxy is served, shaped as `envoy.admin.v3.ConfigDump` (`notes` and `pointInTime` are ours)',
+      },
     ),
     DataplaneBootstrap: object(
       {

@@ -14,7 +14,7 @@ import type { BodyBuffers } from './body-buffers.js';
 import { createBodyBuffers } from './body-buffers.js';
 import type { KindHandler, KindParams, PathScope } from './kind-paths.js';
 import { SCOPE_PREFIX, addKindRoute, createKindPaths } from './kind-paths.js';
-import { nextUrl, parseListQuery, parseRevision, rawQuery } from './list-query.js';
+import { nextUrl, parseListQuery, parsePointInTime, rawQuery, resolvePointInTime } from './list-query.js';
 
 /** What a route touches, kept in fastify's route config so hooks can authorize by kind and action. */
 export interface RouteInfo {
@@ -102,20 +102,25 @@ export function registerResourceRoutes(app: FastifyInstance, deps: ResourceRoute
   const { registry, queries, commands, writeSettings, history } = deps;
   const bodyBuffers = createBodyBuffers();
 
-  /** `?revision=R` of a GET (issue 6), checked against the head; undefined when absent. */
-  const pastRevision = (req: FastifyRequest): number | undefined =>
-    history && req.url.includes('revision=') ? parseRevision(rawQuery(req), queries.revision()) : undefined;
+  /**
+   * The revision a GET answers at (`?revision=R`, or `?at=T`: the last revision at or before T),
+   * checked against the head; undefined for a read of now.
+   */
+  const pastRevision = async (req: FastifyRequest): Promise<number | undefined> =>
+    history && (req.url.includes('revision=') || req.url.includes('at='))
+      ? resolvePointInTime(parsePointInTime(rawQuery(req), queries.revision()), (t) => history.revisionAt(t))
+      : undefined;
   const queriesAt = async (at: number | undefined): Promise<Queries> =>
     at === undefined ? queries : (history as History).queriesAt(at);
 
   const list: KindHandler = async (desc, req, reply) => {
     if (desc.singleton) {
-      const at = pastRevision(req);
+      const at = await pastRevision(req);
       return json(reply, at ?? queries.revision(), (await queriesAt(at)).singleton(desc));
     }
     const q = rawQuery(req);
     const lr = parseListQuery(desc, q, req.params.mesh);
-    const at = pastRevision(req);
+    const at = await pastRevision(req);
     const revision = at ?? queries.revision();
     const page = (at === undefined ? queries : await queriesAt(at)).list(desc, lr);
     const next = nextUrl(req, q, lr.offset, lr.size, page.total);
@@ -125,7 +130,7 @@ export function registerResourceRoutes(app: FastifyInstance, deps: ResourceRoute
   };
 
   const getOne: KindHandler = async (desc, req, reply) => {
-    const at = pastRevision(req);
+    const at = await pastRevision(req);
     const revision = at ?? queries.revision();
     const name = req.params.name as string;
     const item =

@@ -31,7 +31,7 @@ import type { RouteInfo } from './resource-routes.js';
 import type { WatchOptions } from './watch.js';
 import type { InspectQueries } from '../app/inspect.js';
 import { registerHistoryRoutes } from './history-routes.js';
-import { registerInspectRoutes, type ProxyDumpFn } from './inspect-routes.js';
+import { registerInspectRoutes, type PastInspect, type ProxyDumpFn } from './inspect-routes.js';
 import { createRequestOrigin } from './request-origin.js';
 import { registerResourceRoutes } from './resource-routes.js';
 import { CHANGE_SET_PATH, MAX_SET_ITEMS, registerChangeSetRoutes } from './change-set-routes.js';
@@ -88,6 +88,8 @@ export interface ServerDeps {
   proxyDump?: ProxyDumpFn;
   /** Per dialled service, what a proxyless client could not apply (issue 17); shown by `/policies`. */
   xdsNotes?: (mesh: string, name: string) => Record<string, string[]> | undefined;
+  /** Inspect as of a past revision (`?revision=R`, `?at=T` on the inspect routes). */
+  pastInspect?: (revision: number) => Promise<PastInspect>;
   /** Limits of the `/_events` watch streams (issue 6). */
   watch?: WatchOptions;
   /** What data plane bootstraps name (issue 17); absent on Global, which serves no xDS. */
@@ -333,7 +335,17 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       watch: deps.watch ?? { heartbeatMs: 15_000, bufferLimit: 4 * 1024 * 1024 },
     });
   }
-  if (deps.inspect) registerInspectRoutes(app, { ...deps, inspect: deps.inspect });
+  if (deps.inspect) {
+    const { history, pastInspect } = deps;
+    registerInspectRoutes(app, {
+      ...deps,
+      inspect: deps.inspect,
+      past:
+        history && pastInspect
+          ? { revisionAt: (t) => history.revisionAt(t), inspectAt: pastInspect }
+          : undefined,
+    });
+  }
   registerXdsRoutes(app, deps);
   registerTokenRoutes(app, deps.tokens);
   return app;

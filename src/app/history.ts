@@ -90,6 +90,12 @@ export interface History {
   ): Promise<ReadItem>;
   /** The read side as of `revision` (lists, overviews, insights). */
   queriesAt(revision: number): Promise<Queries>;
+  /**
+   * The last revision whose entry's time is at or before `time` (epoch milliseconds); undefined when
+   * the log is empty or its first entry is later. Entries are in revision order, and their times
+   * follow it: a binary search reads about log2(head) entries.
+   */
+  revisionAt(time: number): Promise<number | undefined>;
   events(req: EventsRequest): Promise<{ total: number; items: EventItem[] }>;
   /** Entries from..to, in order (the backlog of a watch). */
   read(fromRevision: number, toRevision: number): AsyncIterable<LogEntry>;
@@ -413,6 +419,19 @@ export function createHistory(deps: {
     },
 
     queriesAt,
+
+    async revisionAt(time) {
+      // The largest revision in [1, head] whose time is <= `time`: lo is always such a revision (or 0).
+      let lo = 0;
+      let hi = log.head();
+      while (lo < hi) {
+        const mid = Math.ceil((lo + hi) / 2);
+        const e = await entryAt(mid);
+        if (e !== undefined && Date.parse(e.time) <= time) lo = mid;
+        else hi = mid - 1;
+      }
+      return lo === 0 ? undefined : lo;
+    },
 
     events,
 

@@ -5,8 +5,8 @@
  *
  * Every mesh that has proxies is built at start (`buildAll`, in slices that yield the event loop);
  * a mesh created later is built on its first read. Then every committed write keeps the view current
- * before the write answers, because the resource views call their listeners synchronously as they
- * apply an entry:
+ * for any read after the write answers, because the resource views call their listeners
+ * synchronously as they apply an entry:
  * - a proxy write re-matches that proxy alone;
  * - a Mesh write that changes its enabled Prometheus backend (every proxy's metrics inbound,
  *   metrics-inbound.ts) drops the mesh's matches: they are built again on the next read;
@@ -15,6 +15,11 @@
  *   work of a write scales with the distinct workloads it reaches, not with their replicas;
  * - a policy write re-matches only the classes its selectors can reach (`reachSelectors`, looked up
  *   through a tag index of the classes), and on each only the places of that one policy (`SidecarCells`);
+ *   for most kinds a class notes the write and applies it at its next read (`settle`: a proxy's
+ *   entry, the policy's affected proxies, or another change to the class), so a write answers after
+ *   the reach walk alone, and a burst of writes to one policy is applied as its net change. The
+ *   proxies of the reached classes are still named to the listeners at once. Routes and the faults
+ *   that proxyless callers apply move indexes beside the reverse one, and are applied at once;
  * - the reverse index (policy → the classes and gateway proxies that list it) moves with each change,
  *   so "proxies affected by a policy" is a look-up, not a scan of the mesh (the reference recomputes
  *   every proxy of the mesh per request); its sorted proxy names are kept until they may change.
@@ -58,6 +63,14 @@ export const GATEWAY_KINDS: readonly string[] = [GATEWAY_KIND, GATEWAY_ROUTE_KIN
 
 /** The inbound kinds whose matches the callers of an inbound read (they apply them themselves). */
 const DIALLED: ReadonlySet<string> = new Set(DIALLED_KINDS);
+/**
+ * The sidecar kinds whose writes a class applies at its next read (`settle`) rather than at once:
+ * those whose update changes only the class's own cells and the reverse index. A route moves the
+ * reach index and a dialled kind marks the callers of the class's inbounds: both are applied at once.
+ */
+const DEFERRED: ReadonlySet<string> = new Set(
+  SIDECAR_KINDS.filter((k) => k !== ROUTE_KIND && !DIALLED.has(k)),
+);
 
 /** Every kind whose resources the view keeps as candidates. */
 export const MATCHED_KINDS: ReadonlySet<string> = new Set([...SIDECAR_KINDS, ...GATEWAY_KINDS]);
@@ -140,6 +153,12 @@ interface MatchClass {
   /** The last walk of a written policy's reach that met this class (`policyClasses`), and which versions reached it then. */
   walk: number;
   by: number;
+  /**
+   * Policy writes this class has not applied to its cells yet (`settle`): kind → name → the version
+   * its cells hold (undefined: none). A later write of the same policy keeps the first entry, so a
+   * burst of writes is applied as its net change.
+   */
+  pending?: Map<string, Map<string, PolicyResource | undefined>>;
 }
 
 interface SidecarProxy {
@@ -165,8 +184,10 @@ interface MeshMatches<V> {
   classIndex: Map<string, Set<MatchClass>>;
   /** Built-in gateway proxies, re-matched whole on any change that can reach them. */
   gateways: Set<string>;
-  /** `Kind/name` → the match classes whose cells list it. */
+  /** `Kind/name` → the match classes whose cells list it (as far as they have applied their pending writes). */
   affectedClasses: Map<string, Set<MatchClass>>;
+  /** The classes with pending policy writes (`MatchClass.pending`). */
+  dirty: Set<MatchClass>;
   /** `Kind/name` → the gateway proxies whose views list it. */
   affectedGateways: Map<string, Set<string>>;
   /** The sorted proxies of each policy, made on read and dropped when they may have changed. */
@@ -374,6 +395,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     kinds: readonly string[],
     change: () => void,
   ): void => {
+    settle(m, cls);
     const before = kinds.map((k) => cls.cells.namesOf(k));
     change();
     let kind = '';
@@ -515,6 +537,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     cls.members.delete(name);
     forgetSorted(m, cls);
     if (cls.members.size > 0) return;
+    settle(m, cls);
     // The last member gone: the class and its links go too.
     m.classes.delete(cls.key);
     m.unmatched?.delete(cls);
@@ -646,6 +669,71 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     return classes;
   };
 
+  /** Moves one class's cells from a policy's `before` version to its `after` version, and the reverse index with them. */
+  const moveCells = (
+    m: MeshMatches<V>,
+    kind: string,
+    cls: MatchClass,
+    before: PolicyResource | undefined,
+    after: PolicyResource | undefined,
+  ) => {
+    const update = cls.cells.update(kind, before, after, m.candidates);
+    for (const c of update.listings) {
+      link(m, m.affectedClasses, keyOf(c.kind, c.name), cls, c.listed);
+    }
+    return update;
+  };
+
+  /**
+   * Applies a class's pending policy writes (`MatchClass.pending`): each policy moves from the
+   * version its cells hold to its current one (if that reaches the class). Every read of a class's
+   * cells or of the reverse index comes here first, and so does every change applied at once.
+   */
+  const settle = (m: MeshMatches<V>, cls: MatchClass): void => {
+    const { pending } = cls;
+    if (pending === undefined) return;
+    cls.pending = undefined;
+    m.dirty.delete(cls);
+    for (const [kind, held] of pending) {
+      const byName = m.candidates.get(kind);
+      for (const [name, before] of held) {
+        const current = byName?.get(name);
+        const after = current !== undefined && reaches(current, cls) ? current : undefined;
+        if (after !== before) moveCells(m, kind, cls, before, after);
+        if (current === undefined) policyKeys.get(kind)?.delete(name);
+      }
+    }
+  };
+
+  /** Settles every class of the mesh that has pending writes (before a read of the reverse index). */
+  const settleAll = (m: MeshMatches<V>): void => {
+    for (const cls of m.dirty) settle(m, cls);
+  };
+
+  /**
+   * Notes a write of a `DEFERRED` kind on a class it reaches (`held`: the version its cells hold if
+   * nothing is pending for the policy yet), and marks the class's proxies: the write may change
+   * what they are served (they settle the class when their config is made).
+   */
+  const defer = (
+    m: MeshMatches<V>,
+    mesh: string,
+    kind: string,
+    name: string,
+    cls: MatchClass,
+    held: PolicyResource | undefined,
+  ): void => {
+    let pending = cls.pending;
+    if (pending === undefined) {
+      cls.pending = pending = new Map();
+      m.dirty.add(cls);
+    }
+    let byName = pending.get(kind);
+    if (byName === undefined) pending.set(kind, (byName = new Map()));
+    if (!byName.has(name)) byName.set(name, held);
+    markClass(mesh, cls);
+  };
+
   /** Moves one class's cells from a policy's `before` version to its `after` version, and the indexes with them. */
   const updateClass = (
     m: MeshMatches<V>,
@@ -655,10 +743,8 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     before: PolicyResource | undefined,
     after: PolicyResource | undefined,
   ): void => {
-    const update = cls.cells.update(kind, before, after, m.candidates);
-    for (const c of update.listings) {
-      link(m, m.affectedClasses, keyOf(c.kind, c.name), cls, c.listed);
-    }
+    settle(m, cls);
+    const update = moveCells(m, kind, cls, before, after);
     if (!update.touched) return;
     markClass(mesh, cls);
     if (kind === ROUTE_KIND) indexReach(m, cls, true);
@@ -681,6 +767,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
         const { by } = cls;
         const notes = m.unmatched?.get(cls);
         if (notes) note(notes, kind, name);
+        else if (DEFERRED.has(kind)) defer(m, mesh, kind, name, cls, by & BEFORE ? before : undefined);
         else
           updateClass(m, mesh, kind, cls, by & BEFORE ? before : undefined, by & AFTER ? after : undefined);
       }
@@ -770,6 +857,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     gateways: new Set(),
     affectedClasses: new Map(),
     affectedGateways: new Map(),
+    dirty: new Set(),
     sorted: new Map(),
     reachIndex: new Map(),
     served: new Map(),
@@ -874,8 +962,10 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
 
   return {
     proxy(mesh, name) {
-      const p = meshOf(mesh)?.proxies.get(name);
+      const m = meshOf(mesh);
+      const p = m?.proxies.get(name);
       if (p?.kind !== 'SidecarDataplane') return p;
+      settle(m as MeshMatches<V>, p.cls);
       return {
         kind: p.kind,
         networking: p.networking,
@@ -887,6 +977,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     affected(mesh, kind, name) {
       const m = meshOf(mesh);
       if (!m) return [];
+      settleAll(m);
       const key = policyKey(kind, name);
       let sorted = m.sorted.get(key);
       if (!sorted) {
@@ -913,8 +1004,11 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
       return out;
     },
     inboundPolicies(mesh, name, index, kind) {
-      const p = meshOf(mesh)?.proxies.get(name);
-      return p?.kind === 'SidecarDataplane' ? p.cls.cells.policiesAt(`i${index}`, kind) : [];
+      const m = meshOf(mesh);
+      const p = m?.proxies.get(name);
+      if (p?.kind !== 'SidecarDataplane') return [];
+      settle(m as MeshMatches<V>, p.cls);
+      return p.cls.cells.policiesAt(`i${index}`, kind);
     },
     setDialled(mesh, name, stream, services) {
       let byProxy = dialledBy.get(mesh);

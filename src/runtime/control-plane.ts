@@ -19,6 +19,7 @@ import { createPolicyNotes } from '../xds/dump.js';
 import { inertKeysSet } from '../config/config-keys.js';
 import { xdsSources } from './xds-sources.js';
 import { answerDumpRequest, localProxyDump, proxyDump } from './proxy-dump.js';
+import { createPastInspect } from './past-inspect.js';
 import type { TokenService } from '../app/token-service.js';
 import { createTokenService } from '../app/token-service.js';
 import { MESH_CP_VERSION } from '../app/versions.js';
@@ -293,21 +294,22 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   // Issue 17: a proxy's /xds, /stats and /clusters (its stream once it is connected; on Global, its zone's).
   const dumpDeps = { config, views, matches, xds: () => xds, multizone: () => multizone };
   const dumpSources = xdsSources(views, matches, localZoneOf(config));
+  const pointInTime = createPointInTime({
+    registry,
+    log: {
+      read: (from, to) => log.read(from, to),
+      readRawChunks: (o) => log.readRawChunks(o),
+      head: () => log.head(),
+      snapshots,
+    },
+    useSnapshots: !!snapshots,
+  });
   const history = createHistory({
     registry,
     log,
     queries,
     commands,
-    pointInTime: createPointInTime({
-      registry,
-      log: {
-        read: (from, to) => log.read(from, to),
-        readRawChunks: (o) => log.readRawChunks(o),
-        head: () => log.head(),
-        snapshots,
-      },
-      useSnapshots: !!snapshots,
-    }),
+    pointInTime,
     subscribe: (listener) => {
       bus.on('committed', listener);
       return () => bus.off('committed', listener);
@@ -352,6 +354,11 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     inspect,
     proxyDump: proxyDump(dumpDeps),
     xdsNotes: config.mode === 'global' ? undefined : createPolicyNotes(dumpSources),
+    pastInspect: createPastInspect({
+      pointInTime,
+      localZone: localZoneOf(config),
+      dumps: config.mode !== 'global',
+    }),
     now,
     xdsBootstrap,
     watch: {
