@@ -9,6 +9,7 @@ import { configHistoryFigures } from './config-history.js';
 import { engineFigures } from './engine.js';
 import { inspectFigures } from './inspect.js';
 import { meshctlFigures } from './meshctl.js';
+import { changeSetFigures } from './change-sets.js';
 import { pgFigures } from './postgres.js';
 import { writeSnapshot } from './snapshot-fixture.js';
 import { xdsFigures } from './xds.js';
@@ -522,6 +523,7 @@ try {
   figures.push(...(await xdsFigures({ quick: QUICK, only: ONLY, log })));
   figures.push(...(await xds10kFigures({ quick: QUICK, only: ONLY, log })));
   figures.push(...(await meshctlFigures({ quick: QUICK, only: ONLY, log })));
+  figures.push(...(await changeSetFigures({ quick: QUICK, only: ONLY, log })));
   report();
   log(`done in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
 } finally {

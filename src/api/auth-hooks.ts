@@ -49,6 +49,10 @@ export function registerAuthHooks(app: FastifyInstance, registry: Registry, deps
       kind = desc.kind;
     }
     refuseForgeablePost(req);
+    if (info.perItem) {
+      authorizer.checkMayWrite(identity, req.method, req.url.split('?')[0]);
+      return;
+    }
     authorizer.check(identity, {
       method: req.method,
       path: req.url.split('?')[0],

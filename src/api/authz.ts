@@ -111,6 +111,18 @@ export function createAuthorizer(registry: Registry, settings: AuthzSettings) {
     /** True when some grant of the identity allows the target. */
     allows: (identity: Identity, target: AccessTarget): boolean =>
       grantsOf(identity).some((grant) => allows(grant, target)),
+    /**
+     * Throws 403 unless some grant of the identity may write at all (writer or admin, in any mesh):
+     * a route whose body names what it writes (a change set) checks each item once it is read.
+     */
+    checkMayWrite(identity: Identity, method: string, path: string): void {
+      if (grantsOf(identity).some((g) => g.role === 'admin' || g.role === 'writer')) return;
+      throw new AppError(
+        'FORBIDDEN',
+        'Forbidden',
+        `${describeCaller(identity)} may not ${method} ${path}: it may write nothing`,
+      );
+    },
     /** Throws 403 (decisions §7) naming the caller and what was refused. */
     check(identity: Identity, target: AccessTarget): void {
       if (grantsOf(identity).some((grant) => allows(grant, target))) return;

@@ -1,6 +1,8 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorCause, ErrorCode } from '../util/errors.js';
 import { AppError } from '../util/errors.js';
+import type { SetItemRef } from '../app/decide-set.js';
+import { SetItemError } from '../app/decide-set.js';
 
 /** The one table from error codes to HTTP status (style: errors at one boundary). */
 export const STATUS_OF: Record<ErrorCode, number> = {
@@ -29,6 +31,8 @@ export interface ErrorBody {
   title: string;
   details: string;
   causes?: ErrorCause[];
+  /** The item of a change set that was refused (the whole set is refused with it). */
+  item?: SetItemRef;
 }
 
 /** Fastify's own errors, by code, as ours. */
@@ -89,6 +93,7 @@ export function errorHandler(err: FastifyError | Error, req: FastifyRequest, rep
   }
   const body: ErrorBody = { title: known.title, details: known.details };
   if (known.causes.length > 0) body.causes = known.causes;
+  if (known instanceof SetItemError) body.item = known.item;
   // RFC 6750: a 401 names the scheme the caller should use.
   if (known.code === 'UNAUTHENTICATED') reply.header('www-authenticate', 'Bearer realm="mesh-cp"');
   void reply.code(STATUS_OF[known.code]).type('application/json').send(body);

@@ -228,7 +228,7 @@ export function registerHistoryRoutes(app: FastifyInstance, deps: HistoryRouteDe
       } else lastEventId = Number(v);
     }
     const filter: EventFilter = {};
-    for (const key of ['kind', 'mesh', 'name', 'actor'] as const) {
+    for (const key of ['kind', 'mesh', 'name', 'actor', 'changeSet'] as const) {
       const v = q.get(key);
       if (v !== null && v !== '') filter[key] = v;
     }

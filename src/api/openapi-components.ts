@@ -156,6 +156,11 @@ const change = {
       address: { type: 'string' },
     },
   },
+  changeSet: {
+    type: 'string',
+    description:
+      'The id of the change set the change was part of (`POST /_changes`); absent for a single write',
+  },
 };
 
 /**
@@ -266,8 +271,109 @@ export function buildComponents(registry: Registry, statuses: ReadonlySet<number
             required: ['field', 'message'],
           },
         },
+        item: {
+          ...ref('schemas', 'ChangeSetItemRef'),
+          description: 'The item of a change set that was refused (nothing of the set was written)',
+        },
       },
       required: ['title', 'details'],
+    },
+    ChangeSetItemRef: {
+      type: 'object',
+      description: 'An item of a change set: its index (from 0) and the resource it names',
+      properties: {
+        index: { type: 'integer', minimum: 0 },
+        kind: { type: 'string', description: 'The registry kind (`GlobalSecret` for a Secret without mesh)' },
+        mesh: strings,
+        name: { type: 'string' },
+      },
+      required: ['index', 'kind', 'name'],
+    },
+    ChangeSet: {
+      type: 'object',
+      description:
+        'A change set: upserts and deletes decided in order, each on the state the items before it left, and written all together or not at all',
+      properties: {
+        items: {
+          type: 'array',
+          minItems: 1,
+          maxItems: 1000,
+          items: ref('schemas', 'ChangeSetItem'),
+        },
+      },
+      required: ['items'],
+    },
+    ChangeSetItem: {
+      description:
+        'A resource (with `type`, `name` and, for mesh kinds, `mesh`) to create or update; the same as `{"upsert": resource}`, which may add `ifMatch`/`ifNoneMatch`; or `{"delete": {type, mesh, name}}`. `ifMatch` is a revision (a number) or an entity tag list as in the `If-Match` header (`"12"`, `*`): the item is refused (412, and the whole set) unless the resource is at that revision when the item is decided.',
+      oneOf: [
+        {
+          type: 'object',
+          title: 'upsert',
+          properties: {
+            upsert: { type: 'object', additionalProperties: true },
+            ifMatch: { type: ['string', 'integer'] },
+            ifNoneMatch: { type: ['string', 'integer'] },
+          },
+          required: ['upsert'],
+        },
+        {
+          type: 'object',
+          title: 'delete',
+          properties: {
+            delete: {
+              type: 'object',
+              properties: { type: strings, mesh: strings, name: strings },
+              required: ['type', 'name'],
+            },
+            ifMatch: { type: ['string', 'integer'] },
+          },
+          required: ['delete'],
+        },
+        {
+          type: 'object',
+          title: 'resource',
+          properties: { type: strings, mesh: strings, name: strings },
+          required: ['type', 'name'],
+          additionalProperties: true,
+        },
+      ],
+    },
+    ChangeSetResult: {
+      type: 'object',
+      properties: {
+        changeSet: {
+          type: ['string', 'null'],
+          description:
+            'The id every entry of the set carries; null when nothing was written (a dry run, or no item changed anything)',
+        },
+        dryRun: { type: 'boolean' },
+        revision: {
+          type: 'integer',
+          minimum: 0,
+          description: 'The revision of the last entry of the set (the head when nothing was written)',
+        },
+        items: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              index: { type: 'integer', minimum: 0 },
+              kind: strings,
+              mesh: strings,
+              name: strings,
+              operation: { type: 'string', enum: ['create', 'update', 'delete', 'unchanged'] },
+              revision: {
+                type: ['integer', 'null'],
+                description:
+                  "The resource's revision after the set (its ETag); null in a dry run for what the set changes",
+              },
+            },
+            required: ['index', 'kind', 'name', 'operation', 'revision'],
+          },
+        },
+      },
+      required: ['changeSet', 'dryRun', 'revision', 'items'],
     },
     Empty: { type: 'object', maxProperties: 0, description: 'An empty object, `{}`: the answer of a DELETE' },
     Event: {
@@ -388,6 +494,7 @@ function buildParameters(registry: Registry): Json {
   return {
     mesh: { name: 'mesh', in: 'path', required: true, description: 'The mesh', schema: name },
     name: { name: 'name', in: 'path', required: true, description: 'The resource name', schema: strings },
+    id: { name: 'id', in: 'path', required: true, description: 'The change set id', schema: strings },
     size: query('size', 'Page size', { type: 'integer', minimum: 1, maximum: 1000, default: 100 }),
     offset: query('offset', 'Index of the first item of the page in the sorted list', {
       type: 'integer',
@@ -454,6 +561,7 @@ function buildParameters(registry: Registry): Json {
     eventMesh: query('mesh', 'Only entries of this mesh'),
     eventName: query('name', 'Only entries of resources of this name'),
     eventActor: query('actor', 'Only entries written by this actor name'),
+    eventChangeSet: query('changeSet', 'Only entries of this change set (its id)'),
     includeSecretData: query(
       'includeSecretData',
       "Show secrets' data instead of its digest (needs the right to read those secrets: 403 otherwise)",

@@ -271,6 +271,7 @@ function addFixedPaths(registry: Registry, add: ReturnType<typeof createPaths>['
       param('eventMesh'),
       param('eventName'),
       param('eventActor'),
+      param('eventChangeSet'),
       param('includeSecretData'),
       param('size'),
       param('offset'),
@@ -287,6 +288,32 @@ function addFixedPaths(registry: Registry, add: ReturnType<typeof createPaths>['
       },
       ...errors(...READ_ERRORS),
     },
+  });
+  const setAnswer = ok(
+    'The set, decided (and written, unless a dry run)',
+    ref('schemas', 'ChangeSetResult'),
+    revisionHeader,
+  );
+  add('/_changes', 'post', {
+    operationId: 'applyChangeSet',
+    tags: ['History'],
+    summary:
+      'A change set: several upserts and deletes, decided in order and written all together or not at all',
+    description:
+      'Each item is decided as its own PUT or DELETE would be (mode, role, validation, If-Match), on the state the items before it left (a new mesh, then what goes in it). The entries are appended as one group: consecutive revisions, one actor, one `changeSet` id that history, `/_events`, watch streams and audit show. The first item refused refuses the set (nothing is written); the error names it (`item`: index, kind, mesh, name) and its `causes` fields start with `items[i]`. A YAML body may be several documents, one item each. At most 1,000 items.',
+    parameters: [param('dryRun')],
+    requestBody: { required: true, content: jsonOrYaml(ref('schemas', 'ChangeSet')) },
+    responses: { 200: setAnswer, ...errors(...WRITE_ERRORS) },
+  });
+  add('/_changes/{id}/_revert', 'post', {
+    operationId: 'revertChangeSet',
+    tags: ['History'],
+    summary: 'Undo a change set, as one new change set',
+    description:
+      'Puts every resource the set touched back to its state just before the set (deleting what did not exist then), in reverse order, as one new change set. Each item expects the state the set left (If-Match on its revision): a resource changed since makes the revert 412, naming it. Send `Content-Type: application/json` with an empty body.',
+    parameters: [param('dryRun')],
+    requestBody: { required: false, content: jsonOrYaml(ref('schemas', 'Empty')) },
+    responses: { 200: setAnswer, ...errors(...WRITE_ERRORS) },
   });
   const proxy = '/meshes/{mesh}/dataplanes/{name}';
   read(

@@ -28,6 +28,11 @@ export interface RouteInfo {
   action: 'read' | 'write';
   /** Only admins may call the route (token endpoints); issue 4. */
   adminOnly?: boolean;
+  /**
+   * The body names what the request writes (a change set): the hook only refuses callers who may
+   * write nothing at all, and the handler authorizes each item as the single write would be.
+   */
+  perItem?: boolean;
 }
 
 /** Dependencies of the resource routes. */

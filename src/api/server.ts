@@ -35,6 +35,7 @@ import type { TimelineItem } from '../app/config-timeline.js';
 import { registerInspectRoutes, type PastInspect, type ProxyDumpFn } from './inspect-routes.js';
 import { createRequestOrigin } from './request-origin.js';
 import { registerResourceRoutes } from './resource-routes.js';
+import { CHANGE_SET_PATH, MAX_SET_ITEMS, registerChangeSetRoutes } from './change-set-routes.js';
 import { registerTokenRoutes } from './token-routes.js';
 import type { XdsBootstrapSettings } from './xds-routes.js';
 import { registerXdsRoutes } from './xds-routes.js';
@@ -117,6 +118,12 @@ export interface HttpsOptions {
   cert: string;
   ca?: string[];
 }
+
+/** Whether a URL is the change-set route (its YAML body may hold several documents). */
+const isChangeSetPath = (url: string): boolean => {
+  const path = url.split('?', 1)[0];
+  return path === CHANGE_SET_PATH || path === `${CHANGE_SET_PATH}/`;
+};
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -269,7 +276,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml'],
     { parseAs: 'string' },
     // Async: a large body is read in slices, the event loop served between them (yaml-body.ts).
-    async (_req: FastifyRequest, body: string | Buffer) => parseYamlBody(body as string, deps.bodyLimit),
+    // A change set may be several documents, one item each.
+    async (req: FastifyRequest, body: string | Buffer) =>
+      parseYamlBody(body as string, deps.bodyLimit, isChangeSetPath(req.url) ? MAX_SET_ITEMS : 1),
   );
 
   // Decisions §7: no cross-origin caller unless listed; loopback is admin only for a Host that names us.
@@ -320,6 +329,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     revision: () => deps.queries.revision(),
   });
   registerResourceRoutes(app, deps);
+  registerChangeSetRoutes(app, { ...deps, authz: deps.auth.authz });
   if (deps.history) {
     registerHistoryRoutes(app, {
       ...deps,

@@ -72,56 +72,79 @@ function constructorPrototype(record: Record<string, unknown>): boolean {
 const invalid = (details: string) => new AppError('INVALID_BODY', 'Invalid request body', details);
 
 /**
+ * The documents of a YAML body sent where several are taken (a change set): each document's value,
+ * in order, empty documents left out.
+ */
+export class YamlDocumentStream {
+  constructor(readonly documents: readonly unknown[]) {}
+}
+
+/**
  * Parses a YAML request body (decisions §3). The text is bounded before anything is built
  * (STRUCTURE_BOUNDS: depth, nodes, tokens; else 400 naming the bound), and read in slices that
  * leave the event loop to others. Aliases are limited ({@link MAX_ALIAS_COUNT}, else 400) and a
  * body whose JSON would exceed `bodyLimit` is 413, whatever it expands by: a ~1 MB body with one
  * scalar aliased 98 times would otherwise become a 100 MB resource. `__proto__` keys are 400, as
- * in JSON bodies.
+ * in JSON bodies. One document, unless `maxDocuments` takes more: then the answer is a
+ * {@link YamlDocumentStream} (more than `maxDocuments` is 400).
  */
-export async function parseYamlBody(text: string, bodyLimit: number): Promise<unknown> {
+export async function parseYamlBody(text: string, bodyLimit: number, maxDocuments = 1): Promise<unknown> {
   let read;
   try {
-    read = await readYamlSliced(text, { maxDocuments: 2 });
+    read = await readYamlSliced(text, { maxDocuments: maxDocuments + 1 });
   } catch (err) {
     if (err instanceof StructureLimitError) throw structureRefusal('YAML', text, err);
     // Whatever else yaml throws is about the text (as the parse before these bounds answered).
     throw invalid(`invalid YAML: ${(err as Error).message.split('\n')[0]}`);
   }
-  const [document, second] = read.documents;
-  const error = document.errors[0];
-  if (error !== undefined) throw invalid(`invalid YAML: ${read.describe(error)}`);
-  if (second !== undefined) {
-    const { line, column } = read.position(second.range[0]);
+  const documents = read.documents;
+  for (const document of documents.slice(0, maxDocuments)) {
+    const error = document.errors[0];
+    if (error !== undefined) throw invalid(`invalid YAML: ${read.describe(error)}`);
+  }
+  if (documents.length > maxDocuments) {
+    const { line, column } = read.position(documents[maxDocuments].range[0]);
     throw invalid(
-      `the body holds several YAML documents ("---" at line ${line}, column ${column}): ` +
-        'the API takes one resource per request; send each document in its own PUT',
+      maxDocuments === 1
+        ? `the body holds several YAML documents ("---" at line ${line}, column ${column}): ` +
+            'the API takes one resource per request; send each document in its own PUT, or all of them ' +
+            'as one change set (POST /_changes)'
+        : `the body holds more than ${maxDocuments} YAML documents (line ${line}, column ${column}): ` +
+            `a change set takes at most ${maxDocuments} items`,
     );
   }
-  let value: unknown;
-  try {
-    value = document.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
-  } catch (err) {
-    const message = (err as Error).message.split('\n')[0];
-    throw invalid(
-      /Excessive alias count/.test(message)
-        ? `invalid YAML: an anchor is used through aliases more than ${MAX_ALIAS_COUNT} times (aliases nested in it multiply the count)`
-        : `invalid YAML: ${message}`,
-    );
+  const values: unknown[] = [];
+  // The size bound is the body's: what is left of it after the documents before.
+  let left = bodyLimit;
+  for (const document of documents) {
+    let value: unknown;
+    try {
+      value = document.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+    } catch (err) {
+      const message = (err as Error).message.split('\n')[0];
+      throw invalid(
+        /Excessive alias count/.test(message)
+          ? `invalid YAML: an anchor is used through aliases more than ${MAX_ALIAS_COUNT} times (aliases nested in it multiply the count)`
+          : `invalid YAML: ${message}`,
+      );
+    }
+    const problem = yamlValueProblem(value, left, STRUCTURE_BOUNDS.maxDepth);
+    if (problem === 'size') {
+      throw new AppError(
+        'PAYLOAD_TOO_LARGE',
+        'Payload too large',
+        `the YAML body expands to more than ${bodyLimit} bytes of JSON, the limit of a body (apiServer.bodyLimit)`,
+      );
+    }
+    if (problem === 'depth') {
+      throw invalid(
+        `the YAML body is too deep: through aliases it nests more than ${STRUCTURE_BOUNDS.maxDepth} levels of arrays and objects`,
+      );
+    }
+    if (problem === 'prototype') throw invalid('invalid YAML: Object contains forbidden prototype property');
+    if (maxDocuments > 1) left -= Math.min(left, Buffer.byteLength(JSON.stringify(value) ?? ''));
+    values.push(value);
   }
-  const problem = yamlValueProblem(value, bodyLimit, STRUCTURE_BOUNDS.maxDepth);
-  if (problem === 'size') {
-    throw new AppError(
-      'PAYLOAD_TOO_LARGE',
-      'Payload too large',
-      `the YAML body expands to more than ${bodyLimit} bytes of JSON, the limit of a body (apiServer.bodyLimit)`,
-    );
-  }
-  if (problem === 'depth') {
-    throw invalid(
-      `the YAML body is too deep: through aliases it nests more than ${STRUCTURE_BOUNDS.maxDepth} levels of arrays and objects`,
-    );
-  }
-  if (problem === 'prototype') throw invalid('invalid YAML: Object contains forbidden prototype property');
-  return value;
+  if (maxDocuments === 1) return values[0];
+  return new YamlDocumentStream(values.filter((v) => v !== null && v !== undefined));
 }

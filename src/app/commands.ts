@@ -13,6 +13,9 @@ import type {
   PutCommand,
 } from './decide.js';
 import { decideDelete, decidePut } from './decide.js';
+import type { SetCommand } from './decide-set.js';
+import { decideSet } from './decide-set.js';
+import { randomUUID } from 'node:crypto';
 import { isoClock } from '../util/iso-clock.js';
 import { AppError } from '../util/errors.js';
 import { sleep } from '../util/sleep.js';
@@ -59,10 +62,54 @@ export interface DeleteResult {
   dryRun: boolean;
 }
 
+/** One item of a change set: an upsert (a validated spec) or a delete, each with its preconditions. */
+export type ChangeItem = ({ op: 'upsert'; spec: ValidatedSpec } | { op: 'delete' }) & {
+  kind: string;
+  mesh?: string;
+  name: string;
+} & Preconditions;
+
+/** A change set as the API hands it to the write path: decided as a whole, appended as one group. */
+export interface ChangeSetRequest {
+  items: readonly ChangeItem[];
+  actor: Actor;
+  origin?: string;
+  dryRun?: boolean;
+  /** Most bytes of JSON each resource may be stored as (413 above). */
+  maxBytes?: number;
+}
+
+/** What a change set did to one of its items. */
+export interface ChangeSetItemResult {
+  operation: 'create' | 'update' | 'delete' | 'unchanged';
+  /** Revision of the item's last entry (its ETag); of its current state when unchanged; null in a dry run. */
+  revision: number | null;
+  /** An upsert's resource, and its JSON. */
+  resource?: WireResource;
+  json?: string;
+}
+
+/** The answer to a change set. */
+export interface ChangeSetResult {
+  /** The id every entry of the set carries; null when nothing was written (a dry run, no change). */
+  id: string | null;
+  dryRun: boolean;
+  /** First and last revision of the set's entries; both the head when nothing was written. */
+  firstRevision: number;
+  revision: number;
+  items: ChangeSetItemResult[];
+}
+
 /** The one write path: API, zone sync and start-up defaults all go through it. */
 export interface Commands {
   put(req: PutRequest): Promise<PutResult>;
   remove(req: DeleteRequest): Promise<DeleteResult>;
+  /**
+   * Decides a change set, each item by the single-write decisions on the state the items before it
+   * left, and appends its entries as one group (consecutive revisions, one id); a refused item
+   * (`SetItemError`) writes nothing.
+   */
+  applySet(req: ChangeSetRequest): Promise<ChangeSetResult>;
   /**
    * Creates the `default` mesh (unless skipped) at once, and returns `keys`: the global signing
    * keys and the default mesh's key, generated off the start-up path (RSA takes ~150 ms each) once
@@ -339,9 +386,84 @@ export function createCommands(deps: {
     });
   };
 
+  const applySet = async (req: ChangeSetRequest): Promise<ChangeSetResult> => {
+    const origin = req.origin ?? 'local';
+    const now = isoNow();
+    // A new mesh's signing key is generated before the decision (RSA takes ~150 ms): for each mesh
+    // the set creates that has none, in parallel. An item that finds the mesh there ignores it.
+    const keys = new Map<string, Promise<string>>();
+    if (!req.dryRun) {
+      for (const item of req.items) {
+        if (item.op !== 'upsert' || item.kind !== 'Mesh' || keys.has(item.name)) continue;
+        if (state.get('Mesh', undefined, item.name) || hasSigningKey('dataplane', item.name)) continue;
+        keys.set(item.name, keygen());
+      }
+    }
+    const signingKeys = new Map<string, string>();
+    for (const [mesh, key] of keys) signingKeys.set(mesh, await key);
+    const commands: SetCommand[] = req.items.map((item) =>
+      item.op === 'upsert'
+        ? {
+            op: 'upsert',
+            kind: item.kind,
+            mesh: item.mesh,
+            name: item.name,
+            spec: item.spec,
+            actor: req.actor,
+            origin,
+            now,
+            signingKey: item.kind === 'Mesh' ? signingKeys.get(item.name) : undefined,
+            ifMatch: item.ifMatch,
+            ifNoneMatch: item.ifNoneMatch,
+            maxBytes: req.maxBytes,
+          }
+        : {
+            op: 'delete',
+            kind: item.kind,
+            mesh: item.mesh,
+            name: item.name,
+            actor: req.actor,
+            origin,
+            ifMatch: item.ifMatch,
+            ifNoneMatch: item.ifNoneMatch,
+          },
+    );
+    const id = randomUUID();
+    return decideAgain(`the ${req.items.length} resources of a change set`, async () => {
+      const { result: decision, reads: decidedOn } = recordReads(() =>
+        decideSet(registry, commands, state, deps.options),
+      );
+      const written = !req.dryRun && decision.events.length > 0;
+      let first = log.head();
+      if (written) {
+        for (const e of decision.events) e.changeSet = id;
+        first = await commit(decision.events, undefined, decidedOn);
+      }
+      const revisionOf = (offset: number): number | null => (written ? first + offset : null);
+      return {
+        id: written ? id : null,
+        dryRun: !!req.dryRun,
+        firstRevision: first,
+        revision: written ? first + decision.events.length - 1 : first,
+        items: decision.items.map((d): ChangeSetItemResult => ({
+          operation: d.operation,
+          revision:
+            d.operation === 'unchanged'
+              ? (d.unchangedRevision ?? revisionOf(d.revisionAtOffset ?? 0))
+              : // An upsert's own entry comes first (a new mesh's defaults follow it), a delete's last
+                // (a mesh's contents go before it), as for single writes.
+                revisionOf(d.operation === 'delete' ? d.offset + d.count - 1 : d.offset),
+          resource: d.resource,
+          json: d.json,
+        })),
+      };
+    });
+  };
+
   return {
     put,
     remove,
+    applySet,
     state,
     append: commit,
     recordReads,

@@ -23,6 +23,8 @@ export interface SyncedChange {
   /** `delete`, or an upsert (`create` and `update` are applied alike). */
   operation: Operation;
   resource?: WireResource;
+  /** The change set of the change on the peer: kept on the entry appended here. */
+  changeSet?: string;
 }
 
 /** How the changes of one peer are taken in (architecture: Multi-zone sync). */
@@ -92,10 +94,11 @@ function syncEvent(
   actor: Actor,
   origin: string,
   operation: Operation,
+  changeSet: string | undefined,
   resource?: WireResource,
   previous?: WireResource,
 ): EventInput {
-  return { kind: desc.kind, mesh, name, actor, origin, operation, resource, previous };
+  return { kind: desc.kind, mesh, name, actor, origin, operation, resource, previous, changeSet };
 }
 
 /**
@@ -126,7 +129,17 @@ export function decideSynced(
   }
   if (change.operation === 'delete') {
     return current
-      ? syncEvent(desc, mesh, name, ctx.actor, rules.origin, 'delete', undefined, current.resource)
+      ? syncEvent(
+          desc,
+          mesh,
+          name,
+          ctx.actor,
+          rules.origin,
+          'delete',
+          change.changeSet,
+          undefined,
+          current.resource,
+        )
       : undefined;
   }
   const checked = validateBody(desc, change.resource, { mesh, name: change.name, nameChecked: true });
@@ -143,7 +156,16 @@ export function decideSynced(
   if (current && current.origin === rules.origin) {
     if (JSON.stringify(current.resource) === JSON.stringify(resource)) return undefined;
   }
-  return syncEvent(desc, mesh, name, ctx.actor, rules.origin, current ? 'update' : 'create', resource);
+  return syncEvent(
+    desc,
+    mesh,
+    name,
+    ctx.actor,
+    rules.origin,
+    current ? 'update' : 'create',
+    change.changeSet,
+    resource,
+  );
 }
 
 /** The key of a resource in snapshot bookkeeping. */

@@ -6,7 +6,8 @@ import type { ResourceDescriptor } from '../resources/descriptor.js';
 import type { Registry } from '../resources/registry.js';
 import { validateBody } from '../resources/validate.js';
 import { AppError } from '../util/errors.js';
-import type { Commands, DeleteResult, PutResult } from './commands.js';
+import type { ChangeItem, Commands, DeleteResult, PutResult } from './commands.js';
+import { SetItemError } from './decide-set.js';
 import type { Queries, ReadItem } from './queries.js';
 import { createQueries } from './queries.js';
 
@@ -23,6 +24,8 @@ export interface HistoryItem {
   time: string;
   operation: Operation;
   actor: Actor;
+  /** The change set the change was part of; absent for a single write. */
+  changeSet?: string;
   resource: WireResource;
 }
 
@@ -35,15 +38,18 @@ export interface EventItem {
   name: string;
   operation: Operation;
   actor: Actor;
+  /** The change set the entry was part of; absent for a single write. */
+  changeSet?: string;
   resource: WireResource;
 }
 
-/** Filters of `/_events`: registry kind, mesh (including the Mesh itself), exact name, actor name. */
+/** Filters of `/_events`: registry kind, mesh (including the Mesh itself), exact name, actor name, change set id. */
 export interface EventFilter {
   kind?: string;
   mesh?: string;
   name?: string;
   actor?: string;
+  changeSet?: string;
 }
 
 /** A page of the audit log. */
@@ -106,6 +112,13 @@ export interface History {
     /** Most bytes of JSON the restored resource may be stored as (413 above). */
     maxBytes?: number;
   }): Promise<RevertResult>;
+  /**
+   * The change set that reverts set `id`: every resource it touched back to its state before the
+   * set, undone in reverse order, each item expecting the state the set left (If-Match on the
+   * set's revision, If-None-Match for what it deleted), so a later change is a 412, never lost.
+   * What a mesh the revert deletes held goes with the mesh. 404 when no entry has the id.
+   */
+  changeSetRevert(id: string): Promise<ChangeItem[]>;
 }
 
 /** A secret resource with its `data` replaced by the digest of the bytes it encodes. */
@@ -129,6 +142,7 @@ export function historyItem(e: LogEntry, redact: boolean): HistoryItem {
     time: e.time,
     operation: e.operation,
     actor: e.actor,
+    ...(e.changeSet === undefined ? {} : { changeSet: e.changeSet }),
     resource: shownResource(e, redact),
   };
 }
@@ -143,6 +157,7 @@ export function eventItem(e: LogEntry, redact: boolean): EventItem {
     name: e.name,
     operation: e.operation,
     actor: e.actor,
+    ...(e.changeSet === undefined ? {} : { changeSet: e.changeSet }),
     resource: shownResource(e, redact),
   };
 }
@@ -158,6 +173,7 @@ export function matchesFilter(e: LogEntry, f: EventFilter): boolean {
   if (f.mesh !== undefined && e.mesh !== f.mesh && !(e.kind === 'Mesh' && e.name === f.mesh)) return false;
   if (f.name !== undefined && e.name !== f.name) return false;
   if (f.actor !== undefined && e.actor.name !== f.actor) return false;
+  if (f.changeSet !== undefined && e.changeSet !== f.changeSet) return false;
   return true;
 }
 
@@ -177,6 +193,9 @@ interface Scan {
 }
 
 const SCAN_CACHE = 8;
+
+/** Change sets whose revisions the history keeps (the newest, committed since start). */
+const SET_INDEX = 10_000;
 
 /** Creates the history service over the log, the live read side and the write path. */
 export function createHistory(deps: {
@@ -253,6 +272,12 @@ export function createHistory(deps: {
       ).filter(keep);
       return { total: all.length, items: all.slice(offset, offset + size).map(item) };
     }
+    const range = filter.changeSet === undefined ? undefined : setRanges.get(filter.changeSet);
+    if (range && range.first >= fromRevision) {
+      // One recent change set: its entries are a range of revisions.
+      const all = (await collect(log.read(range.first, range.last))).filter(keep);
+      return { total: all.length, items: all.slice(offset, offset + size).map(item) };
+    }
     const head = log.head();
     if (!req.visible && Object.values(filter).every((v) => v === undefined)) {
       // Everything from R: the page is a range of revisions.
@@ -272,8 +297,107 @@ export function createHistory(deps: {
     return { total: revisions.length, items };
   };
 
+  /**
+   * Where the change sets committed since start are (first and last revision), the newest
+   * {@link SET_INDEX} of them: their entries are read as a range. An older set is found by a scan
+   * of the log (cached like the audit log's scans).
+   */
+  const setRanges = new Map<string, { first: number; last: number }>();
+  deps.subscribe((entries) => {
+    for (const e of entries) {
+      if (e.changeSet === undefined) continue;
+      const range = setRanges.get(e.changeSet);
+      if (range) range.last = e.revision;
+      else {
+        setRanges.set(e.changeSet, { first: e.revision, last: e.revision });
+        if (setRanges.size > SET_INDEX) setRanges.delete(setRanges.keys().next().value as string);
+      }
+    }
+  });
+
+  /** The entries of change set `id`, in order ([] when no entry has it). */
+  const setEntries = async (id: string): Promise<LogEntry[]> => {
+    const range = setRanges.get(id);
+    if (range) return (await collect(log.read(range.first, range.last))).filter((e) => e.changeSet === id);
+    const revisions = await scan({
+      fromRevision: 1,
+      filter: { changeSet: id },
+      offset: 0,
+      size: 0,
+      secretData: 'include',
+    });
+    const entries: LogEntry[] = [];
+    for (const r of revisions) {
+      const e = await entryAt(r);
+      if (e) entries.push(e);
+    }
+    return entries;
+  };
+
+  const changeSetRevert = async (id: string): Promise<ChangeItem[]> => {
+    const entries = await setEntries(id);
+    if (entries.length === 0) throw new AppError('NOT_FOUND', 'Not found', `change set "${id}" not found`);
+    const before = entries[0].revision - 1;
+    const seen = new Set<string>();
+    const items: ChangeItem[] = [];
+    /** Items whose state before the set is not valid today, with why. */
+    const invalid = new Map<ChangeItem, AppError>();
+    for (const e of [...entries].reverse()) {
+      const key = `${e.kind}\u0001${e.mesh ?? ''}\u0000${e.name}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const desc = deps.registry.get(e.kind);
+      // The set's last change of the resource is what the revert expects to find.
+      const expect = e.operation === 'delete' ? { ifNoneMatch: '*' } : { ifMatch: `"${e.revision}"` };
+      const then = await lastChange(desc, e.mesh, e.name, before);
+      if (then && then.operation !== 'delete' && then.resource) {
+        const checked = validateBody(desc, then.resource, { mesh: e.mesh, name: e.name });
+        if (checked.ok) {
+          items.push({
+            op: 'upsert',
+            kind: e.kind,
+            mesh: e.mesh,
+            name: e.name,
+            spec: checked.spec,
+            ...expect,
+          });
+        } else {
+          const item: ChangeItem = { op: 'delete', kind: e.kind, mesh: e.mesh, name: e.name };
+          items.push(item);
+          invalid.set(
+            item,
+            new AppError(
+              'INVALID_BODY',
+              'Resource is not valid',
+              `the state at revision ${before} is not a valid ${desc.wireType} today`,
+              checked.causes,
+            ),
+          );
+        }
+      } else if (e.operation !== 'delete') {
+        items.push({ op: 'delete', kind: e.kind, mesh: e.mesh, name: e.name, ...expect });
+      }
+    }
+    // A mesh the revert deletes takes what it holds with it (as a DELETE of the mesh does), its
+    // default policies and signing key too (a writer may not delete a secret on its own); but a
+    // mesh with proxies cannot be deleted, so the set's proxies are deleted first, as items.
+    const meshesDeleted = new Set(
+      items.filter((i) => i.op === 'delete' && i.kind === 'Mesh').map((i) => i.name),
+    );
+    const goesWithMesh = (i: ChangeItem): boolean =>
+      i.op === 'delete' && i.kind !== 'Dataplane' && i.mesh !== undefined && meshesDeleted.has(i.mesh);
+    const kept = items.filter((i) => !goesWithMesh(i));
+    kept.forEach((item, index) => {
+      const why = invalid.get(item);
+      if (why) throw new SetItemError({ index, kind: item.kind, mesh: item.mesh, name: item.name }, why);
+    });
+    return kept;
+  };
+
   return {
     head: () => log.head(),
+
+    changeSetRevert,
 
     async resourceHistory(desc, mesh, name, page, secretData) {
       const all = await collect(log.history(desc.kind, desc.scope === 'mesh' ? mesh : undefined, name));

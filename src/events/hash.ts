@@ -45,6 +45,7 @@ export function sealEntry(
   if (input.previous !== undefined) entry.previous = input.previous;
   entry.actor = input.actor;
   entry.origin = input.origin;
+  if (input.changeSet !== undefined) entry.changeSet = input.changeSet;
   entry.prevHash = prevHash;
   entry.hash = '';
   // The entry's JSON up to its `prevHash` (no closing brace): hashed with the brace, stored with the
@@ -68,10 +69,11 @@ function entryBody(entry: LogEntry, resourceJson: string): string {
   const str = JSON.stringify;
   const mesh = entry.mesh !== undefined ? `,"mesh":${str(entry.mesh)}` : '';
   const previous = entry.previous !== undefined ? `"previous":${str(entry.previous)},` : '';
+  const changeSet = entry.changeSet !== undefined ? `"changeSet":${str(entry.changeSet)},` : '';
   return (
     `{"revision":${str(entry.revision)},"time":${str(entry.time)},"kind":${str(entry.kind)}${mesh},` +
     `"name":${str(entry.name)},"operation":${str(entry.operation)},"resource":${resourceJson},${previous}` +
-    `"actor":${str(entry.actor)},"origin":${str(entry.origin)},"prevHash":${str(entry.prevHash)}`
+    `"actor":${str(entry.actor)},"origin":${str(entry.origin)},${changeSet}"prevHash":${str(entry.prevHash)}`
   );
 }
 

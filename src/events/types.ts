@@ -34,6 +34,11 @@ export interface EventInput {
   /** `local`, or the zone the change came from. */
   origin: string;
   /**
+   * The id of the change set the entry belongs to: every entry of one set (appended as one group)
+   * has it. Absent for single writes, and in logs written before change sets existed.
+   */
+  changeSet?: string;
+  /**
    * `JSON.stringify(resource)` when the caller has it already (a PUT's decision does: it is the
    * answer's body): sealing splices it into the entry's JSON instead of serializing the resource a
    * second time. Not part of the entry.

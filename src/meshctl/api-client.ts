@@ -57,15 +57,26 @@ export class ApiError extends Error {
   readonly title: string;
   readonly details: string;
   readonly causes: ApiErrorCause[];
+  /** The item of a change set the server refused (the whole set with it). */
+  readonly item?: ApiErrorItem;
 
-  constructor(status: number, title: string, details: string, causes: ApiErrorCause[]) {
+  constructor(status: number, title: string, details: string, causes: ApiErrorCause[], item?: ApiErrorItem) {
     super(details ? `${title}: ${details}` : title);
     this.name = 'ApiError';
     this.status = status;
     this.title = title;
     this.details = details;
     this.causes = causes;
+    if (item) this.item = item;
   }
+}
+
+/** Where a refused change set went wrong: the item's index (from 0) and what it names. */
+export interface ApiErrorItem {
+  index: number;
+  kind: string;
+  mesh?: string;
+  name: string;
 }
 
 /** The control plane could not be reached (refused, DNS, TLS, timeout). */
@@ -115,7 +126,11 @@ function apiErrorOf(status: number, text: string, body: unknown): ApiError {
         message: String(c.message ?? ''),
       }))
     : [];
-  return new ApiError(status, title, details, causes);
+  const item =
+    typeof b.item === 'object' && b.item !== null && typeof (b.item as ApiErrorItem).index === 'number'
+      ? (b.item as ApiErrorItem)
+      : undefined;
+  return new ApiError(status, title, details, causes, item);
 }
 
 /** Creates a client for one target. */

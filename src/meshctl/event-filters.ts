@@ -8,6 +8,7 @@ export interface EventFilterOptions {
   mesh?: string;
   name?: string;
   actor?: string;
+  changeSet?: string;
   includeSecretData?: boolean;
 }
 
@@ -19,6 +20,7 @@ export function eventFilterOptions(command: Command): Command {
     .option('-m, --mesh <mesh>', 'only entries in this mesh (and of the mesh itself)')
     .option('--name <name>', 'only entries of resources of this name')
     .option('--actor <name>', 'only changes made by this user')
+    .option('--change-set <id>', 'only the entries of this change set (apply -f writes one)')
     .option(
       '--include-secret-data',
       "show secrets' data instead of its sha256 (needs the right to read them)",
@@ -33,6 +35,7 @@ export function eventQuery(opts: EventFilterOptions): Record<string, string | un
     mesh: opts.mesh,
     name: opts.name,
     actor: opts.actor,
+    changeSet: opts.changeSet,
     includeSecretData: opts.includeSecretData ? 'true' : undefined,
   };
 }

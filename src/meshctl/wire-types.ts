@@ -25,4 +25,6 @@ export interface EventItem extends HistoryItem {
   kind: string;
   mesh?: string;
   name: string;
+  /** The change set of the entry; absent for a single write. */
+  changeSet?: string;
 }

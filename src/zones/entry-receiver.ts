@@ -86,6 +86,7 @@ export function createEntryReceiver(deps: {
       name: e.name,
       operation,
       resource,
+      changeSet: e.changeSet ? e.changeSet : undefined,
     };
   };
 

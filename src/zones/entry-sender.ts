@@ -70,6 +70,10 @@ export interface EntrySender {
 
 const READ_CHUNK = 1000;
 
+/** Whether `b` continues the change set of `a` (its next entry in the log). */
+const sameSet = (a: LogEntry, b: LogEntry): boolean =>
+  a.changeSet !== undefined && a.changeSet === b.changeSet;
+
 /**
  * The wire bytes of each live entry's resource, made once however many streams send it: every
  * sender is handed the same entry objects by the log's commit listener, so with N zones a
@@ -162,9 +166,13 @@ export function createEntrySender(deps: {
     for (; i < chunk.length; i++) {
       const e = chunk[i];
       if (!deps.selectEntry(e)) continue;
-      if (batch.length >= limits.batchEntries) break;
       const resource = bytesOf(e);
-      if (batch.length > 0 && bytes + resource.length > limits.batchBytes) break;
+      // A change set's entries go in one batch (the receiver appends a batch as one group): the
+      // limits only end a batch before an entry that does not continue the set of the one before.
+      const inSet =
+        e.changeSet !== undefined && batch.length > 0 && batch[batch.length - 1].changeSet === e.changeSet;
+      if (!inSet && batch.length >= limits.batchEntries) break;
+      if (!inSet && batch.length > 0 && bytes + resource.length > limits.batchBytes) break;
       batch.push({
         revision: e.revision,
         kind: e.kind,
@@ -172,6 +180,7 @@ export function createEntrySender(deps: {
         name: e.name,
         operation: wireOperation(e.operation),
         resource,
+        changeSet: e.changeSet ?? '',
       });
       kinds.set(e.kind, (kinds.get(e.kind) ?? 0) + 1);
       bytes += resource.length;
@@ -229,7 +238,9 @@ export function createEntrySender(deps: {
         liveHead = 0;
       }
       if (liveHead < live.length && live[liveHead].revision === sent + 1) {
-        const end = Math.min(live.length, liveHead + limits.batchEntries);
+        let end = Math.min(live.length, liveHead + limits.batchEntries);
+        // A set is committed as one batch, so its entries are all in `live`: the run takes all of them.
+        while (end < live.length && sameSet(live[end - 1], live[end])) end += 1;
         chunk = live.slice(liveHead, end);
         at = 0;
         liveHead = end;
@@ -238,6 +249,14 @@ export function createEntrySender(deps: {
         const to = Math.min(limit, sent + READ_CHUNK);
         const read: LogEntry[] = [];
         for await (const e of deps.log.read(sent + 1, to)) read.push(e);
+        // A run that ends inside a change set is read on to the set's end (a set is a group of
+        // consecutive revisions, at most a few thousand entries), so the set goes in one batch.
+        if (read.length > 0 && read[read.length - 1].changeSet !== undefined && to < limit) {
+          for await (const e of deps.log.read(to + 1, limit)) {
+            if (!sameSet(read[read.length - 1], e)) break;
+            read.push(e);
+          }
+        }
         if (stopped) return;
         if (read.length === 0) {
           await waitSignal();

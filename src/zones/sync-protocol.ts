@@ -51,6 +51,8 @@ export interface WireEntry {
   name: string;
   operation: WireOperation;
   resource: Buffer;
+  /** The change set of the entry ('' for none; absent from senders that predate change sets). */
+  changeSet?: string;
 }
 
 /** Snapshot marks of a batch. */

@@ -295,6 +295,30 @@ export function eventLogContract(adapter: string, makeFixture: LogFixtureFactory
       expect(await collect(again.history('TrafficPermission', 'm3', 'r7'))).toEqual([written[306]]);
     });
 
+    it("keeps a change set's id on its entries through read, history, raw chunks and reopen, hashed", async () => {
+      const { log, reopen } = await setup();
+      await log.append([change('single')]).durable;
+      const set = log.append(['a', 'b', 'c'].map((n) => ({ ...change(n), changeSet: 'set-1' })));
+      await set.durable;
+      expect(set.entries.map((e) => [e.revision, e.changeSet])).toEqual([
+        [2, 'set-1'],
+        [3, 'set-1'],
+        [4, 'set-1'],
+      ]);
+      await log.close();
+      const again = await reopen();
+      const entries = await collect(again.read(1));
+      expect(entries.map((e) => e.changeSet)).toEqual([undefined, 'set-1', 'set-1', 'set-1']);
+      expect(entries[0]).not.toHaveProperty('changeSet');
+      expect((await collect(again.history('TrafficPermission', undefined, 'b')))[0].changeSet).toBe('set-1');
+      const raw = (await collect(again.readRawChunks({}))).flat();
+      expect(JSON.parse(raw[3]).changeSet).toBe('set-1');
+      expect(await verifyEntries(again.read(1))).toEqual({ ok: true, head: 4 });
+      // The id is part of what is hashed: an entry with another id does not verify.
+      const { hash, ...unsealed } = entries[2];
+      expect(hashEntry({ ...unsealed, changeSet: 'set-2' })).not.toBe(hash);
+    });
+
     it('refuses appends after close', async () => {
       const { log } = await setup();
       await log.append([change('a')]).durable;

@@ -141,13 +141,72 @@ describe('meshctl apply and delete (issue 18 point 1)', () => {
       'bad.yaml',
       `${JSON.stringify(permission('ok-before'))}\n---\ntype: Dataplane\nmesh: shop\nname: bad\nnetworking:\n  address: 0.0.0.0\n  inbound:\n    - port: 70000\n      tags: {mesh.io/service: web}\n`,
     );
+    const head = cp.log.head();
     const r = await run(['apply', '-f', f]);
     expect(r.code).toBe(1);
-    expect(r.stdout).toBe('TrafficPermission shop/ok-before created\n');
+    // One change set: the valid document before the bad one is not written either.
+    expect(r.stdout).toBe('');
     expect(r.stderr).toBe(
-      `Error: ${f}, document 2 (Dataplane shop/bad): Resource is not valid: the resource has invalid fields (HTTP 400)\n` +
+      `Error: ${f}, document 2 (Dataplane shop/bad): Resource is not valid: the resource has invalid fields; nothing of the change set was written (HTTP 400)\n` +
         '  networking.address: must not be 0.0.0.0 or ::\n' +
         '  networking.inbound[0].port: must be in the range 1-65535\n',
+    );
+    expect(cp.log.head()).toBe(head);
+    expect(await status('/meshes/shop/traffic-permissions/ok-before')).toBe(404);
+  });
+
+  it('a new mesh and what goes in it: --dry-run tells all of it, a refusal at document 3 writes nothing', async () => {
+    const docs = [
+      { type: 'Mesh', name: 'newshop' },
+      permission('p1'),
+      permission('p2'),
+      permission('p3'),
+    ].map((d) => (d.type === 'Mesh' ? d : { ...d, mesh: 'newshop' }));
+    const f = file('newshop.yaml', docs.map((d) => JSON.stringify(d)).join('\n---\n'));
+    const head = cp.log.head();
+    const dry = await run(['apply', '-f', f, '--dry-run']);
+    expect(dry.stderr).toBe('');
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toBe(
+      'Mesh newshop created (dry run)\n' +
+        'TrafficPermission newshop/p1 created (dry run)\n' +
+        'TrafficPermission newshop/p2 created (dry run)\n' +
+        'TrafficPermission newshop/p3 created (dry run)\n',
+    );
+    expect(cp.log.head()).toBe(head);
+    // Document 3 is refused: documents 1 and 2 are not written.
+    const broken = file(
+      'newshop-bad.yaml',
+      docs.map((d, i) => JSON.stringify(i === 2 ? { ...d, sources: 'nope' } : d)).join('\n---\n'),
+    );
+    const bad = await run(['apply', '-f', broken]);
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toBe('');
+    expect(bad.stderr).toContain(
+      `${broken}, document 3 (TrafficPermission newshop/p2): Resource is not valid`,
+    );
+    expect(cp.log.head()).toBe(head);
+    expect(await status('/meshes/newshop')).toBe(404);
+    const real = await run(['apply', '-f', f]);
+    expect(real.stdout).toBe(dry.stdout.replaceAll(' (dry run)', ''));
+    // One set: every entry from the first to the last carries its id.
+    const events = (await (await fetch(`${base}/_events?fromRevision=${head + 1}&size=100`)).json()) as {
+      total: number;
+      items: Array<{ changeSet?: string }>;
+    };
+    expect(events.total).toBe(cp.log.head() - head);
+    expect(new Set(events.items.map((e) => e.changeSet)).size).toBe(1);
+    expect(events.items[0].changeSet).toBeDefined();
+    // `meshctl audit --change-set` lists them.
+    const audit = await run(['audit', '--change-set', events.items[0].changeSet as string, '-o', 'json']);
+    expect(audit.stderr).toBe('');
+    const listed = JSON.parse(audit.stdout) as {
+      total: number;
+      items: Array<{ kind: string; name: string }>;
+    };
+    expect(listed.total).toBe(events.total);
+    expect(listed.items.filter((e) => e.kind === 'TrafficPermission').map((e) => e.name)).toEqual(
+      expect.arrayContaining(['p1', 'p2', 'p3']),
     );
   });
 

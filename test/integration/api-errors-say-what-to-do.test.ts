@@ -105,7 +105,7 @@ describe('API errors that say what to do', () => {
     });
     expect(res.statusCode).toBe(400);
     expect(res.json().details).toBe(
-      'the body holds several YAML documents ("---" at line 3, column 1): the API takes one resource per request; send each document in its own PUT',
+      'the body holds several YAML documents ("---" at line 3, column 1): the API takes one resource per request; send each document in its own PUT, or all of them as one change set (POST /_changes)',
     );
   });
 

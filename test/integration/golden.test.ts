@@ -477,6 +477,52 @@ const CASES: Case[] = [
   { name: 'mesh-delete', method: 'DELETE', url: '/meshes/demo' },
   { name: 'mesh-delete-removed-policies', method: 'GET', url: '/meshes/demo/timeouts' },
   { name: 'dataplane-delete', method: 'DELETE', url: '/meshes/default/dataplanes/web-1' },
+  {
+    name: 'change-set-dry-run',
+    method: 'POST',
+    url: '/_changes?dryRun=true',
+    body: {
+      items: [
+        { type: 'Mesh', name: 'golden-set' },
+        policy('TrafficPermission', 'golden-tp', { sources: all, destinations: all }),
+      ].map((item, i) => (i === 1 ? { ...item, mesh: 'golden-set' } : item)),
+    },
+  },
+  {
+    name: 'change-set',
+    method: 'POST',
+    url: '/_changes',
+    body: {
+      items: [
+        { type: 'Mesh', name: 'golden-set' },
+        {
+          upsert: {
+            ...policy('TrafficPermission', 'golden-tp', { sources: all, destinations: all }),
+            mesh: 'golden-set',
+          },
+        },
+        {
+          upsert: {
+            ...policy('TrafficPermission', 'golden-tp-2', { sources: all, destinations: all }),
+            mesh: 'golden-set',
+          },
+        },
+        { delete: { type: 'TrafficPermission', mesh: 'golden-set', name: 'golden-tp-2' } },
+      ],
+    },
+  },
+  {
+    name: 'change-set-refused-item',
+    method: 'POST',
+    url: '/_changes',
+    body: {
+      items: [
+        { type: 'Mesh', name: 'golden-set-2' },
+        { upsert: policy('TrafficPermission', 'golden-tp', { sources: all, destinations: all }), ifMatch: 1 },
+      ],
+    },
+  },
+  { name: 'change-set-events', method: 'GET', url: '/_events?kind=TrafficPermission&mesh=golden-set' },
 ];
 
 const KEPT_HEADERS = ['content-type', 'etag', 'x-mesh-revision'];

@@ -174,6 +174,75 @@ describe('Global and a zone in one process (gRPC on port 0, TLS)', () => {
     }
   });
 
+  it('a change set written on Global reaches the zone as one batch: one group, the same id, consecutive revisions', async () => {
+    const commits: Array<Array<{ revision: number; changeSet?: string }>> = [];
+    const stop = zone.log.onCommit((entries) => commits.push(entries.map((e) => ({ ...e }))));
+    // More entries than one sync batch holds (250): a new mesh, its defaults and 300 policies.
+    const items = [
+      { type: 'Mesh', name: 'set-mesh' },
+      ...Array.from({ length: 300 }, (_, i) => tp(`p-${i}`, 'set-mesh')),
+    ];
+    const res = await global.app.inject({
+      method: 'POST',
+      url: '/_changes',
+      payload: { items },
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const { changeSet } = res.json<{ changeSet: string }>();
+    const onGlobal = (await getJson<{ total: number }>(global, `/_events?changeSet=${changeSet}&size=1`))
+      .total;
+    await eventually(
+      () => zone.views.get('TrafficPermission', 'set-mesh', 'p-299'),
+      10_000,
+      'the set on the zone',
+    );
+    stop();
+    const events = await getJson<{ total: number; items: Array<{ revision: number; origin?: string }> }>(
+      zone,
+      `/_events?changeSet=${changeSet}&size=1000`,
+    );
+    // Everything of the set that flows down (the mesh's signing key is a secret: it does too).
+    expect(events.total).toBeGreaterThanOrEqual(301);
+    expect(events.total).toBeLessThanOrEqual(onGlobal);
+    const revisions = events.items.map((e) => e.revision);
+    expect(revisions).toEqual(revisions.map((_, i) => revisions[0] + i));
+    const holding = commits.filter((c) => c.some((e) => e.changeSet === changeSet));
+    expect(holding).toHaveLength(1);
+    expect(holding[0].filter((e) => e.changeSet === changeSet)).toHaveLength(events.total);
+    // A set on the zone is held to the zone's mode, per item: a policy is Global's (405).
+    const onZone = await zone.app.inject({
+      method: 'POST',
+      url: '/_changes',
+      payload: { items: [dp('set-dp', 'web'), tp('zone-tp')] },
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(onZone.statusCode).toBe(405);
+    expect(onZone.json().item).toMatchObject({ index: 1, kind: 'TrafficPermission' });
+    // A set of the zone's own proxies reaches Global with its id, as <zone>.<name>.
+    const up = await zone.app.inject({
+      method: 'POST',
+      url: '/_changes',
+      payload: { items: [dp('set-dp-1', 'web'), dp('set-dp-2', 'web', 8081)] },
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(up.statusCode, up.body).toBe(200);
+    const zoneSet = up.json<{ changeSet: string }>().changeSet;
+    await eventually(
+      () => global.views.get('Dataplane', 'default', 'zone-1.set-dp-2'),
+      10_000,
+      'the set on Global',
+    );
+    const onGlobalSet = await getJson<{ items: Array<{ name: string }> }>(
+      global,
+      `/_events?changeSet=${zoneSet}`,
+    );
+    expect(onGlobalSet.items.map((e) => e.name)).toEqual(['zone-1.set-dp-1', 'zone-1.set-dp-2']);
+    for (const name of ['set-dp-1', 'set-dp-2']) {
+      await zone.app.inject({ method: 'DELETE', url: `/meshes/default/dataplanes/${name}` });
+    }
+  });
+
   it('a data plane written on the zone is on Global as <zone>.<name>, origin the zone, same creation time; its delete too', async () => {
     expect(await put(zone, '/meshes/default/dataplanes/dp-1', dp('dp-1', 'web'))).toBe(201);
     const onZone = await getJson(zone, '/meshes/default/dataplanes/dp-1');

@@ -236,6 +236,36 @@ describe('GET /openapi.json', () => {
     expect(validatorOf(responseSchema(mesh, 400))(res.json())).toBe(true);
   });
 
+  it('a change set, its answer, its refusal and the audit entries it writes validate against their schemas', async () => {
+    const op = doc.paths['/_changes'].post as Operation & {
+      requestBody: { content: Record<string, { schema: Json }> };
+    };
+    const body: { items: Array<Record<string, unknown>> } = {
+      items: [
+        { type: 'Mesh', name: 'openapi-set' },
+        { upsert: { type: 'Mesh', name: 'openapi-set-2' }, ifMatch: '*' },
+        { delete: { type: 'Mesh', name: 'openapi-set-2' } },
+      ],
+    };
+    const request = validatorOf(op.requestBody.content['application/json'].schema);
+    expect(request(body), JSON.stringify(request.errors)).toBe(true);
+    const json = { 'content-type': 'application/json' };
+    const refused = await call('POST', '/_changes', JSON.stringify(body), json);
+    expect(refused.statusCode).toBe(412);
+    const error = validatorOf(responseSchema(op, 412));
+    expect(error(refused.json()), JSON.stringify(error.errors)).toBe(true);
+    expect(refused.json().item).toMatchObject({ index: 1, kind: 'Mesh', name: 'openapi-set-2' });
+    body.items[1] = { upsert: { type: 'Mesh', name: 'openapi-set-2' } };
+    const res = await call('POST', '/_changes', JSON.stringify(body), json);
+    expect(res.statusCode, res.body).toBe(200);
+    const answer = validatorOf(responseSchema(op, 200));
+    expect(answer(res.json()), JSON.stringify(answer.errors)).toBe(true);
+    const events = await call('GET', `/_events?changeSet=${res.json().changeSet as string}`);
+    const list = validatorOf(responseSchema(doc.paths['/_events'].get as Operation, 200));
+    expect(events.json().total).toBeGreaterThan(2);
+    expect(list(events.json()), JSON.stringify(list.errors)).toBe(true);
+  });
+
   it('the answers of the lists and control-plane reads validate against their documented schemas', async () => {
     await writeSamples();
     let checked = 0;

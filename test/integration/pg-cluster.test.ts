@@ -163,6 +163,81 @@ describe('several control planes on one PostgreSQL log (issue 19, in process)', 
       expect((await get(cp, '/meshes/default/traffic-routes/web')).json()).toEqual(last);
   });
 
+  const postSet = (cp: ControlPlane, items: unknown[]) =>
+    cp.app.inject({ method: 'POST', url: '/_changes', headers: json, payload: JSON.stringify({ items }) });
+
+  it('writes a change set in one transaction, and a refused set writes no row', async () => {
+    const [a] = await cluster(1);
+    const res = await postSet(a, [
+      { type: 'Mesh', name: 'shop' },
+      route('r1', 1, 'shop'),
+      route('r2', 1, 'shop'),
+      route('r3', 1),
+    ]);
+    expect(res.statusCode, res.body).toBe(200);
+    const { changeSet, revision } = res.json<{ changeSet: string; revision: number }>();
+    const rows = await onDatabase(databases[0].name, async (client) => {
+      const result = await client.query<{ revision: string; tx: string }>(
+        `SELECT revision, xmin::text AS tx FROM mesh_log_entries
+         WHERE (entry::jsonb)->>'changeSet' = $1 ORDER BY revision`,
+        [changeSet],
+      );
+      return result.rows;
+    });
+    const revisions = rows.map((r) => Number(r.revision));
+    expect(revisions.at(-1)).toBe(revision);
+    expect(revisions).toEqual(revisions.map((_, i) => revisions[0] + i));
+    // Rows inserted by one transaction share its id (xmin).
+    expect(new Set(rows.map((r) => r.tx)).size).toBe(1);
+    const count = async () =>
+      onDatabase(databases[0].name, async (client) =>
+        Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM mesh_log_entries')).rows[0].n),
+      );
+    const before = await count();
+    const refused = await postSet(a, [route('r4', 1, 'shop'), route('r5', 1, 'nowhere')]);
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().item.index).toBe(1);
+    expect(await count()).toBe(before);
+  });
+
+  it('loses nothing when two instances race change sets on the same resources', async () => {
+    const [a, b] = await cluster(2);
+    expect((await postSet(a, [route('x', 1), route('y', 1)])).statusCode).toBe(200);
+    await until(async () => (await get(b, '/meshes/default/traffic-routes/y')).statusCode === 200);
+    const sets = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => postSet([a, b][i % 2], [route('x', i + 10), route('y', i + 10)])),
+    );
+    expect(sets.map((s) => s.statusCode).every((s) => s === 200)).toBe(true);
+    for (const cp of [a, b]) await cp.log.catchUp();
+    const weights = async (name: string): Promise<number[]> => {
+      const history = (await get(a, `/meshes/default/traffic-routes/${name}/_history?size=100`)).json();
+      return (history.items as { resource: { conf: { split: { weight: number }[] } } }[]).map(
+        (item) => item.resource.conf.split[0].weight,
+      );
+    };
+    const all = [1, ...Array.from({ length: 20 }, (_, i) => i + 10)];
+    // Every set's write of each resource is in its history, in the same order for both resources:
+    // the sets were decided one after the other, never interleaved.
+    const [x, y] = [await weights('x'), await weights('y')];
+    expect(new Set(x)).toEqual(new Set(all));
+    expect(y).toEqual(x);
+    for (const cp of [a, b]) {
+      const [gx, gy] = [
+        await get(cp, '/meshes/default/traffic-routes/x'),
+        await get(cp, '/meshes/default/traffic-routes/y'),
+      ];
+      expect(gx.json().conf).toEqual(gy.json().conf);
+    }
+    // Sets with If-Match on the same revision: one wins, the other is 412 (decided on the newest state).
+    const etag = (await get(a, '/meshes/default/traffic-routes/x')).headers.etag as string;
+    const raced = await Promise.all(
+      [a, b].map((cp, i) =>
+        postSet(cp, [{ upsert: route('x', 100 + i), ifMatch: etag }, route('y', 100 + i)]),
+      ),
+    );
+    expect(raced.map((r) => r.statusCode).sort()).toEqual([200, 412]);
+  });
+
   it('leaves no resource in a deleted mesh when one instance deletes it while another writes into it', async () => {
     const [a, b] = await cluster(2);
     expect((await put(a, '/meshes/shop', { type: 'Mesh', name: 'shop' })).statusCode).toBe(201);

@@ -1,12 +1,11 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import type { ApiClient } from '../api-client.js';
 import { ApiError } from '../api-client.js';
 import type { CliContext } from '../cli-context.js';
 import { UsageError } from '../cli-context.js';
 import type { KindInfo } from '../kind-table.js';
-import { itemPath, kindOfType } from '../kinds.js';
+import { kindOfType } from '../kinds.js';
 import { readYaml, type YamlDocuments } from '../../util/bounded-yaml.js';
 import { lineColumn, StructureLimitError } from '../../util/structure-bounds.js';
 
@@ -200,29 +199,30 @@ function targetOf(doc: Document): Target {
   return { doc, kind, mesh: m, name, label: `${type} ${m ? `${m}/` : ''}${name}`, body };
 }
 
-/** Equal JSON once times are left out: what a dry run would leave unchanged. */
-function sameContent(a: unknown, b: unknown): boolean {
-  const strip = (r: unknown): string =>
-    JSON.stringify(r, (k, v: unknown) => (k === 'creationTime' || k === 'modificationTime' ? undefined : v));
-  return strip(a) === strip(b);
+/** What the server answers to a change set, per item. */
+interface SetAnswer {
+  items: Array<{ operation: 'create' | 'update' | 'delete' | 'unchanged' }>;
 }
 
-/** PUTs one resource; answers what happened to it. */
-async function applyOne(api: ApiClient, t: Target, dryRun: boolean): Promise<string> {
-  const path = itemPath(t.kind, t.mesh, t.name);
-  let before: { etag?: string; body: unknown } | undefined;
-  try {
-    const res = await api.request('GET', path);
-    before = { etag: res.headers.etag, body: res.body };
-  } catch (err) {
-    // Not there (404), or not readable by this caller: the PUT tells.
-    if (!(err instanceof ApiError)) throw err;
-  }
-  const res = await api.request('PUT', path, { body: t.body, query: { dryRun: dryRun || undefined } });
-  if (res.status === 201) return 'created';
-  if (before === undefined) return 'updated';
-  if (dryRun) return sameContent(before.body, res.body) ? 'unchanged' : 'updated';
-  return before.etag !== undefined && res.headers.etag === before.etag ? 'unchanged' : 'updated';
+const OUTCOME = { create: 'created', update: 'updated', delete: 'deleted', unchanged: 'unchanged' } as const;
+
+/**
+ * The server's refusal of item `index` as the refusal of that document: the details and causes
+ * without the item's name and index, which the document's location replaces.
+ */
+function itemRefusal(err: ApiError, index: number): ApiError {
+  const prefix = /^item \d+ \([^)]*\): /;
+  const field = `items[${index}]`;
+  return new ApiError(
+    err.status,
+    err.title,
+    err.details.replace(prefix, ''),
+    err.causes.map((c) => ({
+      field:
+        c.field === field ? '' : c.field.startsWith(`${field}.`) ? c.field.slice(field.length + 1) : c.field,
+      message: c.message,
+    })),
+  );
 }
 
 /** Options of `meshctl apply`. */
@@ -262,21 +262,33 @@ export async function readTargets(file: string, varPairs: string[]): Promise<Tar
   return docs.map(targetOf);
 }
 
+/**
+ * Sends every document as one change set: the server writes all of them or, when one is refused,
+ * none (the refused document is named); `--dry-run` sends the same set as a dry run, so a
+ * document sees the ones before it (a new mesh, then what goes in it) as the real apply would.
+ */
 async function apply(cli: CliContext, o: ApplyOptions): Promise<void> {
   const targets = await readTargets(o.file, o.var);
   if (targets.length === 0) throw new UsageError('no resource to apply');
   const api = await cli.api();
   const suffix = o.dryRun ? ' (dry run)' : '';
-  for (const t of targets) {
-    let outcome: string;
-    try {
-      outcome = await applyOne(api, t, !!o.dryRun);
-    } catch (err) {
-      if (err instanceof ApiError) throw new DocumentError(`${locate(t.doc)} (${t.label})`, err);
-      throw err;
+  let answer: SetAnswer;
+  try {
+    const res = await api.request<SetAnswer>('POST', '/_changes', {
+      body: { items: targets.map((t) => t.body) },
+      query: { dryRun: o.dryRun || undefined },
+    });
+    answer = res.body;
+  } catch (err) {
+    const t = err instanceof ApiError && err.item ? targets[err.item.index] : undefined;
+    if (t && err instanceof ApiError && err.item) {
+      throw new DocumentError(`${locate(t.doc)} (${t.label})`, itemRefusal(err, err.item.index));
     }
-    cli.stdout.write(`${t.label} ${outcome}${suffix}\n`);
+    throw err;
   }
+  targets.forEach((t, i) => {
+    cli.stdout.write(`${t.label} ${OUTCOME[answer.items[i].operation]}${suffix}\n`);
+  });
 }
 
 /** `meshctl apply -f FILE|DIR|-`: creates or updates the resources of YAML or JSON documents. */

@@ -43,6 +43,16 @@ const inputs: EventInput[] = [
     actor: { name: 'a', groups: ['g1', 'g2'], address: '10.1.2.3' },
     origin: 'local',
   },
+  {
+    kind: 'TrafficRoute',
+    mesh: 'shop',
+    name: 'route',
+    operation: 'create',
+    resource: resource('route'),
+    actor: { name: 'a', groups: [], address: '10.1.2.3' },
+    origin: 'local',
+    changeSet: 'cs-\u0001"set"',
+  },
 ];
 
 describe('sealEntry with the resource JSON given', () => {

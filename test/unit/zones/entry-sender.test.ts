@@ -10,8 +10,8 @@ import type { Batch, SyncMessage } from '../../../src/zones/sync-protocol.js';
 
 const actor = { name: 'test', groups: [], address: 'local' };
 
-/** A log holding `n` traffic permissions of the default mesh (after the mesh itself). */
-async function logOf(n: number): Promise<EventLog> {
+/** A log holding `n` traffic permissions of the default mesh (after the mesh itself), as set `changeSet` if given. */
+async function logOf(n: number, changeSet?: string): Promise<EventLog> {
   const log = createMemoryLog();
   await log.open();
   await log.append([
@@ -38,10 +38,76 @@ async function logOf(n: number): Promise<EventLog> {
     },
     actor,
     origin: 'local',
+    changeSet,
   }));
   await log.append(inputs).durable;
   return log;
 }
+
+describe('entry sender and change sets', () => {
+  let sender: EntrySender | undefined;
+  afterEach(() => sender?.stop());
+
+  const start = (log: EventLog, sent: Batch[], from: number) => {
+    sender = createEntrySender({
+      log,
+      source: createSyncSource({ registry, views: createResourceViews(registry) }),
+      selectEntry: (e) => e.kind === 'TrafficPermission',
+      selectItem: () => false,
+      send: (msg: SyncMessage) => {
+        if ('batch' in msg && msg.batch) sent.push(msg.batch);
+      },
+      events: { sent: () => undefined, acked: () => undefined },
+      onError: (err) => {
+        throw err;
+      },
+    });
+    sender.start({ start: 'resume', from });
+  };
+
+  it('sends a set of more entries than a batch holds, read from the log, in one batch with its id', async () => {
+    // 1,200 entries: past the batch limit (250) and the log's read chunk (1,000).
+    const log = await logOf(1200, 'set-1');
+    const sent: Batch[] = [];
+    start(log, sent, 1);
+    const end = Date.now() + 5000;
+    while (sent.length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+    expect(sent[0].entries).toHaveLength(1200);
+    expect(sent[0].toRevision).toBe(1201);
+    expect(new Set(sent[0].entries.map((e) => e.changeSet))).toEqual(new Set(['set-1']));
+  });
+
+  it('sends a live set in one batch, and single writes around it without an id', async () => {
+    const log = await logOf(0);
+    const sent: Batch[] = [];
+    start(log, sent, 1);
+    const input = (name: string, changeSet?: string) => ({
+      kind: 'TrafficPermission',
+      mesh: 'default',
+      name,
+      operation: 'create' as const,
+      resource: {
+        type: 'TrafficPermission',
+        mesh: 'default',
+        name,
+        creationTime: 't',
+        modificationTime: 't',
+      },
+      actor,
+      origin: 'local',
+      changeSet,
+    });
+    await log.append([input('single-1')]).durable;
+    await log.append(Array.from({ length: 400 }, (_, i) => input(`s-${i}`, 'set-2'))).durable;
+    const end = Date.now() + 5000;
+    const count = () => sent.reduce((n, b) => n + b.entries.length, 0);
+    while (count() < 401 && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+    const withSet = sent.filter((b) => b.entries.some((e) => e.changeSet === 'set-2'));
+    expect(withSet).toHaveLength(1);
+    expect(withSet[0].entries.filter((e) => e.changeSet === 'set-2')).toHaveLength(400);
+    expect(sent.flatMap((b) => b.entries).find((e) => e.name === 'single-1')?.changeSet).toBe('');
+  });
+});
 
 describe('entry sender limits (issue 5: batches and the window)', () => {
   let sender: EntrySender | undefined;
