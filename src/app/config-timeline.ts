@@ -117,9 +117,7 @@ export function createConfigTimeline(deps: {
               name: e.name,
               operation: e.operation,
               actor: e.actor,
-              ...(typeof (e as { changeSet?: unknown }).changeSet === 'string'
-                ? { changeSet: (e as { changeSet?: string }).changeSet }
-                : {}),
+              ...(e.changeSet === undefined ? {} : { changeSet: e.changeSet }),
             },
           });
         }
