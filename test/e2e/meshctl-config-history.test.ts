@@ -95,6 +95,29 @@ describe('meshctl: a proxy at any revision, its config timeline and config diff'
     expect(wrong.stderr).toContain('--config goes with dataplane NAME');
   });
 
+  it('a change of the config made by a change set names the set', async () => {
+    const res = await api('POST', '/_changes', {
+      items: [
+        {
+          type: 'Timeout',
+          mesh: 'default',
+          name: 'to-backend',
+          sources: [{ match: { [SVC]: 'web' } }],
+          destinations: [{ match: { [SVC]: 'backend' } }],
+          conf: { connectTimeout: '3s', http: { requestTimeout: '11s' } },
+        },
+      ],
+    });
+    const set = res.body as { changeSet: string; revision: number };
+    const timeline = (await api('GET', '/meshes/default/dataplanes/web-1/xds/_history')).body as {
+      items: Array<{ revision: number; write: { changeSet?: string } }>;
+    };
+    const last = timeline.items.at(-1);
+    expect(last?.write.changeSet).toBe(set.changeSet);
+    // Put back as it was, so that the other cases read the history they expect.
+    await timeout(9);
+  });
+
   it('inspect dataplane X --revision R and --at T answer as of then, and say which revision', async () => {
     const then = await run('inspect', 'dataplane', 'web-1', '--revision', String(rev.t7), '-o', 'json');
     expect(then.code, then.stderr).toBe(0);
