@@ -2,7 +2,7 @@ import type { Registry } from '../resources/registry.js';
 import { AppError } from '../util/errors.js';
 import type { Identity } from './identity.js';
 
-/** What a role may do (issue 4): admin everything; writer reads and writes except secrets; reader reads except secrets. */
+/** What a role may do: admin everything; writer reads and writes except secrets; reader reads except secrets. */
 export type Role = 'admin' | 'writer' | 'reader' | 'none';
 
 /** A role, for every mesh or only for some. */

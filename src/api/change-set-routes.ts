@@ -149,7 +149,7 @@ export function registerChangeSetRoutes(app: FastifyInstance, deps: ChangeSetRou
         if (desc.scope === 'mesh' && mesh === undefined) throw bodyError(`a ${type} needs a mesh`, 'mesh');
         return { op, kind: desc.kind, mesh: inMesh, name, ifMatch, ifNoneMatch };
       }
-      // Issue 15: a body of 100k invalid elements costs ~1 s of validation; refuse it before that.
+      // A body of 100k invalid elements costs ~1 s of validation; refuse it before that.
       const beyond = bodyShapeCause(target);
       if (beyond) {
         throw new AppError(

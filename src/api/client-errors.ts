@@ -5,7 +5,7 @@ import { AppError } from '../util/errors.js';
 import type { ErrorBody } from './errors.js';
 import { STATUS_OF } from './errors.js';
 
-/** The limits the node server enforces before fastify sees a request (issue 4: hardening). */
+/** The limits the node server enforces before fastify sees a request (hardening). */
 export interface ConnectionLimits {
   maxHeaderSize: number;
   /** The config values as written, for the messages. */

@@ -23,7 +23,7 @@ import { dryRunOf } from './resource-routes.js';
 import type { StreamCredential, WatchOptions } from './watch.js';
 import { createWatchHub } from './watch.js';
 
-/** Dependencies of the history, audit, watch and revert routes (issue 6). */
+/** Dependencies of the history, audit, watch and revert routes. */
 export interface HistoryRouteDeps {
   registry: Registry;
   history: History;
@@ -31,12 +31,12 @@ export interface HistoryRouteDeps {
   /** The role model, to show each caller only the audit entries of what it may read. */
   authz: AuthzSettings;
   watch: WatchOptions;
-  /** Streams opened with a user token end when it is revoked, expires or its key goes (issue 15). */
+  /** Streams opened with a user token end when it is revoked, expires or its key goes. */
   tokens: Pick<TokenService, 'recheckUser'>;
   /** The clock tokens are verified with (default: the system clock). */
   now?: () => Date;
   logger?: FastifyBaseLogger;
-  /** `apiServer.bodyLimit`: a revert stores at most this many bytes of JSON (issue 15). */
+  /** `apiServer.bodyLimit`: a revert stores at most this many bytes of JSON. */
   bodyLimit: number;
 }
 

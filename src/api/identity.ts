@@ -4,7 +4,7 @@ import type { TokenUser } from '../app/token-service.js';
 import { AppError } from '../util/errors.js';
 import { printable } from '../util/printable.js';
 
-/** Who a caller is, and how we know it (issue 4: token, client certificate, loopback, or nobody). */
+/** Who a caller is, and how we know it (token, client certificate, loopback, or nobody). */
 export interface Identity {
   name: string;
   groups: string[];

@@ -21,7 +21,7 @@ export interface InspectRouteDeps {
   registry: Registry;
   queries: Queries;
   inspect: InspectQueries;
-  /** `GET …/xds|stats|clusters` of Dataplanes, zone ingresses and egresses (issue 17); absent: not served. */
+  /** `GET …/xds|stats|clusters` of Dataplanes, zone ingresses and egresses; absent: not served. */
   proxyDump?: ProxyDumpFn;
   /** Per dialled service, what a proxyless client could not apply; absent: `/policies` says nothing of it. */
   xdsNotes?: (mesh: string, name: string) => Record<string, string[]> | undefined;
@@ -45,7 +45,7 @@ export interface PastInspect {
   xds?: (ref: Parameters<ProxyDumpFn>[0]) => string;
 }
 
-/** A proxy's view (issue 17): its ConfigDump (`xds`, JSON) or its `stats` and `clusters` (text). */
+/** A proxy's view: its ConfigDump (`xds`, JSON) or its `stats` and `clusters` (text). */
 export type ProxyDumpFn = (
   ref: { kind: 'Dataplane' | 'ZoneIngress' | 'ZoneEgress'; mesh?: string; name: string },
   view: 'xds' | 'stats' | 'clusters',
@@ -98,7 +98,7 @@ export function registerInspectRoutes(app: FastifyInstance, deps: InspectRouteDe
       const body = inspect.matchedPolicies(mesh, name);
       const notes = notesOf?.(mesh, name);
       if (!notes || Object.keys(notes).length === 0) return json(reply, revision, body);
-      // Issue 17: the matched policies' settings a proxyless client cannot apply, as `/xds` says them.
+      // The matched policies' settings a proxyless client cannot apply, as `/xds` says them.
       const head = body.subarray(0, body.lastIndexOf('}'));
       return json(reply, revision, Buffer.concat([head, Buffer.from(`,"notes":${JSON.stringify(notes)}}`)]));
     },

@@ -3,8 +3,8 @@ const FLUSH_CHARS = 64 * 1024 * 1024;
 
 /**
  * `{"total":N,"items":[...],"next":...}` serialised item by item: a page of 1,000 items of 1 MB
- * would pass V8's longest string as one `JSON.stringify` and fail ("Invalid string length",
- * issue 15). A page that fits is one string, as before; a larger one is a buffer.
+ * would pass V8's longest string as one `JSON.stringify` and fail ("Invalid string length").
+ * A page that fits is one string, as before; a larger one is a buffer.
  */
 export function pageBody(
   total: number,

@@ -26,7 +26,7 @@ export interface RouteInfo {
    */
   kindOf?: (params: KindParams) => ResourceDescriptor | undefined;
   action: 'read' | 'write';
-  /** Only admins may call the route (token endpoints); issue 4. */
+  /** Only admins may call the route (token endpoints). */
   adminOnly?: boolean;
   /**
    * The body names what the request writes (a change set): the hook only refuses callers who may
@@ -41,9 +41,9 @@ export interface ResourceRouteDeps {
   queries: Queries;
   commands: Commands;
   writeSettings: WriteSettings;
-  /** Answers `?revision=R` reads as of R (decisions §8, issue 6); absent: the parameter is ignored. */
+  /** Answers `?revision=R` reads as of R (decisions §8); absent: the parameter is ignored. */
   history?: History;
-  /** `apiServer.bodyLimit`: a PUT stores at most this many bytes of JSON (issue 15). */
+  /** `apiServer.bodyLimit`: a PUT stores at most this many bytes of JSON. */
   bodyLimit: number;
 }
 
@@ -147,7 +147,7 @@ export function registerResourceRoutes(app: FastifyInstance, deps: ResourceRoute
     const dryRun = dryRunOf(rawQuery(req));
     const { mesh } = req.params;
     const name = req.params.name as string;
-    // Issue 15: a body of 100k invalid elements costs ~1 s of validation; refuse it before that.
+    // A body of 100k invalid elements costs ~1 s of validation; refuse it before that.
     const beyond = bodyShapeCause(req.body);
     if (beyond) {
       throw new AppError(

@@ -73,29 +73,29 @@ export interface ServerDeps {
   bodyLimit: number;
   /** A pino logger; when absent the server logs nothing (tests). */
   logger?: FastifyBaseLogger;
-  /** Token issue and verification (issue 4). */
+  /** Token issue and verification. */
   tokens: TokenService;
-  /** Who is admin by address, and the role model (issue 4). */
+  /** Who is admin by address, and the role model. */
   auth: Omit<AuthDeps, 'tokens' | 'origin'>;
-  /** Header and time limits of the node server (issue 4: hardening); durations as in config. */
+  /** Header and time limits of the node server (hardening); durations as in config. */
   limits: ServerLimits;
-  /** Serve HTTPS with these (issue 4); absent: plain HTTP. */
+  /** Serve HTTPS with these; absent: plain HTTP. */
   https?: HttpsOptions;
-  /** History, audit, `?revision` reads and revert (issue 6); absent: none of them is served. */
+  /** History, audit, `?revision` reads and revert; absent: none of them is served. */
   history?: History;
-  /** The inspect API (issue 16); absent: not served. */
+  /** The inspect API; absent: not served. */
   inspect?: InspectQueries;
-  /** The `/xds`, `/stats` and `/clusters` views of a proxy (issue 17); absent: not served. */
+  /** The `/xds`, `/stats` and `/clusters` views of a proxy; absent: not served. */
   proxyDump?: ProxyDumpFn;
-  /** Per dialled service, what a proxyless client could not apply (issue 17); shown by `/policies`. */
+  /** Per dialled service, what a proxyless client could not apply; shown by `/policies`. */
   xdsNotes?: (mesh: string, name: string) => Record<string, string[]> | undefined;
   /** A proxy's config timeline (`…/dataplanes/{name}/xds/_history`); absent: not served. */
   configTimeline?: (mesh: string, name: string) => Promise<readonly TimelineItem[] | undefined>;
   /** Inspect as of a past revision (`?revision=R`, `?at=T` on the inspect routes). */
   pastInspect?: (revision: number) => Promise<PastInspect>;
-  /** Limits of the `/_events` watch streams (issue 6). */
+  /** Limits of the `/_events` watch streams. */
   watch?: WatchOptions;
-  /** What data plane bootstraps name (issue 17); absent on Global, which serves no xDS. */
+  /** What data plane bootstraps name; absent on Global, which serves no xDS. */
   xdsBootstrap?: XdsBootstrapSettings;
   /** The clock tokens are verified with (default: the system clock); a token's stream ends at its expiry by it. */
   now?: () => Date;
@@ -202,7 +202,7 @@ export const lazySchemaCompilers = {
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   // One set of node settings for both listeners (HTTPS gets them in attachHttps).
   const listener = listenerSettingsOf(deps.limits);
-  // A path that exists with other methods is a 405 with `Allow`, not "no such endpoint" (issue 18).
+  // A path that exists with other methods is a 405 with `Allow`, not "no such endpoint".
   const handleError = (err: Error, req: FastifyRequest, reply: FastifyReply): void => {
     const refused = err instanceof AppError && err.code === 'METHOD_NOT_ALLOWED';
     const allowed =

@@ -23,7 +23,7 @@ export interface StreamEnd {
   details: string;
 }
 
-/** What ends a stream opened with a user token (issue 15): its expiry, and its revocation or key change. */
+/** What ends a stream opened with a user token: its expiry, and its revocation or key change. */
 export interface StreamCredential {
   /** Milliseconds the token has left, and what the stream says when they are over; absent: it does not expire. */
   expiry?: StreamEnd & { inMs: number };

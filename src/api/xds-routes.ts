@@ -87,7 +87,7 @@ export interface XdsRouteDeps {
 }
 
 /**
- * `GET /meshes/{mesh}/dataplanes/{name}/bootstrap` (issue 17): a read of Dataplane in that mesh;
+ * `GET /meshes/{mesh}/dataplanes/{name}/bootstrap`: a read of Dataplane in that mesh;
  * 404 naming the mesh or the Dataplane when either is missing.
  */
 export function registerXdsRoutes(app: FastifyInstance, deps: XdsRouteDeps): void {

@@ -104,7 +104,7 @@ function syncEvent(
 /**
  * Decides one synced change (pure): the event to append, undefined when it changes nothing (a
  * replay, a delete of what is gone), or an `AppError` thrown when the entry is rejected. A put is
- * validated by the kind's schema like an API write and keeps the source's times (issue 5).
+ * validated by the kind's schema like an API write and keeps the source's times.
  */
 export function decideSynced(
   registry: Registry,

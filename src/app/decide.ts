@@ -44,7 +44,7 @@ export interface PutCommand extends Preconditions {
   now: string;
   /** Signing key material for a new mesh (generated outside the pure decision). */
   signingKey?: string;
-  /** Most bytes of JSON the resource may be stored as (API writes: `apiServer.bodyLimit`, issue 15). */
+  /** Most bytes of JSON the resource may be stored as (API writes: `apiServer.bodyLimit`). */
   maxBytes?: number;
 }
 
@@ -134,7 +134,7 @@ export function checkPreconditions(p: Preconditions, current: Current | undefine
   }
 }
 
-/** The JSON of `resource`; 413 when it is longer than `max` bytes (issue 15: YAML and numbers can grow). */
+/** The JSON of `resource`; 413 when it is longer than `max` bytes (YAML and numbers can grow). */
 function storedJson(resource: WireResource, max: number | undefined): string {
   const json = JSON.stringify(resource);
   // UTF-8 bytes are at most three per UTF-16 unit: below a third of the limit there is nothing to count.
@@ -292,7 +292,7 @@ export function decideDelete(registry: Registry, cmd: DeleteCommand, state: Deci
 
 /**
  * Decisions §3: a zone cannot be deleted while it is connected (400); deleting it deletes what it
- * owned (issue 5), one entry per resource, in the same append. `local` is never a zone's origin.
+ * owned, one entry per resource, in the same append. `local` is never a zone's origin.
  */
 function decideZoneDelete(
   cmd: DeleteCommand,

@@ -8,7 +8,7 @@ import type { Current, DecideState } from './decide.js';
 import type { SyncedChange, SyncRules } from './decide-sync.js';
 import { decideSnapshotCleanup, decideSynced, syncKey } from './decide-sync.js';
 
-/** An entry the receiver refused (issue 5: counted, reported, and the stream goes on). */
+/** An entry the receiver refused (counted, reported, and the stream goes on). */
 export interface SyncRejection {
   revision: number;
   kind: string;

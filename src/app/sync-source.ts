@@ -42,7 +42,7 @@ export interface SyncSource {
   /** Every resource of a kind (all meshes), in (mesh, name) order. */
   each(kind: string, fn: (item: SourceItem) => void): void;
   /**
-   * Issue 5: the services a zone's ingress offers, from that zone's data planes: one entry per mesh
+   * The services a zone's ingress offers, from that zone's data planes: one entry per mesh
    * and inbound tag set (with `mesh.io/zone`), counting the proxies; inbounds not ready are left out.
    */
   availableServices(zone: string): AvailableService[];

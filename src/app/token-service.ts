@@ -62,7 +62,7 @@ export interface TokenService {
   /** Validates a token request body and signs it with the highest-serial key of its type. */
   issue(type: TokenType, body: unknown): Promise<IssuedToken>;
   verifyUser(token: string): Promise<TokenUser>;
-  /** Verifies a user token again (issue 15: open streams): why it no longer holds, or undefined while it does. */
+  /** Verifies a user token again (open streams): why it no longer holds, or undefined while it does. */
   recheckUser(token: string): Promise<TokenProblem | undefined>;
   verifyDataplane(token: string): Promise<DataplaneTokenClaims>;
   verifyZone(token: string): Promise<ZoneTokenClaims>;

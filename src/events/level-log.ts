@@ -37,7 +37,7 @@ export interface LevelLogOptions {
   /** Back-off of the retries after a failed write (default 100 ms doubling to 5 s). */
   retry?: GroupCommitDeps['retry'];
   /**
-   * Test hook (issue 15): while it returns an error, every batch, meta write and recovery probe
+   * Test hook: while it returns an error, every batch, meta write and recovery probe
    * fails with it before reaching the disk, as a full disk would.
    */
   fault?: () => Error | undefined;

@@ -146,7 +146,7 @@ interface HeadRow {
 }
 
 /**
- * An `EventLog` in PostgreSQL, shared by every instance on the database (issue 19). Appends are
+ * An `EventLog` in PostgreSQL, shared by every instance on the database. Appends are
  * serialized by the head row: each group-commit batch is one transaction that moves the head from
  * the revision this instance has applied to the batch's last (one statement). When another instance
  * appended first, the statement moves nothing; the writer then locks the head row, reads what the

@@ -21,7 +21,7 @@ export const PG_LOCK_SPACE = 0x6d657368;
 export const PG_LOCK = { migrate: 1, log: 2, leader: 3 } as const;
 
 // The log: entries keyed by revision with the columns of the history index, meta values, and the
-// head row that every appending transaction moves (it serializes writers, issue 19 point 2).
+// head row that every appending transaction moves (it serializes writers).
 const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,

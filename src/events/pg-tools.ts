@@ -22,7 +22,7 @@ export interface PgStore {
   close(): Promise<void>;
 }
 
-/** Snapshots stay in LevelDB for now (issue 19): a PostgreSQL log has none, so replays start at 1. */
+/** Snapshots stay in LevelDB for now: a PostgreSQL log has none, so replays start at 1. */
 const NO_SNAPSHOTS: SnapshotStore = {
   list: async () => [],
   read: async (revision) => {

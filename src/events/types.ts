@@ -56,7 +56,7 @@ export interface LogEntry extends Omit<EventInput, 'resourceJson'> {
 }
 
 /**
- * What a decision read, so that a log shared by several writers (PostgreSQL, issue 19) can refuse a
+ * What a decision read, so that a log shared by several writers (PostgreSQL) can refuse a
  * group decided on state another writer has changed since: the group conflicts with any entry of
  * another writer, newer than the state it was decided on, that touches what it read.
  */
@@ -152,7 +152,7 @@ export interface EventLog {
    * cannot write: …: No space left on device`; undefined while it takes writes.
    */
   writeFailure(): string | undefined;
-  /** Snapshots of the projections kept in the same store (LevelDB only; issue 6). */
+  /** Snapshots of the projections kept in the same store (LevelDB only). */
   snapshots?: SnapshotStore;
 }
 

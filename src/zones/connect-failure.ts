@@ -1,5 +1,5 @@
 /**
- * What a zone's failure to reach Global means, in words that say what to change (issue 18): gRPC's
+ * What a zone's failure to reach Global means, in words that say what to change: gRPC's
  * own text ("No connection established. Last error: Error: 80BC…:SSL routines:ssl3_get_record:wrong
  * version number…") names the symptom only. Unknown failures are passed on, trimmed.
  */

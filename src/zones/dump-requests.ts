@@ -7,7 +7,7 @@ export interface DumpReply {
   body: Buffer;
 }
 
-/** Global's open requests to zones for proxy views (issue 17), correlated by id. */
+/** Global's open requests to zones for proxy views, correlated by id. */
 export interface DumpRequests {
   /**
    * Sends a request with `send` and resolves with the zone's answer; rejects with the zone's own

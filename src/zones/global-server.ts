@@ -50,7 +50,7 @@ export interface GlobalSyncServer {
   /** Whether a session of the zone is open (decisions §3: such a zone cannot be deleted). */
   isConnected(zone: string): boolean;
   /**
-   * A view of a zone's proxy, answered by the zone over its sync session (issue 17); UNAVAILABLE
+   * A view of a zone's proxy, answered by the zone over its sync session; UNAVAILABLE
    * naming the zone when it is not connected or does not answer in time.
    */
   proxyDump(zone: string, req: Omit<DumpRequest, 'id'>): Promise<DumpReply>;

@@ -20,7 +20,7 @@ export function withServices(
   return services.length > 0 ? { ...rest, availableServices: services } : rest;
 }
 
-/** Keeps ingresses' available services current on Global (issue 5, point 6). */
+/** Keeps ingresses' available services current on Global. */
 export interface IngressServices {
   /** For sync apply: an ingress a zone sends gets the services Global computed for that zone. */
   adjust(zone: string): (desc: ResourceDescriptor, spec: Record<string, unknown>) => Record<string, unknown>;

@@ -7,7 +7,7 @@ export interface StreamEnd {
   details: string;
 }
 
-/** Timers of a sync stream (issue 5: a dead peer is seen within 15 s). */
+/** Timers of a sync stream (a dead peer is seen within 15 s). */
 export interface StreamTimers {
   /** A Ping is sent after this long without sending anything. */
   heartbeatMs: number;

@@ -96,7 +96,7 @@ export interface StatusUpdate {
   full: boolean;
 }
 
-/** Global asks a zone for a view of one of its proxies (issue 17), named as the zone names it. */
+/** Global asks a zone for a view of one of its proxies, named as the zone names it. */
 export interface DumpRequest {
   id: number;
   kind: string;
@@ -165,7 +165,7 @@ export interface SyncClient extends grpc.Client {
 
 const PROTO = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'proto', 'sync.proto');
 
-/** Options of every channel and server: large resources, keepalive pings (issue 5: a dead peer is seen). */
+/** Options of every channel and server: large resources, keepalive pings (a dead peer is seen). */
 export const CHANNEL_OPTIONS: grpc.ChannelOptions = {
   'grpc.max_receive_message_length': 64 * 1024 * 1024,
   'grpc.max_send_message_length': 64 * 1024 * 1024,

@@ -68,7 +68,7 @@ export interface ZoneSyncDeps {
   limits?: Partial<SenderLimits>;
   /** Back-off between attempts: from `min` doubling to `max` (ms). */
   backoff?: { min: number; max: number };
-  /** Answers Global's requests for a view of one of this zone's proxies (issue 17); absent: none are answered. */
+  /** Answers Global's requests for a view of one of this zone's proxies; absent: none are answered. */
   answerDump?: (req: DumpRequest) => Promise<{ contentType: string; body: string }>;
 }
 
