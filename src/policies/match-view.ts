@@ -238,7 +238,81 @@ export interface MatchView<V> {
   onProxiesChanged(listener: (mesh: string, change: ProxiesChange) => void): () => void;
   /** Builds every mesh that has proxies, in slices of at most `sliceMs` of work, yielding between them. */
   buildAll(opts?: { sliceMs?: number }): Promise<BuildReport>;
+  /**
+   * What writing `writes` (policies, in order, each seeing the ones before it) would do to the
+   * matches of the mesh's proxies, computed on copies of the match classes they reach and of the
+   * candidates: the view is not changed. One entry per proxy whose matches would change, by name.
+   */
+  preview(mesh: string, writes: ReadonlyArray<PolicyWrite>): MatchImpact[];
 }
+
+/** One policy write of a preview: its new version, or undefined for a delete. */
+export interface PolicyWrite {
+  kind: string;
+  name: string;
+  after: PolicyResource | undefined;
+}
+
+/** What a preview would change at one attachment of a proxy, for one policy kind. */
+export interface AttachmentImpact {
+  /** The matched-policies item (`inbound`, `outbound`, `service`, `dataplane`), or `gateway` for a gateway proxy's view. */
+  type: SidecarItem['type'] | 'gateway';
+  name: string;
+  service: string;
+  policyKind: string;
+  /** Listed after and not before. */
+  added: string[];
+  /** Listed before and not after. */
+  removed: string[];
+  /** Listed before and after, in another version (the policy written). */
+  replaced: string[];
+}
+
+/** What a preview would change for one proxy. */
+export interface MatchImpact {
+  proxy: string;
+  kind: 'sidecar' | 'gateway' | 'proxyless';
+  attachments: AttachmentImpact[];
+}
+
+/** The attachments whose policies differ between two matched-policies item lists of one proxy. */
+export function diffItems(before: readonly SidecarItem[], after: readonly SidecarItem[]): AttachmentImpact[] {
+  const key = (i: SidecarItem): string => `${i.type}\u0000${i.name}`;
+  const was = new Map(before.map((i) => [key(i), i]));
+  const now = new Map(after.map((i) => [key(i), i]));
+  const out: AttachmentImpact[] = [];
+  for (const k of new Set([...was.keys(), ...now.keys()])) {
+    const b = was.get(k);
+    const a = now.get(k);
+    const item = (a ?? b) as SidecarItem;
+    const kinds = new Set([
+      ...Object.keys(b?.matchedPolicies ?? {}),
+      ...Object.keys(a?.matchedPolicies ?? {}),
+    ]);
+    for (const policyKind of kinds) {
+      const bs = b?.matchedPolicies[policyKind] ?? [];
+      const as = a?.matchedPolicies[policyKind] ?? [];
+      const byName = new Map(bs.map((p) => [p.name, p]));
+      const names = new Set(as.map((p) => p.name));
+      const added = as.filter((p) => !byName.has(p.name)).map((p) => p.name);
+      const removed = bs.filter((p) => !names.has(p.name)).map((p) => p.name);
+      const replaced = as.filter((p) => byName.has(p.name) && byName.get(p.name) !== p).map((p) => p.name);
+      if (added.length + removed.length + replaced.length === 0) continue;
+      out.push({
+        type: item.type,
+        name: item.name,
+        service: item.service,
+        policyKind,
+        added,
+        removed,
+        replaced,
+      });
+    }
+  }
+  return out.sort((x, y) => cmp(x.type, y.type) || cmp(x.name, y.name) || cmp(x.policyKind, y.policyKind));
+}
+
+const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 const policyKey = (kind: string, name: string): string => `${kind}/${name}`;
 
@@ -1002,6 +1076,80 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
       const out: EndpointRef[] = [];
       for (const name of [...owners.keys()].sort()) out.push(...(owners.get(name) as EndpointRef[]));
       return out;
+    },
+    preview(mesh, writes) {
+      const m = meshOf(mesh);
+      if (!m) return [];
+      settleAll(m);
+      // The candidates as the writes leave them, each write seeing the ones before it.
+      const candidates = new Map([...m.candidates].map(([k, byName]) => [k, new Map(byName)]));
+      const copies = new Map<MatchClass, SidecarCells>();
+      let gateways = false;
+      for (const { kind, name, after } of writes) {
+        let byName = candidates.get(kind);
+        if (!byName) candidates.set(kind, (byName = new Map()));
+        const before = byName.get(name);
+        if (after) byName.set(name, after);
+        else byName.delete(name);
+        gateways ||= m.gateways.size > 0 && (GATEWAY_KINDS.includes(kind) || !!before || !!after);
+        if (!SIDECAR_KINDS.includes(kind)) continue;
+        for (const cls of policyClasses(m, before, after)) {
+          const { by } = cls;
+          let copy = copies.get(cls);
+          if (!copy) copies.set(cls, (copy = cls.cells.clone()));
+          copy.update(kind, by & BEFORE ? before : undefined, by & AFTER ? after : undefined, candidates);
+        }
+      }
+      const out: MatchImpact[] = [];
+      for (const [cls, copy] of copies) {
+        for (const name of cls.members) {
+          const interfaces = proxyInterfaces(
+            (m.proxies.get(name) as SidecarProxy).networking,
+            dialledOf(mesh, name),
+          );
+          const attachments = diffItems(cls.cells.items(interfaces), copy.items(interfaces));
+          if (attachments.length === 0) continue;
+          out.push({ proxy: name, kind: dialledOf(mesh, name) ? 'proxyless' : 'sidecar', attachments });
+        }
+      }
+      if (gateways) {
+        const written = new Set(writes.map((w) => policyKey(w.kind, w.name)));
+        for (const g of m.gateways) {
+          const p = m.proxies.get(g) as GatewayProxy<V>;
+          const view = gateway.view(p.networking, candidates);
+          const was = p.view === undefined ? new Set<string>() : new Set(gateway.policiesIn(p.view));
+          const now = view === undefined ? new Set<string>() : new Set(gateway.policiesIn(view));
+          const byKind = new Map<string, AttachmentImpact>();
+          const at = (key: string): AttachmentImpact => {
+            const policyKind = key.slice(0, key.indexOf('/'));
+            let a = byKind.get(policyKind);
+            if (!a) {
+              a = {
+                type: 'gateway',
+                name: '',
+                service: '',
+                policyKind,
+                added: [],
+                removed: [],
+                replaced: [],
+              };
+              byKind.set(policyKind, a);
+            }
+            return a;
+          };
+          const nameOf = (key: string): string => key.slice(key.indexOf('/') + 1);
+          for (const k of now) if (!was.has(k)) at(k).added.push(nameOf(k));
+          for (const k of was) if (!now.has(k)) at(k).removed.push(nameOf(k));
+          for (const k of now) if (was.has(k) && written.has(k)) at(k).replaced.push(nameOf(k));
+          if (byKind.size === 0) continue;
+          out.push({
+            proxy: g,
+            kind: 'gateway',
+            attachments: [...byKind.values()].sort((x, y) => cmp(x.policyKind, y.policyKind)),
+          });
+        }
+      }
+      return out.sort((x, y) => cmp(x.proxy, y.proxy));
     },
     inboundPolicies(mesh, name, index, kind) {
       const m = meshOf(mesh);

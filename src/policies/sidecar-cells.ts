@@ -283,6 +283,26 @@ export class SidecarCells {
     this.reachedList = [...this.reached];
   }
 
+  /**
+   * A copy whose cells can be changed without changing these (what a change would do, seen before it
+   * is made): its own cell lists and service slots, the interfaces and endpoints shared.
+   */
+  clone(): SidecarCells {
+    const c = Object.create(SidecarCells.prototype) as SidecarCells;
+    Object.assign(c, this);
+    const copy = c as unknown as {
+      cells: Array<KindCells | undefined>;
+      reached: Set<string>;
+      serviceSlots: Map<string, number>;
+      slotServices: string[];
+    };
+    copy.cells = this.cells.map((kind) => kind?.map((list) => list?.slice()));
+    copy.reached = new Set(this.reached);
+    copy.serviceSlots = new Map(this.serviceSlots);
+    copy.slotServices = [...this.slotServices];
+    return c;
+  }
+
   /** Where `policy` (of `kind`) attaches on this proxy, with its rank at each place (flat: slot, rank, …). */
   places(kind: string, policy: PolicyResource): Places {
     const out: Places = [];

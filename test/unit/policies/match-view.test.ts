@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import type { LogEntry, WireResource } from '../../../src/events/types.js';
 import { matchSidecar, type SidecarItem } from '../../../src/policies/match-sidecar.js';
 import { gatewayMatcher } from '../../../src/policies/gateway-matcher.js';
-import { createMatchView, MATCHED_KINDS, type GatewayMatcher } from '../../../src/policies/match-view.js';
+import {
+  createMatchView,
+  diffItems,
+  MATCHED_KINDS,
+  type GatewayMatcher,
+} from '../../../src/policies/match-view.js';
 import { matchNetworking, meshPrometheus } from '../../../src/policies/metrics-inbound.js';
 import type { PolicyResource } from '../../../src/policies/policy-resource.js';
 import { isBuiltinGateway, proxyInterfaces } from '../../../src/policies/proxy-interfaces.js';
@@ -512,6 +517,96 @@ describe('the match view (issue 16 point 6): incremental equals a full recomputa
       for (const p of ['wide', 'narrow', 'late'])
         expect(view.affected(MESH, 'Timeout', p)).toEqual(want.affected.get(`Timeout/${p}`) ?? []);
       expect(view.affected(MESH, 'Timeout', 'late')).toEqual(['dp-9']);
+    });
+  }
+});
+
+describe('the match view previews policy writes: what a set of writes would change is what it then changes', () => {
+  for (const seed of [11, 12, 13, 14]) {
+    it(`for 150 random sets of one to three policy writes (seed ${seed})`, () => {
+      const views = createResourceViews(registry);
+      const view = createMatchView(views, gatewayMatcher);
+      const w = world(seed);
+      views.apply([entry('Mesh', MESH, { creationTime: 't' }, undefined)]);
+      const policyNames = ['p1', 'p2', 'p3'];
+      const proxyNames = ['dp1', 'dp2', 'dp3', 'dp4', 'dp5', 'dp6', 'gw1', 'gw2'];
+      for (const name of proxyNames) {
+        const fields = name.startsWith('gw') ? w.gatewayProxyFields() : w.proxyFields();
+        views.apply([entry('Dataplane', name, fields)]);
+      }
+      /** Each proxy's attachments: its matched-policies items (a gateway: the policies its view lists). */
+      const snapshot = () =>
+        new Map(
+          proxyNames.map((name): [string, { gateway: boolean; list: unknown[] }] => {
+            const p = view.proxy(MESH, name);
+            if (p?.kind === 'SidecarDataplane')
+              return [name, { gateway: false, list: p.cells.items(proxyInterfaces(p.networking)) }];
+            const list =
+              p?.kind === 'MeshGatewayDataplane' && p.view ? [...gatewayMatcher.policiesIn(p.view)] : [];
+            return [name, { gateway: true, list }];
+          }),
+        );
+      let changed = 0;
+      let unchanged = 0;
+      for (let step = 0; step < 150; step++) {
+        const writes = Array.from({ length: 1 + w.rand(3) }, () => {
+          const gatewayKind = w.rand(6) === 0;
+          const kind = gatewayKind ? w.pick(['MeshGateway', 'MeshGatewayRoute']) : w.pick(SIDECAR_KINDS);
+          const name = gatewayKind ? w.pick(['g1', 'g2']) : w.pick(policyNames);
+          const fields =
+            w.rand(4) === 0 ? undefined : gatewayKind ? w.gatewayFields(kind) : w.policyFields(kind);
+          return entry(kind, name, fields);
+        });
+        const before = snapshot();
+        const preview = view.preview(
+          MESH,
+          writes.map((e) => ({
+            kind: e.kind,
+            name: e.name,
+            after: e.resource as unknown as PolicyResource | undefined,
+          })),
+        );
+        // A preview changes nothing.
+        expect(snapshot()).toEqual(before);
+        views.apply(writes);
+        const after = snapshot();
+        // What the writes did, proxy by proxy, from the view's answers before and after.
+        const did = new Map<string, unknown>();
+        for (const name of proxyNames) {
+          const was = before.get(name) as { gateway: boolean; list: unknown[] };
+          const now = after.get(name) as { gateway: boolean; list: unknown[] };
+          const [b, a] = [was.list, now.list];
+          if (was.gateway) {
+            const bs = new Set(b as string[]);
+            const as = new Set(a as string[]);
+            const gone = [...bs].filter((k) => !as.has(k));
+            const come = [...as].filter((k) => !bs.has(k));
+            if (gone.length + come.length > 0) did.set(name, { gone: gone.sort(), come: come.sort() });
+            continue;
+          }
+          const diff = diffItems(b as SidecarItem[], a as SidecarItem[]);
+          if (diff.length > 0) did.set(name, diff);
+        }
+        const said = new Map<string, unknown>();
+        for (const p of preview) {
+          if (p.kind !== 'gateway') {
+            said.set(p.proxy, p.attachments);
+            continue;
+          }
+          const gone = p.attachments.flatMap((a) => a.removed.map((n) => `${a.policyKind}/${n}`)).sort();
+          const come = p.attachments.flatMap((a) => a.added.map((n) => `${a.policyKind}/${n}`)).sort();
+          if (gone.length + come.length > 0) said.set(p.proxy, { gone, come });
+        }
+        expect(
+          said,
+          `step ${step}: ${JSON.stringify(writes.map((e) => [e.kind, e.name, e.operation]))}`,
+        ).toEqual(did);
+        if (did.size > 0) changed++;
+        else unchanged++;
+      }
+      // Worth something only if sets both change matches and leave them alone, often.
+      expect(changed).toBeGreaterThan(30);
+      expect(unchanged).toBeGreaterThan(10);
     });
   }
 });
