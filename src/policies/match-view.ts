@@ -50,6 +50,7 @@ import { matchClassKey, SidecarCells, SIDECAR_KINDS, type Candidates } from './s
 import { SERVICE_TAG } from '../resources/fragments.js';
 import { MATCH_ALL, tagSelectorMatches } from './tag-selector.js';
 import { DIALLED_KINDS, GATEWAY_KIND, GATEWAY_ROUTE_KIND, ROUTE_KIND } from './kind-sets.js';
+import { DialledServices } from './dialled-services.js';
 
 type ChangeEntry = Parameters<Parameters<ResourceViews['onChange']>[0]>[0];
 
@@ -142,11 +143,33 @@ interface MatchClass {
   by: number;
 }
 
+/**
+ * A sidecar proxy of the view: its interfaces are not kept (with 10,000 proxies they are most of an
+ * entry) but made from its networking and dialled services when its entry is read (`SidecarEntry`).
+ */
 interface SidecarProxy {
   kind: 'SidecarDataplane';
   networking: Networking;
-  interfaces: ProxyInterfaces;
+  /** The services it dials (a shared list, `DialledServices`), as its entry was matched with. */
+  dialled: readonly string[] | undefined;
   cls: MatchClass;
+}
+
+/** A sidecar proxy's entry as read: its interfaces made on first use (most reads need only the class). */
+class SidecarEntry {
+  readonly kind = 'SidecarDataplane';
+  private made: ProxyInterfaces | undefined = undefined;
+
+  constructor(
+    readonly networking: Networking,
+    private readonly dialled: readonly string[] | undefined,
+    readonly cells: SidecarCells,
+    readonly classKey: string,
+  ) {}
+
+  get interfaces(): ProxyInterfaces {
+    return (this.made ??= proxyInterfaces(this.networking, this.dialled));
+  }
 }
 
 interface GatewayProxy<V> {
@@ -264,8 +287,8 @@ function reachOf(policy: PolicyResource): readonly ReachSelector[] {
 /** Creates the view over the resource views; it follows their changes from now on. */
 export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher<V>): MatchView<V> {
   const meshes = new Map<string, MeshMatches<V>>();
-  /** Mesh → proxy → stream → the services it dials (kept whether or not the mesh is built). */
-  const dialledBy = new Map<string, Map<string, Map<string, readonly string[]>>>();
+  /** The services each proxy's streams dial (kept whether or not the mesh is built). */
+  const dialledBy = new DialledServices();
   const listeners = new Set<(mesh: string, change: ProxiesChange) => void>();
   /** The proxies marked by the change being applied, per mesh (`true`: all of them). */
   const pending = new Map<string, { all: boolean; proxies: Set<string>; dataplanes: boolean }>();
@@ -274,11 +297,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
   const networkingOf = (m: MeshMatches<V>, item: Pick<ViewItem, 'resource'>): Networking =>
     matchNetworking(item.resource, m.prometheus);
 
-  const dialledOf = (mesh: string, name: string): readonly string[] | undefined => {
-    const streams = dialledBy.get(mesh)?.get(name);
-    if (!streams || streams.size === 0) return undefined;
-    return [...new Set([...streams.values()].flat())].sort();
-  };
+  const dialledOf = (mesh: string, name: string): readonly string[] | undefined => dialledBy.of(mesh, name);
 
   const marks = (mesh: string) => {
     let p = pending.get(mesh);
@@ -511,11 +530,14 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
       m.gateways.delete(name);
       return;
     }
-    const { cls } = p;
+    leaveClass(m, p.cls, name);
+  };
+
+  /** Takes a proxy out of its match class; the last member gone, the class and its links go too. */
+  const leaveClass = (m: MeshMatches<V>, cls: MatchClass, name: string): void => {
     cls.members.delete(name);
     forgetSorted(m, cls);
     if (cls.members.size > 0) return;
-    // The last member gone: the class and its links go too.
     m.classes.delete(cls.key);
     m.unmatched?.delete(cls);
     for (const kind of SIDECAR_KINDS) {
@@ -546,7 +568,35 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
       return;
     }
     const dialled = dialledOf(mesh, name);
-    const key = matchClassKey(networking, dialled);
+    const cls = joinClass(m, name, matchClassKey(networking, dialled), networking, dialled, deferred);
+    m.proxies.set(name, { kind: 'SidecarDataplane', networking, dialled, cls });
+  };
+
+  /**
+   * A sidecar's dialled services changed: it joins the class of its new outbounds. Its inbounds, and
+   * so the endpoints its callers are served, stay as they are (nothing to index again).
+   */
+  const redial = (m: MeshMatches<V>, mesh: string, name: string, p: SidecarProxy): void => {
+    markProxy(mesh, name);
+    const dialled = dialledOf(mesh, name);
+    const key = matchClassKey(p.networking, dialled);
+    const before = p.cls;
+    if (key !== before.key) {
+      p.cls = joinClass(m, name, key, p.networking, dialled, false);
+      leaveClass(m, before, name);
+    }
+    p.dialled = dialled;
+  };
+
+  /** Adds a proxy to the class of `key`, made (and matched, unless `deferred`) when it is new. */
+  const joinClass = (
+    m: MeshMatches<V>,
+    name: string,
+    key: string,
+    networking: Networking,
+    dialled: readonly string[] | undefined,
+    deferred: boolean,
+  ): MatchClass => {
     let cls = m.classes.get(key);
     if (!cls) {
       const cells = new SidecarCells(networking, dialled, endpointTags(m));
@@ -568,12 +618,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     }
     cls.members.add(name);
     forgetSorted(m, cls);
-    m.proxies.set(name, {
-      kind: 'SidecarDataplane',
-      networking,
-      interfaces: proxyInterfaces(networking, dialled),
-      cls,
-    });
+    return cls;
   };
 
   /** Visits the classes one of whose tag sets one of `policy`'s reach selectors matches (a class once per selector that reaches it). */
@@ -876,13 +921,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     proxy(mesh, name) {
       const p = meshOf(mesh)?.proxies.get(name);
       if (p?.kind !== 'SidecarDataplane') return p;
-      return {
-        kind: p.kind,
-        networking: p.networking,
-        interfaces: p.interfaces,
-        cells: p.cls.cells,
-        classKey: p.cls.key,
-      };
+      return new SidecarEntry(p.networking, p.dialled, p.cls.cells, p.cls.key);
     },
     affected(mesh, kind, name) {
       const m = meshOf(mesh);
@@ -917,26 +956,12 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
       return p?.kind === 'SidecarDataplane' ? p.cls.cells.policiesAt(`i${index}`, kind) : [];
     },
     setDialled(mesh, name, stream, services) {
-      let byProxy = dialledBy.get(mesh);
-      const before = dialledOf(mesh, name);
-      if (services === undefined) {
-        const streams = byProxy?.get(name);
-        if (!streams?.delete(stream)) return;
-        if (streams.size === 0) byProxy?.delete(name);
-        if (byProxy?.size === 0) dialledBy.delete(mesh);
-      } else {
-        if (!byProxy) dialledBy.set(mesh, (byProxy = new Map()));
-        let streams = byProxy.get(name);
-        if (!streams) byProxy.set(name, (streams = new Map()));
-        streams.set(stream, [...services]);
-      }
-      const after = dialledOf(mesh, name);
-      if (JSON.stringify(before ?? []) === JSON.stringify(after ?? [])) return;
+      if (!dialledBy.set(mesh, name, stream, services)) return;
       const m = meshes.get(mesh);
       const p = m?.proxies.get(name);
       if (!m || p?.kind !== 'SidecarDataplane') return;
       try {
-        putProxy(m, mesh, name, p.networking);
+        redial(m, mesh, name, p);
       } finally {
         flush();
       }
