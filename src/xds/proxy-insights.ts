@@ -72,38 +72,72 @@ interface Counter {
 
 type WireCounter = { responsesSent: string; responsesAcknowledged: string; responsesRejected: string };
 
-const wire = (sent: number, acked: number, rejected: number): WireCounter => ({
-  responsesSent: String(sent),
-  responsesAcknowledged: String(acked),
-  responsesRejected: String(rejected),
-});
+/** Distinct counters kept for sharing; past it the table starts again. */
+const WIRE_MAX = 4096;
+const WIRES = new Map<string, WireCounter>();
+
+/**
+ * Counters as a subscription's status shows them: one frozen object per distinct triple, shared
+ * by every status that shows it (the streams of a mesh mostly count alike: 10,000 statuses of
+ * five counters each would otherwise hold 50,000 objects and their strings).
+ */
+function wire(sent: number, acked: number, rejected: number): WireCounter {
+  const key = `${sent},${acked},${rejected}`;
+  let w = WIRES.get(key);
+  if (!w) {
+    if (WIRES.size >= WIRE_MAX) WIRES.clear();
+    w = Object.freeze({
+      responsesSent: String(sent),
+      responsesAcknowledged: String(acked),
+      responsesRejected: String(rejected),
+    });
+    WIRES.set(key, w);
+  }
+  return w;
+}
+
+/** Sums of counters, as `statusOf` adds them up. */
+interface Totals {
+  sent: number;
+  acked: number;
+  rejected: number;
+}
+
+/** One kind's counters: counted in `byKind`, else kept from `before`; added to `totals`. */
+function kindStatus(
+  kind: XdsKind,
+  byKind: CountersByKind,
+  before: Record<string, unknown> | undefined,
+  totals: Totals,
+): WireCounter {
+  const c = byKind[kind];
+  const kept = c ? undefined : (before?.[kind] as WireCounter | undefined);
+  const s = c ? c.responsesSent : Number(kept?.responsesSent ?? 0);
+  const a = c ? c.responsesAcknowledged : Number(kept?.responsesAcknowledged ?? 0);
+  const r = c ? c.responsesRejected : Number(kept?.responsesRejected ?? 0);
+  totals.sent += s;
+  totals.acked += a;
+  totals.rejected += r;
+  return kept ?? wire(s, a, r);
+}
 
 /**
  * `status` of a subscription: the time of the last change, the counters in total and per kind; a
- * kind `byKind` does not count keeps its counters of `before` (the status rendered last).
+ * kind `byKind` does not count keeps its counters of `before` (the status rendered last). Made as
+ * one literal (its fields in the order of `XDS_KINDS`): an object given fields one by one keeps
+ * them in a separate array.
  */
 function statusOf(
   lastUpdateTime: string,
   byKind: CountersByKind,
   before: Record<string, unknown> | undefined,
 ): Record<string, unknown> {
-  let sent = 0;
-  let acked = 0;
-  let rejected = 0;
-  const out: Record<string, unknown> = { lastUpdateTime, total: undefined };
-  for (const kind of XDS_KINDS) {
-    const c = byKind[kind];
-    const kept = c ? undefined : (before?.[kind] as WireCounter | undefined);
-    const s = c ? c.responsesSent : Number(kept?.responsesSent ?? 0);
-    const a = c ? c.responsesAcknowledged : Number(kept?.responsesAcknowledged ?? 0);
-    const r = c ? c.responsesRejected : Number(kept?.responsesRejected ?? 0);
-    sent += s;
-    acked += a;
-    rejected += r;
-    out[kind] = kept ?? wire(s, a, r);
-  }
-  out.total = wire(sent, acked, rejected);
-  return out;
+  const totals: Totals = { sent: 0, acked: 0, rejected: 0 };
+  const cds = kindStatus('cds', byKind, before, totals);
+  const eds = kindStatus('eds', byKind, before, totals);
+  const lds = kindStatus('lds', byKind, before, totals);
+  const rds = kindStatus('rds', byKind, before, totals);
+  return { lastUpdateTime, total: wire(totals.sent, totals.acked, totals.rejected), cds, eds, lds, rds };
 }
 
 const UNKNOWN = 'unknown';
@@ -213,19 +247,16 @@ class StreamSubscription implements ProxySubscriptionHandle {
   }
 
   render(): Subscription {
-    const sub: Subscription = {
-      id: this.info.id,
-      controlPlaneInstanceId: this.info.controlPlaneInstanceId,
-      connectTime: this.connectTime,
-    };
-    if (this.disconnectTime) sub.disconnectTime = this.disconnectTime;
     if (this.stale || !this.status) {
       this.status = this.renderStatus(this.status);
       this.stale = false;
     }
-    sub.status = this.status;
-    sub.version = this.version;
-    return sub;
+    const { id, controlPlaneInstanceId } = this.info;
+    const { connectTime, disconnectTime, status, version } = this;
+    // Whole literals, in the order the insight shows: fields added one by one take an array more.
+    return disconnectTime
+      ? { id, controlPlaneInstanceId, connectTime, disconnectTime, status, version }
+      : { id, controlPlaneInstanceId, connectTime, status, version };
   }
 
   private renderStatus(before: Record<string, unknown> | undefined): Record<string, unknown> {
