@@ -14,6 +14,7 @@ import type { StatusStore } from '../status/status-store.js';
 import { clipDetails } from '../xds/ads-limits.js';
 import { AdsServer } from '../xds/ads-server.js';
 import type { AdsStream } from '../xds/ads-stream.js';
+import { warmEnvoyProtos } from '../xds/envoy-protos.js';
 import { createMeshConfigSource } from '../xds/mesh-config-source.js';
 import { dataplaneLookup, nodeIdentity } from '../xds/node-identity.js';
 import {
@@ -66,6 +67,11 @@ export interface XdsServer {
   ads: AdsServer;
   /** The newest open stream of a Dataplane (several may be open for one proxy). */
   streamOf(mesh: string, name: string): AdsStream | undefined;
+  /**
+   * Parses the Envoy protos in a later turn, off the path of the first proxy (the CLI calls it once
+   * `mesh-cp ready` is written: `ready` still means the listeners are bound, no later).
+   */
+  warm(): void;
   close(): Promise<void>;
 }
 
@@ -177,9 +183,14 @@ export async function startXdsServer(deps: {
   sweep.unref();
   ads.on('streamError', (info, err) => logger?.error({ stream: info.id, err }, 'xDS stream failed'));
   const port = await ads.start({ port: config.xdsServer.grpcPort, host: config.xdsServer.bindAddress });
+  let warming: NodeJS.Timeout | undefined;
   return {
     port,
     ads,
+    warm() {
+      warming ??= setTimeout(warmEnvoyProtos, 0);
+      warming.unref();
+    },
     streamOf(mesh, name) {
       for (let at = newest.get(`${mesh}\u0000${name}`); at; at = at.older) {
         const stream = ads.stream(at.info.id);
@@ -189,6 +200,7 @@ export async function startXdsServer(deps: {
     },
     async close() {
       clearInterval(sweep);
+      clearTimeout(warming);
       await ads.close();
       for (const entry of open.values()) entry.handle.close();
       open.clear();

@@ -89,3 +89,23 @@ function registerDescriptor(): void {
     json.nested.google.nested.protobuf.nested as protobuf.INamespace['nested'] & object,
   );
 }
+
+/** The types every first request and answer reads or writes: the node, a NACK's status, the resources. */
+const FIRST_TYPES = [
+  'envoy.config.core.v3.Node',
+  'google.rpc.Status',
+  'envoy.service.discovery.v3.DiscoveryResponse',
+  'envoy.config.listener.v3.Listener',
+  'envoy.config.route.v3.RouteConfiguration',
+  'envoy.config.cluster.v3.Cluster',
+  'envoy.config.endpoint.v3.ClusterLoadAssignment',
+];
+
+/**
+ * Parses the Envoy protos and sets up the types of a first request now (the first proxy would
+ * otherwise pay it: 0.2–0.7 s of CPU in the turn that reads its request, during a reconnect storm
+ * after a restart). Called in a later turn once the server is ready; a no-op when they are loaded.
+ */
+export function warmEnvoyProtos(): void {
+  for (const name of FIRST_TYPES) envoyType(name).setup();
+}
