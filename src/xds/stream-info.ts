@@ -35,6 +35,8 @@ export interface StreamInfo {
   disconnectTime?: Date;
   /** When a counter last changed. */
   lastUpdateTime: Date;
+  /** The same in epoch milliseconds, when the stream keeps it so (read without making a Date). */
+  readonly lastUpdateMs?: number;
   /** The node's user agent (`user_agent_name`, `user_agent_version`). */
   userAgent: { name: string; version: string };
   /** Per resource type URL. */
