@@ -141,6 +141,12 @@ interface MatchClass {
   /** The last walk of a written policy's reach that met this class (`policyClasses`), and which versions reached it then. */
   walk: number;
   by: number;
+  /**
+   * The class keys its members that declare no outbounds get with other dialled services (by the
+   * shared list, `redial`): such a member's key follows from the class and the list alone, and the
+   * proxyless clients of a workload all move the same way when their streams open.
+   */
+  redials?: Map<readonly string[] | undefined, string>;
 }
 
 /**
@@ -243,6 +249,9 @@ export interface MatchView<V> {
 }
 
 const policyKey = (kind: string, name: string): string => `${kind}/${name}`;
+
+/** Keys kept per class for its members' other dialled services (`MatchClass.redials`). */
+const REDIALS_PER_CLASS = 16;
 
 const NO_CLASSES: ReadonlySet<never> = new Set();
 
@@ -579,8 +588,17 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
   const redial = (m: MeshMatches<V>, mesh: string, name: string, p: SidecarProxy): void => {
     markProxy(mesh, name);
     const dialled = dialledOf(mesh, name);
-    const key = matchClassKey(p.networking, dialled);
     const before = p.cls;
+    const plain = !p.networking.outbound?.length;
+    let key = plain ? before.redials?.get(dialled) : undefined;
+    if (key === undefined) {
+      key = matchClassKey(p.networking, dialled);
+      if (plain) {
+        before.redials ??= new Map();
+        if (before.redials.size >= REDIALS_PER_CLASS) before.redials.clear();
+        before.redials.set(dialled, key);
+      }
+    }
     if (key !== before.key) {
       p.cls = joinClass(m, name, key, p.networking, dialled, false);
       leaveClass(m, before, name);

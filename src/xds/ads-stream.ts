@@ -140,7 +140,11 @@ export class AdsStream {
   private subscribe(url: string): TypeState {
     const state = new TypeState(url);
     this.info.types.set(url, state);
-    this.ordered = this.ordered.concat([state]).sort((a, b) => rank(a.url) - rank(b.url));
+    // Put in its place by push order (a few types: no sort, which allocates its own work arrays).
+    const r = rank(url);
+    let at = 0;
+    while (at < this.ordered.length && rank((this.ordered[at] as TypeState).url) <= r) at++;
+    this.ordered = this.ordered.slice(0, at).concat([state], this.ordered.slice(at));
     return state;
   }
 
@@ -232,6 +236,12 @@ const rank = (url: string): number => {
   return i < 0 ? PUSH_ORDER.length : i;
 };
 
+/** True when `names` is in the order `sort()` gives (UTF-16 code units). */
+function isSorted(names: readonly string[]): boolean {
+  for (let i = 1; i < names.length; i++) if ((names[i - 1] as string) > (names[i] as string)) return false;
+  return true;
+}
+
 /** Distinct subscribed name lists kept for sharing; past it the table starts again. */
 const SHARED_NAMES_MAX = 4096;
 const SHARED_NAMES = new Map<string, string[]>();
@@ -241,7 +251,8 @@ const SHARED_NAMES = new Map<string, string[]>();
  * proxies of a workload ask the same few): a stream keeps no list of its own. Never changed.
  */
 function sharedNames(names: readonly string[]): string[] {
-  const sorted = [...names].sort();
+  // Most lists come sorted (a client asks its few services in order): copied, not sorted again.
+  const sorted = isSorted(names) ? names.slice() : [...names].sort();
   const key = sorted.join('\u0000');
   let shared = SHARED_NAMES.get(key);
   // A name holding the separator could make two lists one key: such a list is not shared.
