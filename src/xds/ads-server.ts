@@ -9,7 +9,7 @@ import type { ConfigSource, ProxyHandle, StreamFollower } from './config-source.
 import type { StreamStatus } from './grpc-status.js';
 import { streamStatusOf } from './grpc-status.js';
 import { AppError } from '../util/errors.js';
-import type { StreamInfo, TypeStatus } from './stream-info.js';
+import { epochTime, SmallTypeTable, streamTime, type StreamInfo } from './stream-info.js';
 
 /** Events of the ADS server; payloads are live objects, kept in memory only. */
 export interface AdsServerEvents {
@@ -275,11 +275,12 @@ class Connection implements StreamHooks, StreamFollower {
  * about 100 bytes, and there are 10,000 streams); the user agent is the node's.
  */
 class OpenStreamInfo implements StreamInfo {
-  readonly types = new Map<string, TypeStatus>();
+  readonly types = new SmallTypeTable();
   readonly userAgent: { name: string; version: string };
-  private readonly connectMs: number;
-  lastUpdateMs: number;
-  private disconnectMs: number | undefined = undefined;
+  /** The times, as `streamTime`s. */
+  private readonly connectAt: number;
+  private lastUpdateAt: number;
+  private disconnectAt: number | undefined = undefined;
 
   constructor(
     readonly id: string,
@@ -288,13 +289,13 @@ class OpenStreamInfo implements StreamInfo {
     connectTime: Date,
     readonly proxy: { readonly mesh: string; readonly name: string } | undefined,
   ) {
-    this.connectMs = connectTime.getTime();
-    this.lastUpdateMs = this.connectMs;
+    this.connectAt = streamTime(connectTime.getTime());
+    this.lastUpdateAt = this.connectAt;
     this.userAgent = userAgentOf(node);
   }
 
   get connectTime(): Date {
-    return new Date(this.connectMs);
+    return new Date(epochTime(this.connectAt));
   }
 
   get lastUpdateTime(): Date {
@@ -302,15 +303,19 @@ class OpenStreamInfo implements StreamInfo {
   }
 
   set lastUpdateTime(at: Date) {
-    this.lastUpdateMs = at.getTime();
+    this.lastUpdateAt = streamTime(at.getTime());
+  }
+
+  get lastUpdateMs(): number {
+    return epochTime(this.lastUpdateAt);
   }
 
   get disconnectTime(): Date | undefined {
-    return this.disconnectMs === undefined ? undefined : new Date(this.disconnectMs);
+    return this.disconnectAt === undefined ? undefined : new Date(epochTime(this.disconnectAt));
   }
 
   set disconnectTime(at: Date | undefined) {
-    this.disconnectMs = at?.getTime();
+    this.disconnectAt = at === undefined ? undefined : streamTime(at.getTime());
   }
 }
 

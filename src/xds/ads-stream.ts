@@ -4,7 +4,7 @@ import type { AdsCall, DiscoveryRequest } from './ads-protocol.js';
 import type { NamedResource, ProxyHandle, ResourceSet } from './config-source.js';
 import type { EncodedAny, EncodedSet } from './encode-any.js';
 import { encodedSet, sameEncoding } from './encode-any.js';
-import type { StreamInfo, TypeStatus } from './stream-info.js';
+import { epochTime, streamTime, type StreamInfo, type TypeStatus } from './stream-info.js';
 import { CLUSTER, CLUSTER_LOAD_ASSIGNMENT, LISTENER, ROUTE_CONFIGURATION } from './type-urls.js';
 
 /** Pushes after a change go out in this order (make before break: clusters before what names them). */
@@ -29,7 +29,7 @@ class TypeState implements TypeStatus {
   names: string[] = NO_NAMES as string[];
   version: number | undefined = undefined;
   nonce: string | undefined = undefined;
-  /** When the last response was sent, in ms (a number: a Date costs 100 bytes of every stream). */
+  /** When the last response was sent, as a `streamTime` (a Date costs 100 bytes of every stream). */
   sentAtMs: number | undefined = undefined;
   ackedVersion: number | undefined = undefined;
   lastNack: TypeStatus['lastNack'] = undefined;
@@ -47,7 +47,7 @@ class TypeState implements TypeStatus {
   owed: 'no' | 'change' | 'first' = 'no';
 
   get sentAt(): Date | undefined {
-    return this.sentAtMs === undefined ? undefined : new Date(this.sentAtMs);
+    return this.sentAtMs === undefined ? undefined : new Date(epochTime(this.sentAtMs));
   }
 }
 
@@ -193,7 +193,7 @@ export class AdsStream {
     const at = this.now();
     state.version = set.version;
     state.nonce = nonce;
-    state.sentAtMs = at.getTime();
+    state.sentAtMs = streamTime(at.getTime());
     state.responsesSent++;
     this.touch(at);
   }
