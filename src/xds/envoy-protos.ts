@@ -30,7 +30,8 @@ let root: protobuf.Root | undefined;
 
 /**
  * The protobufjs root of the Envoy protos, parsed on first use (~150 ms for 73 files): nothing is
- * parsed at start-up, only when the first proxy talks to the xDS server. Field names keep their
+ * parsed before `ready`; `mesh-cp run` then parses it in the background ({@link warmEnvoyProtos}),
+ * else the first proxy to talk to the xDS server does. Field names keep their
  * proto spelling (`keepCase`: `api_listener`, not `apiListener`), as Envoy's JSON dumps do.
  */
 export function envoyRoot(): protobuf.Root {
