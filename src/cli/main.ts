@@ -101,6 +101,8 @@ async function run(opts: { config?: string }): Promise<void> {
   );
   // Start-up lines are written at once; from here on, lines are buffered (up to 100 ms).
   stdout.buffer();
+  // The Envoy protos are parsed now, in the background, rather than by the first proxy to connect.
+  plane.xds?.warm();
 }
 
 // A reader that stops early (`mesh-cp log replay | head`) is not a failure: stop quietly, as other

@@ -55,6 +55,7 @@ import { matchClassKey, SidecarCells, SIDECAR_KINDS, type Candidates } from './s
 import { SERVICE_TAG } from '../resources/fragments.js';
 import { MATCH_ALL, tagSelectorMatches } from './tag-selector.js';
 import { DIALLED_KINDS, GATEWAY_KIND, GATEWAY_ROUTE_KIND, ROUTE_KIND } from './kind-sets.js';
+import { DialledServices } from './dialled-services.js';
 
 type ChangeEntry = Parameters<Parameters<ResourceViews['onChange']>[0]>[0];
 
@@ -159,13 +160,41 @@ interface MatchClass {
    * burst of writes is applied as its net change.
    */
   pending?: Map<string, Map<string, PolicyResource | undefined>>;
+  /**
+   * The class keys its members that declare no outbounds get with other dialled services (by the
+   * shared list, `redial`): such a member's key follows from the class and the list alone, and the
+   * proxyless clients of a workload all move the same way when their streams open.
+   */
+  redials?: Map<readonly string[] | undefined, string>;
 }
 
+/**
+ * A sidecar proxy of the view: its interfaces are not kept (with 10,000 proxies they are most of an
+ * entry) but made from its networking and dialled services when its entry is read (`SidecarEntry`).
+ */
 interface SidecarProxy {
   kind: 'SidecarDataplane';
   networking: Networking;
-  interfaces: ProxyInterfaces;
+  /** The services it dials (a shared list, `DialledServices`), as its entry was matched with. */
+  dialled: readonly string[] | undefined;
   cls: MatchClass;
+}
+
+/** A sidecar proxy's entry as read: its interfaces made on first use (most reads need only the class). */
+class SidecarEntry {
+  readonly kind = 'SidecarDataplane';
+  private made: ProxyInterfaces | undefined = undefined;
+
+  constructor(
+    readonly networking: Networking,
+    private readonly dialled: readonly string[] | undefined,
+    readonly cells: SidecarCells,
+    readonly classKey: string,
+  ) {}
+
+  get interfaces(): ProxyInterfaces {
+    return (this.made ??= proxyInterfaces(this.networking, this.dialled));
+  }
 }
 
 interface GatewayProxy<V> {
@@ -316,6 +345,9 @@ const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 const policyKey = (kind: string, name: string): string => `${kind}/${name}`;
 
+/** Keys kept per class for its members' other dialled services (`MatchClass.redials`). */
+const REDIALS_PER_CLASS = 16;
+
 const NO_CLASSES: ReadonlySet<never> = new Set();
 
 /** True when a (reach) selector matches one of a class's tag sets. */
@@ -359,8 +391,8 @@ function reachOf(policy: PolicyResource): readonly ReachSelector[] {
 /** Creates the view over the resource views; it follows their changes from now on. */
 export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher<V>): MatchView<V> {
   const meshes = new Map<string, MeshMatches<V>>();
-  /** Mesh → proxy → stream → the services it dials (kept whether or not the mesh is built). */
-  const dialledBy = new Map<string, Map<string, Map<string, readonly string[]>>>();
+  /** The services each proxy's streams dial (kept whether or not the mesh is built). */
+  const dialledBy = new DialledServices();
   const listeners = new Set<(mesh: string, change: ProxiesChange) => void>();
   /** The proxies marked by the change being applied, per mesh (`true`: all of them). */
   const pending = new Map<string, { all: boolean; proxies: Set<string>; dataplanes: boolean }>();
@@ -369,11 +401,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
   const networkingOf = (m: MeshMatches<V>, item: Pick<ViewItem, 'resource'>): Networking =>
     matchNetworking(item.resource, m.prometheus);
 
-  const dialledOf = (mesh: string, name: string): readonly string[] | undefined => {
-    const streams = dialledBy.get(mesh)?.get(name);
-    if (!streams || streams.size === 0) return undefined;
-    return [...new Set([...streams.values()].flat())].sort();
-  };
+  const dialledOf = (mesh: string, name: string): readonly string[] | undefined => dialledBy.of(mesh, name);
 
   const marks = (mesh: string) => {
     let p = pending.get(mesh);
@@ -607,12 +635,15 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
       m.gateways.delete(name);
       return;
     }
-    const { cls } = p;
+    leaveClass(m, p.cls, name);
+  };
+
+  /** Takes a proxy out of its match class; the last member gone, the class and its links go too. */
+  const leaveClass = (m: MeshMatches<V>, cls: MatchClass, name: string): void => {
     cls.members.delete(name);
     forgetSorted(m, cls);
     if (cls.members.size > 0) return;
     settle(m, cls);
-    // The last member gone: the class and its links go too.
     m.classes.delete(cls.key);
     m.unmatched?.delete(cls);
     for (const kind of SIDECAR_KINDS) {
@@ -643,7 +674,44 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
       return;
     }
     const dialled = dialledOf(mesh, name);
-    const key = matchClassKey(networking, dialled);
+    const cls = joinClass(m, name, matchClassKey(networking, dialled), networking, dialled, deferred);
+    m.proxies.set(name, { kind: 'SidecarDataplane', networking, dialled, cls });
+  };
+
+  /**
+   * A sidecar's dialled services changed: it joins the class of its new outbounds. Its inbounds, and
+   * so the endpoints its callers are served, stay as they are (nothing to index again).
+   */
+  const redial = (m: MeshMatches<V>, mesh: string, name: string, p: SidecarProxy): void => {
+    markProxy(mesh, name);
+    const dialled = dialledOf(mesh, name);
+    const before = p.cls;
+    const plain = !p.networking.outbound?.length;
+    let key = plain ? before.redials?.get(dialled) : undefined;
+    if (key === undefined) {
+      key = matchClassKey(p.networking, dialled);
+      if (plain) {
+        before.redials ??= new Map();
+        if (before.redials.size >= REDIALS_PER_CLASS) before.redials.clear();
+        before.redials.set(dialled, key);
+      }
+    }
+    if (key !== before.key) {
+      p.cls = joinClass(m, name, key, p.networking, dialled, false);
+      leaveClass(m, before, name);
+    }
+    p.dialled = dialled;
+  };
+
+  /** Adds a proxy to the class of `key`, made (and matched, unless `deferred`) when it is new. */
+  const joinClass = (
+    m: MeshMatches<V>,
+    name: string,
+    key: string,
+    networking: Networking,
+    dialled: readonly string[] | undefined,
+    deferred: boolean,
+  ): MatchClass => {
     let cls = m.classes.get(key);
     if (!cls) {
       const cells = new SidecarCells(networking, dialled, endpointTags(m));
@@ -665,12 +733,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     }
     cls.members.add(name);
     forgetSorted(m, cls);
-    m.proxies.set(name, {
-      kind: 'SidecarDataplane',
-      networking,
-      interfaces: proxyInterfaces(networking, dialled),
-      cls,
-    });
+    return cls;
   };
 
   /** Visits the classes one of whose tag sets one of `policy`'s reach selectors matches (a class once per selector that reaches it). */
@@ -1040,13 +1103,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
       const p = m?.proxies.get(name);
       if (p?.kind !== 'SidecarDataplane') return p;
       settle(m as MeshMatches<V>, p.cls);
-      return {
-        kind: p.kind,
-        networking: p.networking,
-        interfaces: p.interfaces,
-        cells: p.cls.cells,
-        classKey: p.cls.key,
-      };
+      return new SidecarEntry(p.networking, p.dialled, p.cls.cells, p.cls.key);
     },
     affected(mesh, kind, name) {
       const m = meshOf(mesh);
@@ -1103,13 +1160,11 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
       const out: MatchImpact[] = [];
       for (const [cls, copy] of copies) {
         for (const name of cls.members) {
-          const interfaces = proxyInterfaces(
-            (m.proxies.get(name) as SidecarProxy).networking,
-            dialledOf(mesh, name),
-          );
+          const p = m.proxies.get(name) as SidecarProxy;
+          const interfaces = proxyInterfaces(p.networking, p.dialled);
           const attachments = diffItems(cls.cells.items(interfaces), copy.items(interfaces));
           if (attachments.length === 0) continue;
-          out.push({ proxy: name, kind: dialledOf(mesh, name) ? 'proxyless' : 'sidecar', attachments });
+          out.push({ proxy: name, kind: p.dialled ? 'proxyless' : 'sidecar', attachments });
         }
       }
       if (gateways) {
@@ -1159,26 +1214,12 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
       return p.cls.cells.policiesAt(`i${index}`, kind);
     },
     setDialled(mesh, name, stream, services) {
-      let byProxy = dialledBy.get(mesh);
-      const before = dialledOf(mesh, name);
-      if (services === undefined) {
-        const streams = byProxy?.get(name);
-        if (!streams?.delete(stream)) return;
-        if (streams.size === 0) byProxy?.delete(name);
-        if (byProxy?.size === 0) dialledBy.delete(mesh);
-      } else {
-        if (!byProxy) dialledBy.set(mesh, (byProxy = new Map()));
-        let streams = byProxy.get(name);
-        if (!streams) byProxy.set(name, (streams = new Map()));
-        streams.set(stream, [...services]);
-      }
-      const after = dialledOf(mesh, name);
-      if (JSON.stringify(before ?? []) === JSON.stringify(after ?? [])) return;
+      if (!dialledBy.set(mesh, name, stream, services)) return;
       const m = meshes.get(mesh);
       const p = m?.proxies.get(name);
       if (!m || p?.kind !== 'SidecarDataplane') return;
       try {
-        putProxy(m, mesh, name, p.networking);
+        redial(m, mesh, name, p);
       } finally {
         flush();
       }

@@ -206,8 +206,10 @@ export function createMeshSummaries(deps: {
   });
   status.onChange((mesh, name) => {
     // One proxy's status re-counts that proxy; a zone's change re-counts every mesh on next read.
-    if (name !== undefined) update(mesh, name, new Date().toISOString());
-    else if (mesh === '') meshes.clear();
+    // (The time is read only for a mesh whose counters are built: insights change often.)
+    if (name !== undefined) {
+      if (meshes.has(mesh)) update(mesh, name, new Date().toISOString());
+    } else if (mesh === '') meshes.clear();
     else meshes.delete(mesh);
   });
 

@@ -14,6 +14,7 @@ import type { StatusStore } from '../status/status-store.js';
 import { clipDetails } from '../xds/ads-limits.js';
 import { AdsServer } from '../xds/ads-server.js';
 import type { AdsStream } from '../xds/ads-stream.js';
+import { warmEnvoyProtos } from '../xds/envoy-protos.js';
 import { createMeshConfigSource } from '../xds/mesh-config-source.js';
 import { dataplaneLookup, nodeIdentity } from '../xds/node-identity.js';
 import {
@@ -43,8 +44,9 @@ class OpenStream implements CounterReader {
   constructor(
     readonly info: StreamInfo,
     readonly handle: ProxySubscriptionHandle,
-    /** `mesh\0name` of its proxy. */
-    readonly key: string,
+    /** Its proxy. */
+    readonly mesh: string,
+    readonly name: string,
     /** The proxy's stream opened before this one, while it is open. */
     public older: OpenStream | undefined,
   ) {}
@@ -56,7 +58,7 @@ class OpenStream implements CounterReader {
       const kind = SHORT_TYPE[url];
       if (kind) byKind[kind] = status;
     }
-    return { byKind, lastUpdateTime: this.info.lastUpdateTime };
+    return { byKind, lastUpdateTime: this.info.lastUpdateMs ?? this.info.lastUpdateTime };
   }
 }
 
@@ -66,6 +68,11 @@ export interface XdsServer {
   ads: AdsServer;
   /** The newest open stream of a Dataplane (several may be open for one proxy). */
   streamOf(mesh: string, name: string): AdsStream | undefined;
+  /**
+   * Parses the Envoy protos in a later turn, off the path of the first proxy (the CLI calls it once
+   * `mesh-cp ready` is written: `ready` still means the listeners are bound, no later).
+   */
+  warm(): void;
   close(): Promise<void>;
 }
 
@@ -103,8 +110,16 @@ export async function startXdsServer(deps: {
   });
   /** Insight bookkeeping per open stream, by stream id. */
   const open = new Map<string, OpenStream>();
-  /** The newest open stream of each proxy (`mesh\0name`); older ones follow its `older` links. */
-  const newest = new Map<string, OpenStream>();
+  /** The newest open stream of each proxy, by mesh then name; older ones follow its `older` links. */
+  const newest = new Map<string, Map<string, OpenStream>>();
+  const newestOf = (mesh: string, name: string): OpenStream | undefined => newest.get(mesh)?.get(name);
+  const setNewest = (mesh: string, name: string, entry: OpenStream | undefined): void => {
+    let byName = newest.get(mesh);
+    if (entry) {
+      if (!byName) newest.set(mesh, (byName = new Map()));
+      byName.set(name, entry);
+    } else if (byName?.delete(name) && byName.size === 0) newest.delete(mesh);
+  };
   /** The Dataplane of a stream: as the source named it when it opened, else read from the node. */
   const proxyOf = (info: StreamInfo): { mesh: string; name: string } | undefined => {
     if (info.proxy) return info.proxy;
@@ -114,15 +129,14 @@ export async function startXdsServer(deps: {
   ads.on('connect', (info) => {
     const who = proxyOf(info);
     if (!who) return;
-    const key = `${who.mesh}\u0000${who.name}`;
     const handle = insights.open(who.mesh, who.name, {
       id: info.id,
       controlPlaneInstanceId: deps.instanceId,
       userAgent: info.userAgent,
     });
-    const entry = new OpenStream(info, handle, key, newest.get(key));
+    const entry = new OpenStream(info, handle, who.mesh, who.name, newestOf(who.mesh, who.name));
     open.set(info.id, entry);
-    newest.set(key, entry);
+    setNewest(who.mesh, who.name, entry);
     logger?.info(
       { mesh: who.mesh, dataplane: who.name, stream: info.id, peer: info.peer },
       'proxy connected',
@@ -137,11 +151,9 @@ export async function startXdsServer(deps: {
     open.delete(info.id);
     if (entry) {
       // Unlinked from its proxy's list, so that a proxy's list holds its open streams only.
-      let at = newest.get(entry.key);
-      if (at === entry) {
-        if (entry.older) newest.set(entry.key, entry.older);
-        else newest.delete(entry.key);
-      } else {
+      let at = newestOf(entry.mesh, entry.name);
+      if (at === entry) setNewest(entry.mesh, entry.name, entry.older);
+      else {
         while (at && at.older !== entry) at = at.older;
         if (at) at.older = entry.older;
       }
@@ -177,11 +189,16 @@ export async function startXdsServer(deps: {
   sweep.unref();
   ads.on('streamError', (info, err) => logger?.error({ stream: info.id, err }, 'xDS stream failed'));
   const port = await ads.start({ port: config.xdsServer.grpcPort, host: config.xdsServer.bindAddress });
+  let warming: NodeJS.Timeout | undefined;
   return {
     port,
     ads,
+    warm() {
+      warming ??= setTimeout(warmEnvoyProtos, 0);
+      warming.unref();
+    },
     streamOf(mesh, name) {
-      for (let at = newest.get(`${mesh}\u0000${name}`); at; at = at.older) {
+      for (let at = newestOf(mesh, name); at; at = at.older) {
         const stream = ads.stream(at.info.id);
         if (stream) return stream;
       }
@@ -189,6 +206,7 @@ export async function startXdsServer(deps: {
     },
     async close() {
       clearInterval(sweep);
+      clearTimeout(warming);
       await ads.close();
       for (const entry of open.values()) entry.handle.close();
       open.clear();

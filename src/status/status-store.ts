@@ -30,7 +30,11 @@ const connected = (insight: Insight | undefined): boolean =>
 
 /** Creates an empty in-memory status store. */
 export function createStatusStore(): StatusStore {
-  const dataplanes = new Map<string, Insight>();
+  /**
+   * Mesh → proxy → insight: no `mesh/name` key is made per read or write (a proxy's insight is
+   * published every few hundred ms while its stream's counters change, for thousands of proxies).
+   */
+  const dataplanes = new Map<string, Map<string, Insight>>();
   const zones = new Map<string, Insight>();
   const ingresses = new Map<string, Insight>();
   const egresses = new Map<string, Insight>();
@@ -40,12 +44,16 @@ export function createStatusStore(): StatusStore {
     else map.set(key, v);
   };
   return {
-    dataplaneInsight: (mesh, name) => dataplanes.get(`${mesh}/${name}`),
+    dataplaneInsight: (mesh, name) => dataplanes.get(mesh)?.get(name),
     zoneInsight: (name) => zones.get(name),
     zoneIngressInsight: (name) => ingresses.get(name),
     zoneEgressInsight: (name) => egresses.get(name),
     setDataplaneInsight(mesh, name, insight) {
-      set(dataplanes, `${mesh}/${name}`, insight);
+      let byName = dataplanes.get(mesh);
+      if (insight !== undefined) {
+        if (!byName) dataplanes.set(mesh, (byName = new Map()));
+        byName.set(name, insight);
+      } else if (byName?.delete(name) && byName.size === 0) dataplanes.delete(mesh);
       events.emit('change', mesh, name);
     },
     setZoneInsight(name, insight) {

@@ -5,11 +5,11 @@ import type { AdsCall, DiscoveryRequest, Node } from './ads-protocol.js';
 import { ADS_SERVICE } from './ads-protocol.js';
 import { ADS_LIMITS, clipDetails } from './ads-limits.js';
 import { AdsStream, type StreamHooks } from './ads-stream.js';
-import type { ConfigSource, ProxyHandle } from './config-source.js';
+import type { ConfigSource, ProxyHandle, StreamFollower } from './config-source.js';
 import type { StreamStatus } from './grpc-status.js';
 import { streamStatusOf } from './grpc-status.js';
 import { AppError } from '../util/errors.js';
-import type { StreamInfo, TypeStatus } from './stream-info.js';
+import { epochTime, SmallTypeTable, streamTime, type StreamInfo } from './stream-info.js';
 
 /** Events of the ADS server; payloads are live objects, kept in memory only. */
 export interface AdsServerEvents {
@@ -123,7 +123,7 @@ interface ServerSide {
  * are shared functions that find the connection by the call, and the connection is its stream's
  * hooks).
  */
-class Connection implements StreamHooks {
+class Connection implements StreamHooks, StreamFollower {
   /** Requests that came before the source accepted the stream (none once it did). */
   early: DiscoveryRequest[] | undefined = [];
   stream: AdsStream | undefined = undefined;
@@ -163,6 +163,18 @@ class Connection implements StreamHooks {
 
   updated(info: StreamInfo): void {
     this.side.events.emit('update', info);
+  }
+
+  /** The source says config may have changed. */
+  changed(): void {
+    this.stream?.changed();
+  }
+
+  /** The source ends the stream (its token no longer holds: an AppError, told as the status). */
+  end(err: unknown): void {
+    if (!(err instanceof AppError) && this.stream)
+      this.side.events.emit('streamError', this.stream.info, err);
+    this.finish(streamStatusOf(err));
   }
 
   failed(err: unknown): void {
@@ -241,11 +253,11 @@ class Connection implements StreamHooks {
     const s = new AdsStream(this.call, h, info, this, this.side.now);
     this.stream = s;
     this.side.open.set(info.id, this);
-    this.stopChanges = h.onChange(() => s.changed());
-    this.stopEnd = h.onEnd?.((err) => {
-      if (!(err instanceof AppError)) this.side.events.emit('streamError', info, err);
-      this.finish(streamStatusOf(err));
-    });
+    if (h.follow) h.follow(this);
+    else {
+      this.stopChanges = h.onChange(() => s.changed());
+      this.stopEnd = h.onEnd?.((err) => this.end(err));
+    }
     this.side.events.emit('connect', info);
     const early = this.early ?? [];
     this.early = undefined;
@@ -263,11 +275,12 @@ class Connection implements StreamHooks {
  * about 100 bytes, and there are 10,000 streams); the user agent is the node's.
  */
 class OpenStreamInfo implements StreamInfo {
-  readonly types = new Map<string, TypeStatus>();
+  readonly types = new SmallTypeTable();
   readonly userAgent: { name: string; version: string };
-  private readonly connectMs: number;
-  private lastUpdateMs: number;
-  private disconnectMs: number | undefined = undefined;
+  /** The times, as `streamTime`s. */
+  private readonly connectAt: number;
+  private lastUpdateAt: number;
+  private disconnectAt: number | undefined = undefined;
 
   constructor(
     readonly id: string,
@@ -276,13 +289,13 @@ class OpenStreamInfo implements StreamInfo {
     connectTime: Date,
     readonly proxy: { readonly mesh: string; readonly name: string } | undefined,
   ) {
-    this.connectMs = connectTime.getTime();
-    this.lastUpdateMs = this.connectMs;
+    this.connectAt = streamTime(connectTime.getTime());
+    this.lastUpdateAt = this.connectAt;
     this.userAgent = userAgentOf(node);
   }
 
   get connectTime(): Date {
-    return new Date(this.connectMs);
+    return new Date(epochTime(this.connectAt));
   }
 
   get lastUpdateTime(): Date {
@@ -290,15 +303,19 @@ class OpenStreamInfo implements StreamInfo {
   }
 
   set lastUpdateTime(at: Date) {
-    this.lastUpdateMs = at.getTime();
+    this.lastUpdateAt = streamTime(at.getTime());
+  }
+
+  get lastUpdateMs(): number {
+    return epochTime(this.lastUpdateAt);
   }
 
   get disconnectTime(): Date | undefined {
-    return this.disconnectMs === undefined ? undefined : new Date(this.disconnectMs);
+    return this.disconnectAt === undefined ? undefined : new Date(epochTime(this.disconnectAt));
   }
 
   set disconnectTime(at: Date | undefined) {
-    this.disconnectMs = at?.getTime();
+    this.disconnectAt = at === undefined ? undefined : streamTime(at.getTime());
   }
 }
 

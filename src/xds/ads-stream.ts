@@ -4,7 +4,7 @@ import type { AdsCall, DiscoveryRequest } from './ads-protocol.js';
 import type { NamedResource, ProxyHandle, ResourceSet } from './config-source.js';
 import type { EncodedAny, EncodedSet } from './encode-any.js';
 import { encodedSet, sameEncoding } from './encode-any.js';
-import type { StreamInfo, TypeStatus } from './stream-info.js';
+import { epochTime, streamTime, type StreamInfo, type TypeStatus } from './stream-info.js';
 import { CLUSTER, CLUSTER_LOAD_ASSIGNMENT, LISTENER, ROUTE_CONFIGURATION } from './type-urls.js';
 
 /** Pushes after a change go out in this order (make before break: clusters before what names them). */
@@ -29,7 +29,7 @@ class TypeState implements TypeStatus {
   names: string[] = NO_NAMES as string[];
   version: number | undefined = undefined;
   nonce: string | undefined = undefined;
-  /** When the last response was sent, in ms (a number: a Date costs 100 bytes of every stream). */
+  /** When the last response was sent, as a `streamTime` (a Date costs 100 bytes of every stream). */
   sentAtMs: number | undefined = undefined;
   ackedVersion: number | undefined = undefined;
   lastNack: TypeStatus['lastNack'] = undefined;
@@ -47,7 +47,7 @@ class TypeState implements TypeStatus {
   owed: 'no' | 'change' | 'first' = 'no';
 
   get sentAt(): Date | undefined {
-    return this.sentAtMs === undefined ? undefined : new Date(this.sentAtMs);
+    return this.sentAtMs === undefined ? undefined : new Date(epochTime(this.sentAtMs));
   }
 }
 
@@ -140,7 +140,11 @@ export class AdsStream {
   private subscribe(url: string): TypeState {
     const state = new TypeState(url);
     this.info.types.set(url, state);
-    this.ordered = this.ordered.concat([state]).sort((a, b) => rank(a.url) - rank(b.url));
+    // Put in its place by push order (a few types: no sort, which allocates its own work arrays).
+    const r = rank(url);
+    let at = 0;
+    while (at < this.ordered.length && rank((this.ordered[at] as TypeState).url) <= r) at++;
+    this.ordered = this.ordered.slice(0, at).concat([state], this.ordered.slice(at));
     return state;
   }
 
@@ -189,7 +193,7 @@ export class AdsStream {
     const at = this.now();
     state.version = set.version;
     state.nonce = nonce;
-    state.sentAtMs = at.getTime();
+    state.sentAtMs = streamTime(at.getTime());
     state.responsesSent++;
     this.touch(at);
   }
@@ -232,6 +236,12 @@ const rank = (url: string): number => {
   return i < 0 ? PUSH_ORDER.length : i;
 };
 
+/** True when `names` is in the order `sort()` gives (UTF-16 code units). */
+function isSorted(names: readonly string[]): boolean {
+  for (let i = 1; i < names.length; i++) if ((names[i - 1] as string) > (names[i] as string)) return false;
+  return true;
+}
+
 /** Distinct subscribed name lists kept for sharing; past it the table starts again. */
 const SHARED_NAMES_MAX = 4096;
 const SHARED_NAMES = new Map<string, string[]>();
@@ -241,7 +251,8 @@ const SHARED_NAMES = new Map<string, string[]>();
  * proxies of a workload ask the same few): a stream keeps no list of its own. Never changed.
  */
 function sharedNames(names: readonly string[]): string[] {
-  const sorted = [...names].sort();
+  // Most lists come sorted (a client asks its few services in order): copied, not sorted again.
+  const sorted = isSorted(names) ? names.slice() : [...names].sort();
   const key = sorted.join('\u0000');
   let shared = SHARED_NAMES.get(key);
   // A name holding the separator could make two lists one key: such a list is not shared.

@@ -23,6 +23,12 @@ export interface ConfigSource {
   open(node: Node, metadata: grpc.Metadata): Promise<ProxyHandle>;
 }
 
+/** What a source tells a stream that follows it ({@link ProxyHandle.follow}). */
+export interface StreamFollower {
+  changed(): void;
+  end(err: unknown): void;
+}
+
 /** The config of one connected proxy. */
 export interface ProxyHandle {
   /** The Dataplane behind the stream, when the source names one (its mesh and name). */
@@ -36,6 +42,12 @@ export interface ProxyHandle {
    * expired: an `AppError`, whose status the stream ends with); returns the unsubscribe function.
    */
   onEnd?(listener: (err: unknown) => void): () => void;
+  /**
+   * What a server of many streams calls instead of `onChange` and `onEnd`: the source tells
+   * `follower` of changes (`changed`) and of the end it decides (`end`, as an `onEnd` listener)
+   * until the stream is `closed`. One object of the server's per stream, no listener functions.
+   */
+  follow?(follower: StreamFollower): void;
   /** The stream ended. */
   closed(): void;
 }

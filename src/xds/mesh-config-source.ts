@@ -13,7 +13,13 @@ import { sameStrings } from '../util/deep-equal.js';
 import { AppError, type ErrorCode } from '../util/errors.js';
 import { deadlineTimer } from '../util/deadline-timer.js';
 import type { Node } from './ads-protocol.js';
-import type { ConfigSource, NamedResource, ProxyHandle, ResourceSet } from './config-source.js';
+import type {
+  ConfigSource,
+  NamedResource,
+  ProxyHandle,
+  ResourceSet,
+  StreamFollower,
+} from './config-source.js';
 import type { DumpSources } from './dump.js';
 import type { Networking } from '../policies/proxy-interfaces.js';
 import type { MatchView, ProxiesChange } from '../policies/match-view.js';
@@ -244,8 +250,10 @@ class MeshProxyHandle implements ProxyHandle {
    * are replaced, never grown in place: an array grown by `push` or a spread reserves room for 17,
    * `concat` makes one of the exact size.)
    */
-  private listeners: ReadonlyArray<() => void> = [];
-  private ends: ReadonlyArray<(err: unknown) => void> = [];
+  private listeners: ReadonlyArray<() => void> = NO_LISTENERS;
+  private ends: ReadonlyArray<(err: unknown) => void> = NO_ENDS;
+  /** The server's stream when it follows (`follow`), told as the listeners are. */
+  private follower: StreamFollower | undefined = undefined;
   private stopWatch: () => void = NOTHING;
 
   constructor(
@@ -269,6 +277,7 @@ class MeshProxyHandle implements ProxyHandle {
       { mesh: this.mesh, name: this.name, token },
       admitted,
       (err) => {
+        this.follower?.end(err);
         for (const listener of this.ends) listener(err);
       },
     );
@@ -292,14 +301,29 @@ class MeshProxyHandle implements ProxyHandle {
 
   onChange(listener: () => void): () => void {
     this.listeners = this.listeners.concat([listener]);
-    if (this.listeners.length === 1) this.parts.news.follow(this);
-    this.parts.news.setBroad(this, this.cached === undefined || this.server || this.waiting);
+    this.startFollowing();
     return () => {
       const i = this.listeners.indexOf(listener);
       if (i < 0) return;
       this.listeners = this.listeners.filter((_, j) => j !== i);
-      if (this.listeners.length === 0) this.parts.news.unfollow(this);
+      this.stopFollowing();
     };
+  }
+
+  follow(follower: StreamFollower): void {
+    this.follower = follower;
+    this.startFollowing();
+  }
+
+  /** Follows the news once someone listens (again: the broad mark as the cache says). */
+  private startFollowing(): void {
+    this.parts.news.follow(this);
+    this.parts.news.setBroad(this, this.cached === undefined || this.server || this.waiting);
+  }
+
+  /** Stops following the news once no one listens. */
+  private stopFollowing(): void {
+    if (this.listeners.length === 0 && this.follower === undefined) this.parts.news.unfollow(this);
   }
 
   onEnd(listener: (err: unknown) => void): () => void {
@@ -312,9 +336,10 @@ class MeshProxyHandle implements ProxyHandle {
 
   closed(): void {
     this.stopWatch();
-    this.ends = [];
-    if (this.listeners.length > 0) this.parts.news.unfollow(this);
-    this.listeners = [];
+    this.ends = NO_ENDS;
+    this.parts.news.unfollow(this);
+    this.listeners = NO_LISTENERS;
+    this.follower = undefined;
     this.cached = undefined;
     this.dialled = undefined;
     this.parts.deps.matches.setDialled(this.mesh, this.name, this.stream, undefined);
@@ -331,6 +356,7 @@ class MeshProxyHandle implements ProxyHandle {
     if (this.cached && !touched) return;
     this.cached = undefined;
     this.parts.news.setBroad(this, true);
+    this.follower?.changed();
     for (const listener of this.listeners) listener();
   }
 
@@ -362,6 +388,8 @@ class MeshProxyHandle implements ProxyHandle {
 }
 
 const NO_NAMES: readonly string[] = Object.freeze([]);
+const NO_LISTENERS: ReadonlyArray<() => void> = Object.freeze([]);
+const NO_ENDS: ReadonlyArray<(err: unknown) => void> = Object.freeze([]);
 
 const resourceName = (r: Record<string, unknown>): string => String(r.name);
 const assignmentName = (r: Record<string, unknown>): string => String(r.cluster_name);

@@ -88,6 +88,9 @@ function unusableId(id: string): Refusal | undefined {
   return undefined;
 }
 
+/** `stored` (a stored resource's string) when it equals `read`, else `read`. */
+const stored = (kept: unknown, read: string): string => (kept === read ? (kept as string) : read);
+
 /** The metadata (mesh, name) pair when the node names one; a refusal when it names half of one; undefined when neither. */
 function metadataRef(metadata: Record<string, unknown>): ProxyRef | Refusal | undefined {
   const mesh = metadata[NODE_METADATA.mesh];
@@ -168,8 +171,9 @@ export function nodeIdentity(node: XdsNode, lookup: DataplaneLookup): ProxyIdent
   const [chosen, ...others] = found;
   return {
     ok: true,
-    mesh: chosen.mesh,
-    name: chosen.name,
+    // The Dataplane's own strings, equal to the id's parts: a stream that keeps them keeps no copy.
+    mesh: stored(chosen.dataplane.mesh, chosen.mesh),
+    name: stored(chosen.dataplane.name, chosen.name),
     dataplane: chosen.dataplane,
     alsoNamed: others.map(({ mesh, name }) => ({ mesh, name })),
   };

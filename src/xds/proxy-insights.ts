@@ -61,7 +61,8 @@ export interface CounterReader {
 /** What a stream's reader gives when its insight is published: its counters and when they last changed. */
 export interface StreamCounters {
   byKind: CountersByKind;
-  lastUpdateTime: Date;
+  /** A Date, or epoch milliseconds (an ADS stream keeps its times as numbers). */
+  lastUpdateTime: Date | number;
 }
 
 interface Counter {
@@ -72,38 +73,76 @@ interface Counter {
 
 type WireCounter = { responsesSent: string; responsesAcknowledged: string; responsesRejected: string };
 
-const wire = (sent: number, acked: number, rejected: number): WireCounter => ({
-  responsesSent: String(sent),
-  responsesAcknowledged: String(acked),
-  responsesRejected: String(rejected),
-});
+/** Distinct counters kept for sharing; past it the table starts again. */
+const WIRE_MAX = 4096;
+const WIRES = new Map<number | string, WireCounter>();
+
+/**
+ * Counters as a subscription's status shows them: one frozen object per distinct triple, shared
+ * by every status that shows it (the streams of a mesh mostly count alike: 10,000 statuses of
+ * five counters each would otherwise hold 50,000 objects and their strings).
+ */
+function wire(sent: number, acked: number, rejected: number): WireCounter {
+  // Small counters (nearly all) as one number, which hashes without making a string.
+  const key: number | string =
+    sent < 1024 && acked < 1024 && rejected < 1024
+      ? sent * 1048576 + acked * 1024 + rejected
+      : `${sent},${acked},${rejected}`;
+  let w = WIRES.get(key);
+  if (!w) {
+    if (WIRES.size >= WIRE_MAX) WIRES.clear();
+    w = Object.freeze({
+      responsesSent: String(sent),
+      responsesAcknowledged: String(acked),
+      responsesRejected: String(rejected),
+    });
+    WIRES.set(key, w);
+  }
+  return w;
+}
+
+/** Sums of counters, as `statusOf` adds them up. */
+interface Totals {
+  sent: number;
+  acked: number;
+  rejected: number;
+}
+
+/** One kind's counters: counted in `byKind`, else kept from `before`; added to `totals`. */
+function kindStatus(
+  kind: XdsKind,
+  byKind: CountersByKind,
+  before: Record<string, unknown> | undefined,
+  totals: Totals,
+): WireCounter {
+  const c = byKind[kind];
+  const kept = c ? undefined : (before?.[kind] as WireCounter | undefined);
+  const s = c ? c.responsesSent : Number(kept?.responsesSent ?? 0);
+  const a = c ? c.responsesAcknowledged : Number(kept?.responsesAcknowledged ?? 0);
+  const r = c ? c.responsesRejected : Number(kept?.responsesRejected ?? 0);
+  totals.sent += s;
+  totals.acked += a;
+  totals.rejected += r;
+  return kept ?? wire(s, a, r);
+}
 
 /**
  * `status` of a subscription: the time of the last change, the counters in total and per kind; a
- * kind `byKind` does not count keeps its counters of `before` (the status rendered last).
+ * kind `byKind` does not count keeps its counters of `before` (the status rendered last). Made as
+ * one literal (its fields in the order of `XDS_KINDS`): an object given fields one by one keeps
+ * them in a separate array.
  */
 function statusOf(
   lastUpdateTime: string,
   byKind: CountersByKind,
   before: Record<string, unknown> | undefined,
 ): Record<string, unknown> {
-  let sent = 0;
-  let acked = 0;
-  let rejected = 0;
-  const out: Record<string, unknown> = { lastUpdateTime, total: undefined };
-  for (const kind of XDS_KINDS) {
-    const c = byKind[kind];
-    const kept = c ? undefined : (before?.[kind] as WireCounter | undefined);
-    const s = c ? c.responsesSent : Number(kept?.responsesSent ?? 0);
-    const a = c ? c.responsesAcknowledged : Number(kept?.responsesAcknowledged ?? 0);
-    const r = c ? c.responsesRejected : Number(kept?.responsesRejected ?? 0);
-    sent += s;
-    acked += a;
-    rejected += r;
-    out[kind] = kept ?? wire(s, a, r);
-  }
-  out.total = wire(sent, acked, rejected);
-  return out;
+  const totals: Totals = { sent: 0, acked: 0, rejected: 0 };
+  const cds = kindStatus('cds', byKind, before, totals);
+  const eds = kindStatus('eds', byKind, before, totals);
+  const lds = kindStatus('lds', byKind, before, totals);
+  const rds = kindStatus('rds', byKind, before, totals);
+  return { lastUpdateTime, total: wire(totals.sent, totals.acked, totals.rejected), cds, eds, lds, rds };
 }
 
 const UNKNOWN = 'unknown';
@@ -135,6 +174,23 @@ function versionOf(userAgent: ProxySubscriptionInfo['userAgent']): Readonly<Reco
   return v;
 }
 
+/** The last time `isoTime` wrote, as epoch milliseconds and as text. */
+let isoMs = NaN;
+let isoText = '';
+
+/**
+ * A time as ISO 8601 text. The streams published in one tick mostly changed within the same few
+ * milliseconds: the last text made is handed out again for the same millisecond.
+ */
+function isoTime(at: Date | number): string {
+  const ms = typeof at === 'number' ? at : at.getTime();
+  if (ms !== isoMs) {
+    isoText = new Date(ms).toISOString();
+    isoMs = ms;
+  }
+  return isoText;
+}
+
 /** A proxy's open and recent subscriptions, oldest first. */
 interface ProxyEntry {
   mesh: string;
@@ -162,7 +218,7 @@ interface Publisher {
  */
 class StreamSubscription implements ProxySubscriptionHandle {
   private disconnectTime: string | undefined = undefined;
-  private lastUpdate: Date | string;
+  private lastUpdate: Date | number | string;
   /** Reads the stream's counters when rendering, once they changed. */
   private pending: CounterReader | undefined = undefined;
   /** Counters kept here when they are counted one by one (`sent`, `acked`, `rejected`). */
@@ -171,19 +227,20 @@ class StreamSubscription implements ProxySubscriptionHandle {
   private status: Record<string, unknown> | undefined = undefined;
   private stale = true;
   private readonly version: Readonly<Record<string, unknown>>;
+  readonly id: string;
+  private readonly controlPlaneInstanceId: string;
 
   constructor(
     private readonly publisher: Publisher,
     private readonly entry: ProxyEntry,
-    private readonly info: ProxySubscriptionInfo,
+    info: ProxySubscriptionInfo,
     private readonly connectTime: string,
   ) {
+    // The info's fields, not the object (one object fewer per stream).
+    this.id = info.id;
+    this.controlPlaneInstanceId = info.controlPlaneInstanceId;
     this.lastUpdate = connectTime;
     this.version = versionOf(info.userAgent);
-  }
-
-  get id(): string {
-    return this.info.id;
   }
 
   sent(kind: XdsKind): void {
@@ -213,19 +270,15 @@ class StreamSubscription implements ProxySubscriptionHandle {
   }
 
   render(): Subscription {
-    const sub: Subscription = {
-      id: this.info.id,
-      controlPlaneInstanceId: this.info.controlPlaneInstanceId,
-      connectTime: this.connectTime,
-    };
-    if (this.disconnectTime) sub.disconnectTime = this.disconnectTime;
     if (this.stale || !this.status) {
       this.status = this.renderStatus(this.status);
       this.stale = false;
     }
-    sub.status = this.status;
-    sub.version = this.version;
-    return sub;
+    const { id, controlPlaneInstanceId, connectTime, disconnectTime, status, version } = this;
+    // Whole literals, in the order the insight shows: fields added one by one take an array more.
+    return disconnectTime
+      ? { id, controlPlaneInstanceId, connectTime, disconnectTime, status, version }
+      : { id, controlPlaneInstanceId, connectTime, status, version };
   }
 
   private renderStatus(before: Record<string, unknown> | undefined): Record<string, unknown> {
@@ -247,8 +300,7 @@ class StreamSubscription implements ProxySubscriptionHandle {
       }
     }
     if (this.counters) byKind = this.countedByKind();
-    const lastUpdateTime =
-      typeof this.lastUpdate === 'string' ? this.lastUpdate : this.lastUpdate.toISOString();
+    const lastUpdateTime = typeof this.lastUpdate === 'string' ? this.lastUpdate : isoTime(this.lastUpdate);
     // Kept as text (a Date costs about 100 bytes of each of 10,000 subscriptions).
     this.lastUpdate = lastUpdateTime;
     return statusOf(lastUpdateTime, byKind, before);
@@ -297,8 +349,8 @@ export function createProxyInsights(deps: {
   publishMs?: number;
 }): ProxyInsights {
   const publishMs = deps.publishMs ?? 250;
-  /** `mesh/name` → its open and recent subscriptions. */
-  const proxies = new Map<string, ProxyEntry>();
+  /** Mesh → name → its open and recent subscriptions (no `mesh/name` key made per stream). */
+  const proxies = new Map<string, Map<string, ProxyEntry>>();
   /**
    * The entries to publish at the next tick (each once: its `dirty` flag says it is queued). A
    * push to 10,000 streams marks each twice (the response, the ACK): a flag and a list cost less
@@ -362,9 +414,10 @@ export function createProxyInsights(deps: {
 
   return {
     open(mesh, name, info) {
-      const key = `${mesh}/${name}`;
-      let entry = proxies.get(key);
-      if (!entry) proxies.set(key, (entry = { mesh, name, subs: [], dirty: false }));
+      let byName = proxies.get(mesh);
+      if (!byName) proxies.set(mesh, (byName = new Map()));
+      let entry = byName.get(name);
+      if (!entry) byName.set(name, (entry = { mesh, name, subs: [], dirty: false }));
       const sub = new StreamSubscription(publisher, entry, info, deps.now().toISOString());
       entry.subs = [...entry.subs, sub].slice(-PROXY_SUBSCRIPTIONS_KEPT);
       publisher.publishNow(entry);

@@ -22,6 +22,55 @@ export interface TypeStatus extends TypeCounters {
   lastNack?: { message: string; version?: number; time: Date };
 }
 
+/** A stream's types by URL, in the order first asked: a Map, or {@link SmallTypeTable}. */
+export interface TypeTable extends Iterable<[string, TypeStatus]> {
+  readonly size: number;
+  get(url: string): TypeStatus | undefined;
+  has(url: string): boolean;
+  set(url: string, status: TypeStatus): void;
+}
+
+const NO_ENTRIES: ReadonlyArray<string | TypeStatus> = Object.freeze([]);
+
+/**
+ * A {@link TypeTable} of the few types a stream asks for (four at most in practice), as one flat
+ * list of URL and status pairs: a Map's hash table is about twice its size, for 10,000 streams.
+ */
+export class SmallTypeTable implements TypeTable {
+  /** URL, status, URL, status… (replaced, never grown in place). */
+  private entries: ReadonlyArray<string | TypeStatus> = NO_ENTRIES;
+
+  get size(): number {
+    return this.entries.length / 2;
+  }
+
+  get(url: string): TypeStatus | undefined {
+    const e = this.entries;
+    for (let i = 0; i < e.length; i += 2) if (e[i] === url) return e[i + 1] as TypeStatus;
+    return undefined;
+  }
+
+  has(url: string): boolean {
+    return this.get(url) !== undefined;
+  }
+
+  set(url: string, status: TypeStatus): void {
+    const e = this.entries;
+    for (let i = 0; i < e.length; i += 2) {
+      if (e[i] === url) {
+        this.entries = e.map((x, j) => (j === i + 1 ? status : x));
+        return;
+      }
+    }
+    this.entries = e.concat([url, status]);
+  }
+
+  *[Symbol.iterator](): IterableIterator<[string, TypeStatus]> {
+    const e = this.entries;
+    for (let i = 0; i < e.length; i += 2) yield [e[i] as string, e[i + 1] as TypeStatus];
+  }
+}
+
 /** The kept state of one ADS stream: what the caller needs for insights, `/xds` and `/stats`. */
 export interface StreamInfo {
   /** Unique per stream (a DataplaneInsight subscription `id`). */
@@ -35,10 +84,12 @@ export interface StreamInfo {
   disconnectTime?: Date;
   /** When a counter last changed. */
   lastUpdateTime: Date;
+  /** The same in epoch milliseconds, when the stream keeps it so (read without making a Date). */
+  readonly lastUpdateMs?: number;
   /** The node's user agent (`user_agent_name`, `user_agent_version`). */
   userAgent: { name: string; version: string };
   /** Per resource type URL. */
-  types: Map<string, TypeStatus>;
+  types: TypeTable;
 }
 
 /** Counters summed over every type, and per short type name (`lds`, `rds`, `cds`, `eds`). */
@@ -65,3 +116,17 @@ export function countersOf(
   }
   return out;
 }
+
+/** The origin of {@link streamTime}: when this module was loaded. */
+const TIME_BASE = Date.now();
+
+/**
+ * A time as a stream keeps it: milliseconds since the process started mesh-cp's xDS code. For 24
+ * days these are small integers, which V8 keeps in the object's field itself; an epoch time in
+ * milliseconds is a boxed number, 16 bytes more per field, with thousands of streams of several
+ * types each. Exact either way ({@link epochTime} gives the time back).
+ */
+export const streamTime = (epochMs: number): number => epochMs - TIME_BASE;
+
+/** The epoch milliseconds of a {@link streamTime}. */
+export const epochTime = (t: number): number => t + TIME_BASE;

@@ -300,6 +300,120 @@ describe('the match view (issue 16 point 6): incremental equals a full recomputa
       });
   }
 
+  for (const seed of [11, 12, 13]) {
+    it(`with proxyless clients' dialled services changing between writes, over several streams (seed ${seed})`, () => {
+      const views = createResourceViews(registry);
+      const view = createMatchView(views, gatewayMatcher);
+      const w = world(seed);
+      views.apply([entry('Mesh', MESH, { creationTime: 't' }, undefined)]);
+      const policyNames = ['p1', 'p2', 'p3', 'p4'];
+      const proxyNames = ['dp1', 'dp2', 'dp3', 'dp4', 'dp5', 'dp6'];
+      const streams = ['s1', 's2'];
+      /** What each proxy's streams dial, as told to the view. */
+      const told = new Map<string, Map<string, string[]>>();
+      const dialled = (name: string): string[] | undefined => {
+        const byStream = told.get(name);
+        if (!byStream || byStream.size === 0) return undefined;
+        return [...new Set([...byStream.values()].flat())].sort();
+      };
+      const heard: string[] = [];
+      view.onProxiesChanged((_mesh, change) => heard.push(...(change.all ? ['*'] : change.proxies)));
+      let checks = 0;
+      let moves = 0;
+      for (let step = 0; step < 400; step++) {
+        const r = w.rand(10);
+        if (r < 4) {
+          const name = w.pick(proxyNames);
+          const stream = w.pick(streams);
+          const byStream = told.get(name) ?? told.set(name, new Map()).get(name);
+          const before = dialled(name);
+          const classBefore = view.proxy(MESH, name);
+          heard.length = 0;
+          if (w.rand(4) === 0) {
+            byStream?.delete(stream);
+            view.setDialled(MESH, name, stream, undefined);
+          } else {
+            const services = Array.from({ length: w.rand(3) }, () => w.pick(['a', 'b', 'c', 'd', 'x']));
+            byStream?.set(stream, services);
+            view.setDialled(MESH, name, stream, services);
+          }
+          const after = view.proxy(MESH, name);
+          // A change of a sidecar's dialled services names it (built-in gateways dial nothing).
+          if (
+            JSON.stringify(before ?? []) !== JSON.stringify(dialled(name) ?? []) &&
+            after?.kind === 'SidecarDataplane'
+          ) {
+            expect(heard, `${name} at step ${step}`).toContain(name);
+            if (
+              classBefore?.kind === 'SidecarDataplane' &&
+              after.kind === 'SidecarDataplane' &&
+              classBefore.classKey !== after.classKey
+            )
+              moves++;
+          }
+        } else if (r < 7) {
+          const kind = w.pick(SIDECAR_KINDS);
+          const remove = w.rand(4) === 0;
+          views.apply([entry(kind, w.pick(policyNames), remove ? undefined : w.policyFields(kind))]);
+        } else {
+          const remove = w.rand(5) === 0;
+          views.apply([entry('Dataplane', w.pick(proxyNames), remove ? undefined : w.proxyFields())]);
+        }
+        if (step < 50) continue;
+        const candidates: Record<string, PolicyResource[]> = {};
+        for (const kind of MATCHED_KINDS)
+          views.each(kind, MESH, (i) =>
+            (candidates[kind] ??= []).push(i.resource as unknown as PolicyResource),
+          );
+        const prometheus = meshPrometheus(views.get('Mesh', undefined, MESH)?.resource);
+        const inboundTags: Array<Record<string, string>> = [];
+        views.each('Dataplane', MESH, (i) => {
+          for (const ib of matchNetworking(i.resource, prometheus).inbound ?? []) inboundTags.push(ib.tags);
+        });
+        const tagSetsOf = (service: string) => {
+          const distinct = new Map(
+            inboundTags.filter((t) => t[SVC] === service).map((t) => [JSON.stringify(t), t]),
+          );
+          return [...distinct.values()];
+        };
+        const affected = new Map<string, string[]>();
+        for (const name of proxyNames) {
+          const item = views.get('Dataplane', MESH, name);
+          const got = view.proxy(MESH, name);
+          if (!item) {
+            expect(got, `${name} at step ${step}`).toBeUndefined();
+            continue;
+          }
+          const networking = matchNetworking(item.resource, prometheus);
+          if (isBuiltinGateway(networking)) continue;
+          if (got?.kind !== 'SidecarDataplane') throw new Error(`${name} is a sidecar`);
+          const services = dialled(name);
+          expect(got.interfaces, `${name}'s interfaces at step ${step}`).toEqual(
+            proxyInterfaces(networking, services),
+          );
+          const want = matchSidecar(networking, candidates, services, tagSetsOf);
+          expect(got.cells.items(got.interfaces), `${name} at step ${step}`).toEqual(want);
+          for (const i of want)
+            for (const [kind, ps] of Object.entries(i.matchedPolicies))
+              for (const p of ps) {
+                const list =
+                  affected.get(`${kind}/${p.name}`) ??
+                  affected.set(`${kind}/${p.name}`, []).get(`${kind}/${p.name}`);
+                if (list && !list.includes(name)) list.push(name);
+              }
+          checks++;
+        }
+        for (const kind of SIDECAR_KINDS)
+          for (const p of policyNames)
+            expect(view.affected(MESH, kind, p), `${kind}/${p} at step ${step}`).toEqual(
+              (affected.get(`${kind}/${p}`) ?? []).sort(),
+            );
+      }
+      expect(checks).toBeGreaterThan(1000);
+      expect(moves).toBeGreaterThan(20);
+    });
+  }
+
   it('a policy write re-matches only the proxies its selectors reach', () => {
     const views = createResourceViews(registry);
     const view = createMatchView(views, noGateways);

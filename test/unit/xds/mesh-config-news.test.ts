@@ -98,4 +98,58 @@ describe('the mesh config source hands the match view news to the streams it nam
     expect([...told]).toEqual([['client-3', 1]]);
     for (const h of handles) h.closed?.();
   });
+  it('a stream that follows the source is told as listeners are, and no longer once it closed', async () => {
+    const views = createResourceViews(registry);
+    const matches = createMatchView(views, gatewayMatcher);
+    views.apply([entry('Mesh', MESH, { creationTime: T })]);
+    const dp = (name: string, svc: string, i: number) =>
+      entry('Dataplane', name, {
+        creationTime: T,
+        networking: { address: `10.0.0.${i}`, inbound: [{ port: 9000, tags: { [SVC]: svc } }] },
+      });
+    views.apply([dp('backend', 'b', 200), dp('client-1', 'c-1', 1), dp('client-2', 'c-2', 2)]);
+    await matches.buildAll();
+    const source = createMeshConfigSource({
+      lookup: dataplaneLookup(views),
+      checkToken: async () => ({ ok: true }),
+      sources: xdsSources(views, matches),
+      matches,
+      onMeshChange: onMeshChange(views),
+    });
+    const timeout = (name: string, client: string) =>
+      entry('Timeout', name, {
+        creationTime: T,
+        sources: [{ match: { [SVC]: client } }],
+        destinations: [{ match: { [SVC]: 'b' } }],
+        conf: { http: { requestTimeout: '1s' } },
+      });
+    const told: string[] = [];
+    const open = async (name: string) => {
+      const h = await source.open(node(name), new grpc.Metadata());
+      if (!h.follow) throw new Error('the mesh config source can be followed');
+      h.follow({ changed: () => told.push(name), end: () => told.push(`${name} ended`) });
+      h.resources(LISTENER, ['b']);
+      return h;
+    };
+    const one = await open('client-1');
+    const two = await open('client-2');
+    // A listener beside the follower hears the same news.
+    let heard = 0;
+    two.onChange(() => heard++);
+    views.apply([timeout('t1', 'c-1')]);
+    expect(told).toEqual(['client-1']);
+    one.resources(LISTENER, ['b']);
+    views.apply([timeout('t2', 'c-2')]);
+    expect(told).toEqual(['client-1', 'client-2']);
+    expect(heard).toBe(1);
+    // client-2 has no config cached now: it hears every change, as client-1 closing (its dialled
+    // services leave the match view), the follower and the listener alike.
+    one.closed();
+    expect(told).toEqual(['client-1', 'client-2', 'client-2']);
+    expect(heard).toBe(2);
+    two.closed();
+    views.apply([timeout('t3', 'c-1'), timeout('t4', 'c-2')]);
+    expect(told).toEqual(['client-1', 'client-2', 'client-2']);
+    expect(heard).toBe(2);
+  });
 });
