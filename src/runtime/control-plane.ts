@@ -63,26 +63,26 @@ export interface ControlPlane {
   /** The policy engine: which policies apply to each proxy; what inspect lists and xDS renders. */
   matches: MatchView<GatewayView>;
   commands: Commands;
-  /** Issues and verifies tokens (issue 4). */
+  /** Issues and verifies tokens. */
   tokens: TokenService;
-  /** The HTTPS listener of the API (same routes as `app`), when it listens (issue 4). */
+  /** The HTTPS listener of the API (same routes as `app`), when it listens. */
   httpsServer?: HttpsServer;
   /** Where the HTTPS certificate came from (`files`, `kept`, `generated`, `memory`), when HTTPS listens. */
   tls?: Pick<TlsMaterial, 'source' | 'certFile'>;
   /**
-   * Bound ports; `https` is 0 when HTTPS is off, `kds` (Global's sync port, issue 5) 0 but on Global,
-   * `xds` (the data plane server, issue 17) 0 on Global.
+   * Bound ports; `https` is 0 when HTTPS is off, `kds` (Global's sync port) 0 but on Global,
+   * `xds` (the data plane server) 0 on Global.
    */
   ports: { api: number; diagnostics: number; https: number; kds: number; xds: number };
-  /** The data plane (ADS) server of standalone and zone modes, when it listens (issue 17). */
+  /** The data plane (ADS) server of standalone and zone modes, when it listens. */
   xds?: XdsServer;
-  /** Runtime status of proxies and zones (issue 5). */
+  /** Runtime status of proxies and zones. */
   status: StatusStore;
-  /** Global's sync server or a zone's sync client (issue 5); absent in standalone mode. */
+  /** Global's sync server or a zone's sync client; absent in standalone mode. */
   multizone?: Multizone;
   /** Resolves once the signing keys made at first start are written (they are made after ready). */
   defaultsReady: Promise<void>;
-  /** Entries replayed at start, the snapshot they followed (issue 6) and how long start-up took. */
+  /** Entries replayed at start, the snapshot they followed and how long start-up took. */
   startup: {
     replayed: number;
     ms: number;
@@ -105,7 +105,7 @@ export interface StartOptions {
   /** The HTTPS material, when the caller started loading it early (`mesh-cp run` does, so that a
    * first start makes its certificate while the modules load); else it is loaded here. */
   tls?: Promise<TlsMaterial>;
-  /** The LevelDB log's retry back-off and injected write fault (tests of a full disk, issue 15). */
+  /** The LevelDB log's retry back-off and injected write fault (tests of a full disk). */
   levelLog?: Pick<LevelLogOptions, 'retry' | 'fault'>;
   /** Timing of the cluster work on a PostgreSQL log (tests shorten it). */
   cluster?: Partial<ClusterTimers>;
@@ -200,7 +200,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   const tlsLoading =
     listen && config.apiServer.https.enabled ? (opts.tls ?? loadTlsMaterial(config)) : undefined;
   tlsLoading?.catch(() => undefined);
-  // The data plane server (issue 17) loads gRPC (~50 ms): start loading it while the log opens.
+  // The data plane server loads gRPC (~50 ms): start loading it while the log opens.
   const xdsLoading = listen && config.mode !== 'global' ? import('./xds-server.js') : undefined;
   xdsLoading?.catch(() => undefined);
   const log = await openLog(config, now, opts);
@@ -211,7 +211,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     config.store.type === 'postgres' ? createMergedStatus(createStatusStore(), instanceId) : undefined;
   const status = merged?.store ?? createStatusStore();
   const summaries = createMeshSummaries({ registry, views, status });
-  // Issue 6: from the newest sound snapshot, then the tail; a damaged one is logged and skipped.
+  // From the newest sound snapshot, then the tail; a damaged one is logged and skipped.
   const snapshots = config.store.snapshot.every > 0 ? log.snapshots : undefined;
   const source = trackSnapshotSource(registry, views);
   const loaded = await loadViews({
@@ -293,7 +293,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   const matchView = await matches.buildAll();
   opts.logger?.debug(matchView, 'policy matches built');
   const inspect = createInspectQueries({ views, matches });
-  // Issue 17: a proxy's /xds, /stats and /clusters (its stream once it is connected; on Global, its zone's).
+  // A proxy's /xds, /stats and /clusters (its stream once it is connected; on Global, its zone's).
   const dumpDeps = { config, views, matches, xds: () => xds, multizone: () => multizone };
   const dumpSources = xdsSources(views, matches, localZoneOf(config));
   const pointInTime = createPointInTime({
@@ -393,7 +393,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     },
   };
   exposeGlobalLink(serverDeps.info, () => multizone);
-  // HTTPS (issue 4) serves the same route table from a second node server; only when it will listen.
+  // HTTPS serves the same route table from a second node server; only when it will listen.
   const tls = await tlsLoading;
   const app = await buildServer(tls ? { ...serverDeps, https: tls } : serverDeps);
   const httpsServer = httpsServerOf(app);

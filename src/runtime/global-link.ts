@@ -1,11 +1,11 @@
 import type { Multizone } from './multizone.js';
 
-/** Issue 5: a zone's `GET /` also says which Global it follows and whether it is connected now. */
+/** A zone's `GET /` also says which Global it follows and whether it is connected now. */
 export function exposeGlobalLink(info: object, multizone: () => Multizone | undefined): void {
   Object.defineProperty(info, 'zone', { enumerable: true, get: () => multizone()?.link?.() });
 }
 
-/** Issue 5: a zone's `GET /config` says whether it is connected to Global now (`multizone.zone.connected`). */
+/** A zone's `GET /config` says whether it is connected to Global now (`multizone.zone.connected`). */
 export function withGlobalLink(
   masked: Record<string, unknown>,
   multizone: Multizone | undefined,

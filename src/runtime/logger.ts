@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import type * as PinoPretty from 'pino-pretty';
 
 /**
- * Log paths that may hold a credential or a secret: never written (issue 4). Request bodies are not
+ * Log paths that may hold a credential or a secret: never written. Request bodies are not
  * logged at all (fastify's request logging is off and handlers log names and revisions only); the
  * body paths are here in case a later log line passes a request or a body by mistake.
  */
@@ -83,7 +83,7 @@ export function stdoutDestination(fd = 1, periodicFlush = 100): StdoutDestinatio
 }
 
 /**
- * `log.format: text` (issue 18): each JSON line turned into pino-pretty's human form (time, level,
+ * `log.format: text`: each JSON line turned into pino-pretty's human form (time, level,
  * message, then the fields indented), in colour on a terminal. Loaded only when asked for; the
  * destination's buffering and flush are kept.
  */

@@ -34,7 +34,7 @@ export interface Multizone {
   isConnected(zone: string): boolean;
   /** Zone: the Global it follows and whether it is connected now. */
   link?(): GlobalLink;
-  /** Global: a view of a zone's proxy, answered by that zone (issue 17). */
+  /** Global: a view of a zone's proxy, answered by that zone. */
   proxyDump?(zone: string, req: Omit<DumpRequest, 'id'>): Promise<DumpReply>;
   close(): Promise<void>;
 }
@@ -68,7 +68,7 @@ const readFile = (file: string, key: string): string => {
 };
 
 /**
- * The sync port's TLS (issue 5): the configured pair, else the self-signed certificate kept in the
+ * The sync port's TLS: the configured pair, else the self-signed certificate kept in the
  * data dir (the one HTTPS serves, when HTTPS made it).
  */
 export async function loadSyncTls(config: Config, https?: TlsMaterial): Promise<TlsMaterial> {
@@ -107,7 +107,7 @@ function withoutIpServername(creds: grpc.ChannelCredentials): grpc.ChannelCreden
 }
 
 /**
- * How a zone verifies Global (issue 5): with `rootCaFile`; not at all only with `tlsSkipVerify`
+ * How a zone verifies Global: with `rootCaFile`; not at all only with `tlsSkipVerify`
  * (and a warning); otherwise with the system's CAs.
  */
 export function zoneCredentials(config: Config, logger?: Logger): grpc.ChannelCredentials {

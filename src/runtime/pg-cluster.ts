@@ -35,7 +35,7 @@ const REMOVE_GONE_STATUS_SQL = `
 const DELETE_OLD_REMOVALS_SQL = `
   DELETE FROM mesh_status WHERE value IS NULL AND updated < now() - make_interval(secs => $1)`;
 
-/** This instance's part in a cluster of instances on one PostgreSQL log (issue 19). */
+/** This instance's part in a cluster of instances on one PostgreSQL log. */
 export interface PgCluster {
   /** Whether this instance holds the leader lock now. */
   leads(): boolean;

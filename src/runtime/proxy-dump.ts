@@ -1,5 +1,5 @@
 /**
- * The `/xds`, `/stats` and `/clusters` views of proxies (issue 17), as the API calls them. On a
+ * The `/xds`, `/stats` and `/clusters` views of proxies, as the API calls them. On a
  * standalone or zone plane: this plane's own streams and mesh. On Global, a zone's proxy (stored as
  * `<zone>.<name>` with the zone as origin) is answered by that zone over the sync session; what
  * Global owns itself is answered here. The xDS code loads on the first request.

@@ -1,5 +1,5 @@
 /**
- * The data plane server of standalone and zone control planes (issue 17, decisions §11): ADS on
+ * The data plane server of standalone and zone control planes (decisions §11): ADS on
  * `xdsServer.grpcPort`, streams named and checked by the mesh config source, and their counters
  * turned into DataplaneInsight subscriptions (online while a stream is open; on a zone, Global sees
  * them through the sync of insights). Loaded only when it starts: gRPC and the protos stay out of

@@ -53,8 +53,8 @@ class TypeState implements TypeStatus {
 
 /**
  * The state of the world protocol of one open stream, once the proxy is known. Per type: the
- * subscribed names, the last response's nonce and content. Choices (decisions §11, the research
- * notes of issue 17):
+ * subscribed names, the last response's nonce and content. Choices (decisions §11, and what the
+ * `@grpc/grpc-js-xds` client was seen to need):
  * - a type is answered when first requested, then only when the encoded content for the current
  *   names differs byte for byte from what was last sent (unchanged config is never re-sent, even
  *   at a new version); when the source answers with the very list it answered last time, the

@@ -1,6 +1,6 @@
 /**
- * What `/xds`, `/stats` and `/clusters` of a proxy answer on a standalone or zone control plane
- * (issue 17): a connected Dataplane's newest stream (what it was served, its counters); a Dataplane
+ * What `/xds`, `/stats` and `/clusters` of a proxy answer on a standalone or zone control plane:
+ * a connected Dataplane's newest stream (what it was served, its counters); a Dataplane
  * without a stream the config it would be served, with `control_plane.connected_state: 0`. Zone
  * ingresses and egresses get no config from mesh-cp yet: their node and an empty config.
  */

@@ -1,5 +1,5 @@
 /**
- * The `/xds` answer of a connected proxy (issue 17): what its stream last sent of each type, decoded
+ * The `/xds` answer of a connected proxy: what its stream last sent of each type, decoded
  * on request from the bytes the stream keeps, with the version and time of that response, and the
  * last NACK of each type as Envoy's `error_state`.
  */

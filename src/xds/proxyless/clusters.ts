@@ -3,7 +3,7 @@
  * split by `version` gives one per version), endpoints from the ready inbounds whose tags the
  * destination matches, grouped by `mesh.io/zone` locality.
  *
- * What the gRPC client needs, from the research notes of issue 17: every locality has a
+ * What the gRPC client needs (as its source and tests show): every locality has a
  * `load_balancing_weight` (one without is dropped silently), endpoints are IP literals and unique
  * (EDS is NACKed for hostnames and duplicates), and optional blocks are always present with neutral
  * values (an update that only adds a block can be judged equal and dropped): outlier detection with
