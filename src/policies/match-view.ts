@@ -1157,13 +1157,31 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
           copy.update(kind, by & BEFORE ? before : undefined, by & AFTER ? after : undefined, candidates);
         }
       }
+      // The kinds whose listings may differ: those written, every kind when a route is (it moves
+      // the services that the routed and dialled kinds attach to).
+      const changing: ReadonlySet<string> | undefined = writes.some((w) => w.kind === ROUTE_KIND)
+        ? undefined
+        : new Set(writes.map((w) => w.kind));
       const out: MatchImpact[] = [];
       for (const [cls, copy] of copies) {
+        // Diffed once per class, on the class's own interfaces; a member differs only in the names
+        // of its inbounds and outbounds (the same ones, in the same order), put in after.
+        const own = cls.cells.interfaces;
+        const diff = diffItems(cls.cells.items(own, changing), copy.items(own, changing));
+        if (diff.length === 0) continue;
+        const inboundAt = new Map(own.inbounds.map((ib, i) => [ib.name, i]));
+        const outboundAt = new Map(own.outbounds.map((ob, j) => [ob.name, j]));
         for (const name of cls.members) {
           const p = m.proxies.get(name) as SidecarProxy;
-          const interfaces = proxyInterfaces(p.networking, p.dialled);
-          const attachments = diffItems(cls.cells.items(interfaces), copy.items(interfaces));
-          if (attachments.length === 0) continue;
+          const mine = proxyInterfaces(p.networking, p.dialled);
+          const renamed = (a: AttachmentImpact): string => {
+            if (a.type === 'inbound') return mine.inbounds[inboundAt.get(a.name) as number].name;
+            if (a.type === 'outbound') return mine.outbounds[outboundAt.get(a.name) as number].name;
+            return a.name;
+          };
+          const attachments = diff
+            .map((a) => ({ ...a, name: renamed(a) }))
+            .sort((x, y) => cmp(x.type, y.type) || cmp(x.name, y.name) || cmp(x.policyKind, y.policyKind));
           out.push({ proxy: name, kind: p.dialled ? 'proxyless' : 'sidecar', attachments });
         }
       }

@@ -531,9 +531,10 @@ export class SidecarCells {
 
   /**
    * The matched-policies items (spec 2.20) of one proxy of the class, exactly as `matchSidecar`
-   * gives them; `proxy` names its inbounds and outbounds (the class's own when absent).
+   * gives them; `proxy` names its inbounds and outbounds (the class's own when absent); `only`:
+   * these kinds alone (an item without any of them is left out).
    */
-  items(proxy: ProxyInterfaces = this.interfaces): SidecarItem[] {
+  items(proxy: ProxyInterfaces = this.interfaces, only?: ReadonlySet<string>): SidecarItem[] {
     const { inbounds, outbounds } = proxy;
     const items: SidecarItem[] = [];
     const item = (
@@ -545,6 +546,7 @@ export class SidecarCells {
     ): void => {
       const matched: Record<string, PolicyResource[]> = {};
       for (const kind of kinds) {
+        if (only !== undefined && !only.has(kind)) continue;
         const listed = this.listedAt(slot, kind);
         if (listed.length > 0) matched[kind] = listed;
       }

@@ -93,7 +93,11 @@ function world(seed: number) {
       port: 10000 + i,
       tags: { [SVC]: pick(services) },
     }));
-    const networking: Record<string, unknown> = { address: '10.0.0.1', inbound, outbound };
+    const networking: Record<string, unknown> = {
+      address: pick(['10.0.0.1', '10.0.0.3']),
+      inbound,
+      outbound,
+    };
     // The Dataplane's override of the mesh's Prometheus backend: its port and a tag set of its own.
     const metrics =
       rand(3) === 0
@@ -644,9 +648,15 @@ describe('the match view previews policy writes: what a set of writes would chan
       views.apply([entry('Mesh', MESH, { creationTime: 't' }, undefined)]);
       const policyNames = ['p1', 'p2', 'p3'];
       const proxyNames = ['dp1', 'dp2', 'dp3', 'dp4', 'dp5', 'dp6', 'gw1', 'gw2'];
-      for (const name of proxyNames) {
+      for (const name of [...proxyNames]) {
         const fields = name.startsWith('gw') ? w.gatewayProxyFields() : w.proxyFields();
         views.apply([entry('Dataplane', name, fields)]);
+        // A replica at another address: one match class, its own inbound and outbound names.
+        if (name.startsWith('dp')) {
+          const networking = { ...(fields.networking as Record<string, unknown>), address: '10.9.9.9' };
+          views.apply([entry('Dataplane', `${name}-b`, { ...fields, networking })]);
+          proxyNames.push(`${name}-b`);
+        }
       }
       /** Each proxy's attachments: its matched-policies items (a gateway: the policies its view lists). */
       const snapshot = () =>
