@@ -3,16 +3,16 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../helpers/process.js';
 
-/** Every TypeScript file under a folder. */
+/** Every TypeScript and Markdown file under a folder. */
 function files(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
-    return statSync(path).isDirectory() ? files(path) : path.endsWith('.ts') ? [path] : [];
+    return statSync(path).isDirectory() ? files(path) : /\.(ts|md)$/.test(path) ? [path] : [];
   });
 }
 
 describe('the code says what and why, not where a task came from', () => {
-  it('no comment or string in src/ cites an issue number (a reader of the repository cannot open those)', () => {
+  it('no comment, string or README in src/ cites an issue number (a reader of the repository cannot open those)', () => {
     const found: string[] = [];
     for (const path of files(join(REPO_ROOT, 'src'))) {
       readFileSync(path, 'utf8')
