@@ -5,14 +5,7 @@ import type { Queries } from '../app/queries.js';
 import type { Registry } from '../resources/registry.js';
 import { AppError } from '../util/errors.js';
 import { addKindRoute, createKindPaths } from './kind-paths.js';
-import {
-  nextUrl,
-  parsePage,
-  parsePointInTime,
-  parseTime,
-  rawQuery,
-  resolvePointInTime,
-} from './list-query.js';
+import { nextUrl, parsePage, parseTime, rawQuery, revisionAsked } from './list-query.js';
 import { pageBody } from './page-body.js';
 import type { RouteInfo } from './resource-routes.js';
 
@@ -78,11 +71,8 @@ export function registerInspectRoutes(app: FastifyInstance, deps: InspectRouteDe
     then?: PastInspect;
   }> => {
     const now = { revision: queries.revision(), inspect: deps.inspect, notes: deps.xdsNotes };
-    if (!past || !(req.url.includes('revision=') || req.url.includes('at='))) return now;
-    const revision = await resolvePointInTime(parsePointInTime(rawQuery(req), now.revision), (t) =>
-      past.revisionAt(t),
-    );
-    if (revision === undefined) return now;
+    const revision = past && (await revisionAsked(req, now.revision, (t) => past.revisionAt(t)));
+    if (!past || revision === undefined) return now;
     const then = await past.inspectAt(revision);
     return { revision: then.revision, inspect: then.inspect, notes: then.xdsNotes, then };
   };

@@ -102,13 +102,18 @@ export function parseTime(q: URLSearchParams, key: string): { raw: string; time:
 }
 
 /**
- * The revision a point-in-time read answers at: the one asked for, or the last at or before the
- * time asked for (400 when the log has none that early); undefined for a read of now.
+ * The revision a point-in-time read answers at: `?revision=R`, or for `?at=T` the last revision at
+ * or before T (400 when the log has none that early), checked against the `head`; undefined for a
+ * read of now.
  */
-export async function resolvePointInTime(
-  p: PointInTimeQuery,
+export async function revisionAsked(
+  req: FastifyRequest,
+  head: number,
   revisionAt: (time: number) => Promise<number | undefined>,
 ): Promise<number | undefined> {
+  // Most reads ask for now: their query is not parsed.
+  if (!req.url.includes('revision=') && !req.url.includes('at=')) return undefined;
+  const p = parsePointInTime(rawQuery(req), head);
   if (p === undefined) return undefined;
   if ('revision' in p) return p.revision;
   const revision = await revisionAt(p.time);

@@ -14,7 +14,7 @@ import type { BodyBuffers } from './body-buffers.js';
 import { createBodyBuffers } from './body-buffers.js';
 import type { KindHandler, KindParams, PathScope } from './kind-paths.js';
 import { SCOPE_PREFIX, addKindRoute, createKindPaths } from './kind-paths.js';
-import { nextUrl, parseListQuery, parsePointInTime, rawQuery, resolvePointInTime } from './list-query.js';
+import { nextUrl, parseListQuery, rawQuery, revisionAsked } from './list-query.js';
 
 /** What a route touches, kept in fastify's route config so hooks can authorize by kind and action. */
 export interface RouteInfo {
@@ -107,9 +107,7 @@ export function registerResourceRoutes(app: FastifyInstance, deps: ResourceRoute
    * checked against the head; undefined for a read of now.
    */
   const pastRevision = async (req: FastifyRequest): Promise<number | undefined> =>
-    history && (req.url.includes('revision=') || req.url.includes('at='))
-      ? resolvePointInTime(parsePointInTime(rawQuery(req), queries.revision()), (t) => history.revisionAt(t))
-      : undefined;
+    history && revisionAsked(req, queries.revision(), (t) => history.revisionAt(t));
   const queriesAt = async (at: number | undefined): Promise<Queries> =>
     at === undefined ? queries : (history as History).queriesAt(at);
 
