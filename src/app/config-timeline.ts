@@ -12,7 +12,8 @@
  * A replay is kept for the few proxies asked last, with the state it reached: the next request (a
  * next page, or after new writes) goes on from there instead of from the first revision.
  */
-import type { Actor, LogEntry, Operation } from '../events/types.js';
+import type { LogEntry } from '../events/types.js';
+import { entryWrite, type EntryWrite } from './history.js';
 import { gatewayMatcher } from '../policies/gateway-matcher.js';
 import { createMatchView, type MatchView } from '../policies/match-view.js';
 import { createResourceViews, type ResourceViews } from '../projections/resource-views.js';
@@ -27,14 +28,7 @@ export interface TimelineItem {
   time: string;
   config: ConfigChange;
   /** The log entry at that revision: what was written, by whom. */
-  write: {
-    kind: string;
-    mesh?: string;
-    name: string;
-    operation: Operation;
-    actor: Actor;
-    changeSet?: string;
-  };
+  write: EntryWrite;
 }
 
 /** The proxy's served config (as text to compare), or undefined when it has none (no such proxy or mesh). */
@@ -111,14 +105,7 @@ export function createConfigTimeline(deps: {
             revision: e.revision,
             time: e.time,
             config,
-            write: {
-              kind: e.kind,
-              ...(e.mesh === undefined ? {} : { mesh: e.mesh }),
-              name: e.name,
-              operation: e.operation,
-              actor: e.actor,
-              ...(e.changeSet === undefined ? {} : { changeSet: e.changeSet }),
-            },
+            write: entryWrite(e),
           });
         }
       }

@@ -147,19 +147,24 @@ export function historyItem(e: LogEntry, redact: boolean): HistoryItem {
   };
 }
 
-/** The audit-log item of an entry; `redact`: the entry is of a secret kind whose data is not to be shown. */
-export function eventItem(e: LogEntry, redact: boolean): EventItem {
+/** What an entry wrote and who, without its place in the log or the resource: an audit item's middle. */
+export type EntryWrite = Omit<EventItem, 'revision' | 'time' | 'resource'>;
+
+/** The {@link EntryWrite} of an entry. */
+export function entryWrite(e: LogEntry): EntryWrite {
   return {
-    revision: e.revision,
-    time: e.time,
     kind: e.kind,
     ...(e.mesh === undefined ? {} : { mesh: e.mesh }),
     name: e.name,
     operation: e.operation,
     actor: e.actor,
     ...(e.changeSet === undefined ? {} : { changeSet: e.changeSet }),
-    resource: shownResource(e, redact),
   };
+}
+
+/** The audit-log item of an entry; `redact`: the entry is of a secret kind whose data is not to be shown. */
+export function eventItem(e: LogEntry, redact: boolean): EventItem {
+  return { revision: e.revision, time: e.time, ...entryWrite(e), resource: shownResource(e, redact) };
 }
 
 /** Whether items of `kind` are to be redacted under `secretData` (secret kinds, unless data was asked for). */
