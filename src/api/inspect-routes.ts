@@ -18,7 +18,7 @@ export interface InspectRouteDeps {
   proxyDump?: ProxyDumpFn;
   /** Per dialled service, what a proxyless client could not apply; absent: `/policies` says nothing of it. */
   xdsNotes?: (mesh: string, name: string) => Record<string, string[]> | undefined;
-  /** `GET …/dataplanes/{name}/xds/_history`: the proxy's config timeline; absent: not served (Global). */
+  /** `GET …/dataplanes/{name}/xds/_history`: the proxy's config timeline; absent (Global): the route says where it is. */
   configTimeline?: (mesh: string, name: string) => Promise<readonly TimelineItem[] | undefined>;
   /** Answers `?revision=R` and `?at=T` as of that revision; absent: the parameters are ignored. */
   past?: {
@@ -162,7 +162,7 @@ export function registerInspectRoutes(app: FastifyInstance, deps: InspectRouteDe
   };
 
   const { configTimeline } = deps;
-  if (configTimeline) {
+  {
     // A proxy's config timeline: when its served config changed, and which write did it.
     app.get<{ Params: ProxyParams }>(
       '/meshes/:mesh/dataplanes/:name/xds/_history',
@@ -175,6 +175,13 @@ export function registerInspectRoutes(app: FastifyInstance, deps: InspectRouteDe
         const { mesh, name } = req.params;
         // Throws NOT_FOUND naming a missing mesh.
         queries.get(registry.get('Mesh'), undefined, mesh);
+        if (!configTimeline) {
+          throw new AppError(
+            'BAD_REQUEST',
+            'No xDS on Global',
+            "Global serves no xDS: a proxy's config timeline is on the control plane of its zone",
+          );
+        }
         const all = await configTimeline(mesh, name);
         if (all === undefined) {
           throw new AppError('NOT_FOUND', 'Not found', `Dataplane "${name}" not found in mesh "${mesh}"`);

@@ -21,7 +21,6 @@ import { xdsSources } from './xds-sources.js';
 import { answerDumpRequest, localProxyDump, proxyDump } from './proxy-dump.js';
 import { configRenderer, createPastInspect } from './past-inspect.js';
 import { createConfigTimeline } from '../app/config-timeline.js';
-import { AppError } from '../util/errors.js';
 import type { TokenService } from '../app/token-service.js';
 import { createTokenService } from '../app/token-service.js';
 import { MESH_CP_VERSION } from '../app/versions.js';
@@ -317,6 +316,13 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
       return () => bus.off('committed', listener);
     },
   });
+  // A proxy's config timeline, from the log (Global serves no xDS: the route says so).
+  const { timeline: configTimeline } = createConfigTimeline({
+    registry,
+    read: (from, to) => log.read(from, to),
+    head: () => log.head(),
+    renderer: () => configRenderer(localZoneOf(config)),
+  });
   const tokens = createTokenService({ views, now, keysReady: defaultsReady });
   const xdsBootstrap = xdsBootstrapSettings(config);
   const serverDeps: ServerDeps = {
@@ -356,24 +362,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     inspect,
     proxyDump: proxyDump(dumpDeps),
     xdsNotes: config.mode === 'global' ? undefined : createPolicyNotes(dumpSources),
-    configTimeline:
-      config.mode === 'global'
-        ? async () => {
-            throw new AppError(
-              'BAD_REQUEST',
-              'No xDS on Global',
-              "Global serves no xDS: a proxy's config timeline is on the control plane of its zone",
-            );
-          }
-        : (() => {
-            const timelines = createConfigTimeline({
-              registry,
-              read: (from, to) => log.read(from, to),
-              head: () => log.head(),
-              renderer: () => configRenderer(localZoneOf(config)),
-            });
-            return (mesh: string, name: string) => timelines.timeline(mesh, name);
-          })(),
+    configTimeline: config.mode === 'global' ? undefined : configTimeline,
     pastInspect: createPastInspect({
       pointInTime,
       localZone: localZoneOf(config),

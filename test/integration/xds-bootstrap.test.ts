@@ -244,4 +244,23 @@ describe('the bootstrap in zone mode and on Global', () => {
       'Global serves no xDS: a proxy connects to the control plane of its zone; get its bootstrap there',
     );
   });
+
+  it('Global has no proxy config timeline and no past /xds: both say so', async () => {
+    const timeline = await global.app.inject({
+      method: 'GET',
+      url: '/meshes/default/dataplanes/east.web-1/xds/_history',
+    });
+    expect(timeline.statusCode).toBe(400);
+    expect(timeline.json().details).toBe(
+      "Global serves no xDS: a proxy's config timeline is on the control plane of its zone",
+    );
+    const past = await global.app.inject({
+      method: 'GET',
+      url: `/meshes/default/dataplanes/east.web-1/xds?revision=${global.log.head()}`,
+    });
+    expect(past.statusCode).toBe(400);
+    expect(past.json().causes).toEqual([
+      { field: 'revision', message: '/xds is not served here: it has no past' },
+    ]);
+  });
 });
