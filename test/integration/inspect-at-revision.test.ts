@@ -3,6 +3,7 @@ import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { startPlane, testConfig } from '../helpers/control-plane.js';
+import { seededInts } from '../helpers/seeded.js';
 
 const SVC = 'mesh.io/service';
 const PROTOCOL = 'mesh.io/protocol';
@@ -25,15 +26,6 @@ const gatewayProxy = (name: string) => ({
   networking: { address: '10.0.0.9', gateway: { tags: { [SVC]: 'edge' }, type: 'BUILTIN' } },
 });
 const sel = (tags: Record<string, string>) => [{ match: { [SVC]: '*', ...tags } }];
-
-/** Seeded choices, so that a failure names a sequence that can be run again. */
-function rng(seed: number) {
-  let s = seed;
-  return (n: number): number => {
-    s = (s * 1103515245 + 12345) & 0x7fffffff;
-    return (s >> 8) % n;
-  };
-}
 
 const SERVICES = ['web', 'api', 'db'];
 const PROXIES = ['web-1', 'api-1', 'api-2', 'db-1'];
@@ -148,7 +140,7 @@ describe('inspect and /xds at any revision (?revision=R, ?at=T)', () => {
       selectors: [{ match: { [SVC]: 'edge' } }],
       conf: { listeners: [{ port: 8080, protocol: 'HTTP', hostname: '*' }] },
     });
-    const r = rng(7);
+    const r = seededInts(7);
     for (let step = 0; step < 40; step++) {
       const [kind, path, names] = POLICIES[r(POLICIES.length)];
       const name = names[r(names.length)];

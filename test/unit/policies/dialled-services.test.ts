@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DialledServices, sharedList } from '../../../src/policies/dialled-services.js';
+import { seededInts } from '../../helpers/seeded.js';
 
 describe('the dialled services of proxyless clients, per proxy and stream', () => {
   it('a proxy dials the union of its open streams, sorted, each once; an ended stream leaves it', () => {
@@ -39,11 +40,7 @@ describe('the dialled services of proxyless clients, per proxy and stream', () =
   it('matches a plain recomputation over random stream changes', () => {
     const d = new DialledServices();
     const want = new Map<string, Map<string, string[]>>();
-    let seed = 7;
-    const rand = (n: number) => {
-      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-      return (seed >> 8) % n;
-    };
+    const rand = seededInts(7);
     const union = (p: string) => {
       const streams = want.get(p);
       if (!streams || streams.size === 0) return undefined;

@@ -15,6 +15,7 @@ import { SIDECAR_KINDS } from '../../../src/policies/sidecar-cells.js';
 import { createResourceViews } from '../../../src/projections/resource-views.js';
 import { registry } from '../../../src/resources/registry.js';
 import { SVC } from '../../helpers/policies.js';
+import { seededInts } from '../../helpers/seeded.js';
 
 const MESH = 'default';
 let revision = 0;
@@ -46,11 +47,7 @@ const noGateways: GatewayMatcher<never> = { view: () => undefined, policiesIn: (
 
 /** A seeded generator of random writes over a small world, so that matches collide often. */
 function world(seed: number) {
-  let s = seed;
-  const rand = (n: number): number => {
-    s = (s * 1103515245 + 12345) & 0x7fffffff;
-    return (s >> 8) % n;
-  };
+  const rand = seededInts(seed);
   const pick = <T>(xs: readonly T[]): T => xs[rand(xs.length)];
   const services = ['a', 'b', 'c', 'd'];
   const selector = (): Record<string, string> => {

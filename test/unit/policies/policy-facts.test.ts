@@ -10,6 +10,7 @@ import {
 import type { PolicyResource } from '../../../src/policies/policy-resource.js';
 import { bestSelectorRank } from '../../../src/policies/select-policies.js';
 import { SVC, sel } from '../../helpers/policies.js';
+import { seededInts } from '../../helpers/seeded.js';
 
 /** What the compiled matching must answer: `bestSelectorRank` as a number, or `NO_MATCH`. */
 const reference = (
@@ -22,11 +23,7 @@ const reference = (
 
 /** A seeded generator of selectors and tag sets over a few keys and values, so that they meet often. */
 function world(seed: number) {
-  let s = seed;
-  const rand = (n: number): number => {
-    s = (s * 1103515245 + 12345) & 0x7fffffff;
-    return (s >> 8) % n;
-  };
+  const rand = seededInts(seed);
   const pick = <T>(xs: readonly T[]): T => xs[rand(xs.length)];
   const services = ['a', 'b', 'c'];
   const selector = (): Record<string, string> => {

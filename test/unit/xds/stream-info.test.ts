@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { epochTime, SmallTypeTable, streamTime, type TypeStatus } from '../../../src/xds/stream-info.js';
+import { seededInts } from '../../helpers/seeded.js';
 
 const status = (n: number): TypeStatus => ({
   names: [],
@@ -12,11 +13,7 @@ describe("a stream's types and times, kept small", () => {
   it('the small type table reads as a Map over random sets: size, get, has and the order first set', () => {
     const table = new SmallTypeTable();
     const map = new Map<string, TypeStatus>();
-    let seed = 3;
-    const rand = (n: number) => {
-      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-      return (seed >> 8) % n;
-    };
+    const rand = seededInts(3);
     for (let step = 0; step < 500; step++) {
       const url = `type.googleapis.com/t${rand(6)}`;
       const s = status(step);
