@@ -20,6 +20,7 @@ import { inertKeysSet } from '../config/config-keys.js';
 import { xdsSources } from './xds-sources.js';
 import { answerDumpRequest, localProxyDump, proxyDump } from './proxy-dump.js';
 import { configRenderer, createPastInspect } from './past-inspect.js';
+import { loadImpact } from './served-resources.js';
 import { createConfigTimeline } from '../app/config-timeline.js';
 import type { TokenService } from '../app/token-service.js';
 import { createTokenService } from '../app/token-service.js';
@@ -363,6 +364,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     proxyDump: proxyDump(dumpDeps),
     xdsNotes: config.mode === 'global' ? undefined : createPolicyNotes(dumpSources),
     configTimeline: config.mode === 'global' ? undefined : configTimeline,
+    impact: loadImpact({ views, matches, localZone: localZoneOf(config) }),
     pastInspect: createPastInspect({
       pointInTime,
       localZone: localZoneOf(config),
