@@ -32,13 +32,18 @@ import type { GatewayView } from '../policies/match-gateway.js';
 import { overlayViews } from '../projections/overlay-views.js';
 import type { ResourceViews } from '../projections/resource-views.js';
 
-/** A proxy's served xDS resources (`type\0name` → its JSON), or undefined when it has none. */
-export type RenderResources = (
-  views: ResourceViews,
-  matches: MatchReads<unknown>,
-  mesh: string,
-  name: string,
-) => ReadonlyMap<string, string> | undefined;
+/** How a proxy's served xDS config is rendered, given by the xDS layer. */
+export interface RenderResources {
+  /** A proxy's served xDS resources (`type\0name` → its JSON), or undefined when it has none. */
+  render(
+    views: ResourceViews,
+    matches: MatchReads<unknown>,
+    mesh: string,
+    name: string,
+  ): ReadonlyMap<string, string> | undefined;
+  /** Whether a change of policies at this attachment can change the config (else it is not rendered to see). */
+  reads(at: AttachmentImpact): boolean;
+}
 
 /** One xDS resource that would change. */
 export interface ResourceChange {
@@ -99,7 +104,8 @@ const meshOf = (e: EventInput): string | undefined => (e.kind === 'Mesh' ? e.nam
 
 /** Creates the impact computation over the live views and match view. */
 export function createImpact(deps: ImpactDeps): (events: readonly EventInput[], q: ImpactQuery) => Impact {
-  const { views, matches, render } = deps;
+  const { views, matches } = deps;
+  const { render, reads } = deps.render;
 
   const zoneOf = (v: ResourceViews, mesh: string, name: string): string | null => {
     const item = v.get('Dataplane', mesh, name);
@@ -144,7 +150,10 @@ export function createImpact(deps: ImpactDeps): (events: readonly EventInput[], 
     // Callers whose matches stay but whose config reads the faults that change: rendered to see.
     const resourcesOf = (name: string, diff: boolean): ResourceChange[] =>
       resourceChanges(render(views, matches, mesh, name), render(views, preview.after, mesh, name), diff);
-    const callers = preview.callers().filter((name) => resourcesOf(name, false).length > 0);
+    const callerSet = new Set(preview.callers());
+    const callers = preview
+      .callers()
+      .filter((name) => !preview.impact(name) && resourcesOf(name, false).length > 0);
     let names: readonly string[] | undefined;
     return {
       total: preview.total + callers.length,
@@ -163,7 +172,9 @@ export function createImpact(deps: ImpactDeps): (events: readonly EventInput[], 
           zone: zoneOf(views, mesh, name),
           kind: found?.kind ?? kindOf(entry),
           attachments: found?.attachments ?? [],
-          resources: resourcesOf(name, diff),
+          // Rendered only when a change it reads is among them, or it calls where faults change.
+          resources:
+            !found || callerSet.has(name) || found.attachments.some(reads) ? resourcesOf(name, diff) : [],
         };
       },
     };

@@ -298,8 +298,9 @@ export interface MatchPreview<V> {
   /** One of them: what would change at its attachments (undefined for a proxy not among them). */
   impact(name: string): MatchImpact | undefined;
   /**
-   * Proxies whose matches would not change but whose config may: they call a service at an
-   * inbound whose dialled-kind policies (faults) would change, and apply those themselves. Sorted.
+   * Proxies whose config may change even where their own matches do not: they call a service at an
+   * inbound whose dialled-kind policies (faults) would change, and apply those themselves. Sorted;
+   * some may be among `names()` too.
    */
   callers(): readonly string[];
   /** The matches as the writes would leave them (the rest of the view as it is). */
@@ -1206,13 +1207,16 @@ export function createMatchView<V>(
       const m = meshOf(mesh);
       if (!m) return { total: 0, names: () => [], impact: () => undefined, callers: () => [], after: self };
       settleAll(m);
-      // The candidates as the writes leave them, each write seeing the ones before it.
-      const candidates = new Map([...m.candidates].map(([k, byName]) => [k, new Map(byName)]));
+      // The candidates as the writes leave them, each write seeing the ones before it (the kinds
+      // written are copies, the rest shared).
+      const written = new Set(writes.map((w) => w.kind));
+      const routed = written.has(ROUTE_KIND);
+      const candidates = new Map(m.candidates);
+      for (const kind of written) candidates.set(kind, new Map(m.candidates.get(kind)));
       const copies = new Map<MatchClass, SidecarCells>();
       let gateways = false;
       for (const { kind, name, after } of writes) {
-        let byName = candidates.get(kind);
-        if (!byName) candidates.set(kind, (byName = new Map()));
+        const byName = candidates.get(kind) as Map<string, PolicyResource>;
         const before = byName.get(name);
         if (after) byName.set(name, after);
         else byName.delete(name);
@@ -1221,22 +1225,21 @@ export function createMatchView<V>(
         for (const cls of policyClasses(m, before, after)) {
           const { by } = cls;
           let copy = copies.get(cls);
-          if (!copy) copies.set(cls, (copy = cls.cells.clone()));
+          if (!copy) copies.set(cls, (copy = cls.cells.clone(routed ? undefined : written)));
           copy.update(kind, by & BEFORE ? before : undefined, by & AFTER ? after : undefined, candidates);
         }
       }
-      // The kinds whose listings may differ: those written, every kind when a route is (it moves
-      // the services that the routed and dialled kinds attach to).
-      const changing: ReadonlySet<string> | undefined = writes.some((w) => w.kind === ROUTE_KIND)
-        ? undefined
-        : new Set(writes.map((w) => w.kind));
       let total = 0;
       // Diffed once per class, on the class's own interfaces: a member differs only in the names of
       // its inbounds and outbounds (the same ones, in the same order), put in when it is asked for.
+      // The listings that may differ are the kinds written; every kind's when a route is (it moves
+      // the services that the routed and dialled kinds attach to).
       const diffs = new Map<MatchClass, AttachmentImpact[]>();
       for (const [cls, copy] of copies) {
         const own = cls.cells.interfaces;
-        const diff = diffItems(cls.cells.items(own, changing), copy.items(own, changing));
+        const diff = routed
+          ? diffItems(cls.cells.items(own), copy.items(own))
+          : cls.cells.diffKinds(copy, written, own);
         if (diff.length === 0) continue;
         diffs.set(cls, diff);
         total += cls.members.size;
@@ -1244,13 +1247,13 @@ export function createMatchView<V>(
       const gatewayViews = new Map<string, V | undefined>();
       const gatewayDiffs = new Map<string, AttachmentImpact[]>();
       if (gateways) {
-        const written = new Set(writes.map((w) => policyKey(w.kind, w.name)));
+        const keys = new Set(writes.map((w) => policyKey(w.kind, w.name)));
         for (const g of m.gateways) {
           const p = m.proxies.get(g) as GatewayProxy<V>;
           const view = gateway.view(p.networking, candidates);
           gatewayViews.set(g, view);
           const was = p.view === undefined ? [] : gateway.policiesIn(p.view);
-          const diff = diffPolicyKeys(was, view === undefined ? [] : gateway.policiesIn(view), written);
+          const diff = diffPolicyKeys(was, view === undefined ? [] : gateway.policiesIn(view), keys);
           if (diff.length === 0) continue;
           gatewayDiffs.set(g, diff);
           total++;
@@ -1320,7 +1323,7 @@ export function createMatchView<V>(
           for (const service of services)
             for (const cls of m.reachIndex.get(service) ?? []) reaching.add(cls);
           callers = [];
-          for (const cls of reaching) for (const name of cls.members) if (!diffs.has(cls)) callers.push(name);
+          for (const cls of reaching) for (const name of cls.members) callers.push(name);
           return callers.sort();
         },
         after,

@@ -16,7 +16,8 @@ import { xdsSources } from './xds-sources.js';
  */
 export async function servedResources(localZone: string | undefined): Promise<RenderResources> {
   const { wouldBeServedConfig } = await import('../xds/dump.js');
-  return (views, matches, mesh, name) => {
+  const { configReads } = await import('../xds/proxyless/config.js');
+  const render: RenderResources['render'] = (views, matches, mesh, name) => {
     const item = views.get('Dataplane', mesh, name);
     const zone = localZone ?? (item && item.origin !== 'local' ? item.origin : undefined);
     const sources = xdsSources(views, matches, zone);
@@ -31,6 +32,7 @@ export async function servedResources(localZone: string | undefined): Promise<Re
     put('ClusterLoadAssignment', served.assignments, 'cluster_name');
     return out;
   };
+  return { render, reads: configReads };
 }
 
 /** The impact of writes over the live state, its renderer loaded on the first write that asks. */

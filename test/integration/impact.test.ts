@@ -46,6 +46,9 @@ const POLICIES: Array<[kind: string, path: string, names: string[]]> = [
   ['TrafficRoute', 'traffic-routes', ['tr-1']],
   ['FaultInjection', 'fault-injections', ['fi-1']],
   ['MeshGatewayRoute', 'meshgatewayroutes', ['gr-1']],
+  ['Retry', 'retries', ['re-1']],
+  ['CircuitBreaker', 'circuit-breakers', ['cb-1']],
+  ['MeshTrafficPermission', 'meshtrafficpermissions', ['mtp-1']],
 ];
 
 function policyBody(kind: string, name: string, r: (n: number) => number): Record<string, unknown> {
@@ -68,6 +71,32 @@ function policyBody(kind: string, name: string, r: (n: number) => number): Recor
             { weight: 1 + r(50), destination: { [SVC]: service, version: 'v1' } },
             { weight: 1 + r(50), destination: { [SVC]: service, version: 'v2' } },
           ],
+        },
+      };
+    case 'Retry':
+      return {
+        ...base,
+        sources: [{ match: { [SVC]: r(2) === 0 ? '*' : SERVICES[r(3)] } }],
+        destinations: [{ match: { [SVC]: service } }],
+        conf: { http: { numRetries: 1 + r(5), perTryTimeout: '1s', retriableStatusCodes: [503] } },
+      };
+    case 'CircuitBreaker':
+      return {
+        ...base,
+        sources: any,
+        destinations: [{ match: { [SVC]: service } }],
+        conf: {
+          interval: '5s',
+          baseEjectionTime: `${1 + r(30)}s`,
+          detectors: { totalErrors: { consecutive: 20 } },
+        },
+      };
+    case 'MeshTrafficPermission':
+      return {
+        ...base,
+        spec: {
+          targetRef: { kind: 'MeshService', name: service },
+          from: [{ targetRef: { kind: 'Mesh' }, default: { action: r(2) === 0 ? 'ALLOW' : 'DENY' } }],
         },
       };
     case 'FaultInjection':
@@ -278,7 +307,7 @@ describe('impact of a write (?impact=true|diff)', () => {
     let compared = 0;
     let nonEmpty = 0;
     const impactsByRevision: Array<{ from: number; to: number; proxies: Map<string, boolean> }> = [];
-    for (let step = 0; step < 30; step++) {
+    for (let step = 0; step < 40; step++) {
       // One to three items on distinct resources: policies, and now and then a proxy's version.
       const count = 1 + r(3);
       const items: Array<Record<string, unknown>> = [];
@@ -337,7 +366,7 @@ describe('impact of a write (?impact=true|diff)', () => {
       compared++;
       if (said.size > 0) nonEmpty++;
     }
-    expect(compared).toBe(30);
+    expect(compared).toBe(40);
     expect(nonEmpty).toBeGreaterThan(10);
 
     // Each proxy's config timeline names exactly the writes whose impact changed its config.
