@@ -1214,6 +1214,20 @@ export function createMatchView<V>(
       const candidates = new Map(m.candidates);
       for (const kind of written) candidates.set(kind, new Map(m.candidates.get(kind)));
       const copies = new Map<MatchClass, SidecarCells>();
+      // A set that only rewrites what sidecar policies set, not what they select, leaves each one
+      // where it is: the classes that list it list the new version at the same attachments, and
+      // nothing else moves. No class is matched again; a class's copy is made when it is read.
+      const versions = new Map<string, PolicyResource | undefined>();
+      const resettings =
+        !routed &&
+        writes.every(({ kind, name, after }) => {
+          const key = policyKey(kind, name);
+          const before = versions.has(key) ? versions.get(key) : m.candidates.get(kind)?.get(name);
+          versions.set(key, after);
+          return SIDECAR_KINDS.includes(kind) && !!before && !!after && samePlacement(before, after);
+        });
+      /** Per class, in order, the new versions of the policies it lists (the set resets them). */
+      const reset = new Map<MatchClass, Array<[kind: string, policy: PolicyResource]>>();
       let gateways = false;
       for (const { kind, name, after } of writes) {
         const byName = candidates.get(kind) as Map<string, PolicyResource>;
@@ -1222,6 +1236,14 @@ export function createMatchView<V>(
         else byName.delete(name);
         gateways ||= m.gateways.size > 0 && (GATEWAY_KINDS.includes(kind) || !!before || !!after);
         if (!SIDECAR_KINDS.includes(kind)) continue;
+        if (resettings) {
+          for (const cls of m.affectedClasses.get(policyKey(kind, name)) ?? []) {
+            const list = reset.get(cls) ?? [];
+            list.push([kind, after as PolicyResource]);
+            reset.set(cls, list);
+          }
+          continue;
+        }
         for (const cls of policyClasses(m, before, after)) {
           const { by } = cls;
           let copy = copies.get(cls);
@@ -1235,6 +1257,27 @@ export function createMatchView<V>(
       // The listings that may differ are the kinds written; every kind's when a route is (it moves
       // the services that the routed and dialled kinds attach to).
       const diffs = new Map<MatchClass, AttachmentImpact[]>();
+      for (const [cls, list] of reset) {
+        const own = cls.cells.interfaces;
+        const last = new Map(list.map(([kind, p]) => [policyKey(kind, p.name), [kind, p] as const]));
+        const diff: AttachmentImpact[] = [];
+        for (const [kind, p] of last.values())
+          for (const at of cls.cells.attachmentsOf(kind, p.name, own))
+            diff.push({ ...at, policyKind: kind, added: [], removed: [], replaced: [p.name] });
+        diffs.set(cls, diff);
+        total += cls.members.size;
+      }
+      /** The class's cells as the writes leave them; undefined when they do not change. */
+      const copyOf = (cls: MatchClass): SidecarCells | undefined => {
+        const made = copies.get(cls);
+        if (made) return made;
+        const list = reset.get(cls);
+        if (!list) return undefined;
+        let copy = cls.cells;
+        for (const [kind, p] of list) copy = copy.withPolicy(kind, p);
+        copies.set(cls, copy);
+        return copy;
+      };
       for (const [cls, copy] of copies) {
         const own = cls.cells.interfaces;
         const diff = routed
@@ -1265,7 +1308,7 @@ export function createMatchView<V>(
         proxy(meshName, name) {
           const p = meshName === mesh ? m.proxies.get(name) : undefined;
           if (p?.kind === 'SidecarDataplane') {
-            const copy = copies.get(p.cls);
+            const copy = copyOf(p.cls);
             if (copy) return new SidecarEntry(p.networking, p.dialled, copy, p.cls.key);
           } else if (p && gatewayViews.has(name)) {
             return { kind: 'MeshGatewayDataplane', networking: p.networking, view: gatewayViews.get(name) };
@@ -1275,7 +1318,7 @@ export function createMatchView<V>(
         endpoints: (meshName, service) => self.endpoints(meshName, service),
         inboundPolicies(meshName, name, index, kind) {
           const p = meshName === mesh ? m.proxies.get(name) : undefined;
-          const copy = p?.kind === 'SidecarDataplane' ? copies.get(p.cls) : undefined;
+          const copy = p?.kind === 'SidecarDataplane' ? copyOf(p.cls) : undefined;
           if (copy) return copy.policiesAt(`i${index}`, kind);
           return self.inboundPolicies(meshName, name, index, kind);
         },
@@ -1392,6 +1435,35 @@ export function createMatchView<V>(
     },
   };
   return self;
+}
+
+/**
+ * True when two versions of a policy select the same proxies at the same ranks: they differ only in
+ * what they set (`conf`; a targetRef rule's `default`) and when they were written. Matching reads
+ * the rest (selectors, target refs, creation time), so the new version is placed where the old is.
+ */
+function samePlacement(before: PolicyResource, after: PolicyResource): boolean {
+  return deepEqual(placementOf(before), placementOf(after));
+}
+
+function placementOf(policy: PolicyResource): Record<string, unknown> {
+  const {
+    conf: _conf,
+    modificationTime: _time,
+    spec,
+    ...rest
+  } = policy as unknown as Record<string, unknown>;
+  if (typeof spec !== 'object' || spec === null) return rest;
+  const withoutDefault = (rules: unknown): unknown =>
+    Array.isArray(rules)
+      ? rules.map((r: unknown) => {
+          if (typeof r !== 'object' || r === null) return r;
+          const { default: _default, ...selects } = r as Record<string, unknown>;
+          return selects;
+        })
+      : rules;
+  const s = spec as Record<string, unknown>;
+  return { ...rest, spec: { ...s, from: withoutDefault(s.from), to: withoutDefault(s.to) } };
 }
 
 /** True when a Mesh write changes the Prometheus backend its built matches used. */

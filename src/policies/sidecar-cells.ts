@@ -329,6 +329,23 @@ export class SidecarCells {
   }
 
   /**
+   * A copy where `policy` (of `kind`) stands in for the version of it these cells hold, at the same
+   * places and ranks: for a new version that selects what the old one did (it differs in what it
+   * sets only), so it is placed exactly where the old one is.
+   */
+  withPolicy(kind: string, policy: PolicyResource): SidecarCells {
+    const copy = this.clone(new Set([kind]));
+    const info = KINDS.get(kind);
+    const cells = info && (copy as unknown as { cells: Array<KindCells | undefined> }).cells[info.index];
+    cells?.forEach((list) => {
+      if (!list) return;
+      const i = indexOfNamed(list, policy.name);
+      if (i >= 0) list[i] = { ...list[i], policy };
+    });
+    return copy;
+  }
+
+  /**
    * Where the listings of `kinds` differ between these cells and `after` (a `clone(kinds)` changed
    * by updates of those kinds, so with the same slots): per attachment and kind, the policies listed
    * after and not before, before and not after, and in both in another version. As `diffItems` of

@@ -20,6 +20,16 @@ import { seededInts } from '../../helpers/seeded.js';
 const MESH = 'default';
 let revision = 0;
 
+/** A policy's fields with what it sets changed (`conf`, a rule's `default`), what it selects kept. */
+function resettled(stored: Record<string, unknown>, n: number): Record<string, unknown> {
+  const { type: _type, mesh: _mesh, name: _name, modificationTime: _time, ...fields } = stored;
+  const spec = fields.spec as { from?: Array<Record<string, unknown>> } | undefined;
+  if (spec?.from) {
+    return { ...fields, spec: { ...spec, from: spec.from.map((r) => ({ ...r, default: { marker: n } })) } };
+  }
+  return { ...fields, conf: { ...(fields.conf as object | undefined), marker: n } };
+}
+
 function entry(
   kind: string,
   name: string,
@@ -69,7 +79,13 @@ function world(seed: number) {
         { kind: 'MeshSubset', tags: { version: pick(['v1', 'v2']) } },
         { kind: 'MeshServiceSubset', name: pick(services), tags: { version: 'v1' } },
       ]);
-      return { creationTime, spec: { targetRef } };
+      return {
+        creationTime,
+        spec: {
+          targetRef,
+          from: [{ targetRef: { kind: 'Mesh' }, default: { action: pick(['ALLOW', 'DENY']) } }],
+        },
+      };
     }
     const fields: Record<string, unknown> = { creationTime, sources: selectors(), destinations: selectors() };
     if (kind === 'TrafficRoute') {
@@ -674,6 +690,9 @@ describe('the match view previews policy writes: what a set of writes would chan
           const gatewayKind = w.rand(6) === 0;
           const kind = gatewayKind ? w.pick(['MeshGateway', 'MeshGatewayRoute']) : w.pick(SIDECAR_KINDS);
           const name = gatewayKind ? w.pick(['g1', 'g2']) : w.pick(policyNames);
+          const stored = views.get(kind, MESH, name)?.resource as Record<string, unknown> | undefined;
+          // Now and then a new version that sets something else and selects the same proxies.
+          if (!gatewayKind && stored && w.rand(3) === 0) return entry(kind, name, resettled(stored, step));
           const fields =
             w.rand(4) === 0 ? undefined : gatewayKind ? w.gatewayFields(kind) : w.policyFields(kind);
           return entry(kind, name, fields);
