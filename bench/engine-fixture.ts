@@ -194,12 +194,13 @@ export function put2000(on: boolean): FixturePolicy {
 /**
  * `bench-mesh-wide`: a MeshTrafficPermission on the whole mesh, allowing or denying every caller;
  * listed by every proxy, so each write of it (the action flipped) changes all 10,000 proxies' matches.
+ * `from`: the callers it names (a change of them is a change of what it selects).
  */
-export function meshWide(allow: boolean): FixturePolicy {
+export function meshWide(allow: boolean, from: Record<string, unknown> = { kind: 'Mesh' }): FixturePolicy {
   return policyBody('MeshTrafficPermission', 'bench-mesh-wide', {
     spec: {
       targetRef: { kind: 'Mesh' },
-      from: [{ targetRef: { kind: 'Mesh' }, default: { action: allow ? 'ALLOW' : 'DENY' } }],
+      from: [{ targetRef: from, default: { action: allow ? 'ALLOW' : 'DENY' } }],
     },
   });
 }

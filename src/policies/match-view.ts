@@ -1228,13 +1228,24 @@ export function createMatchView<V>(
         });
       /** Per class, in order, the new versions of the policies it lists (the set resets them). */
       const reset = new Map<MatchClass, Array<[kind: string, policy: PolicyResource]>>();
-      let gateways = false;
+      const gateways = new Set<string>();
       for (const { kind, name, after } of writes) {
         const byName = candidates.get(kind) as Map<string, PolicyResource>;
         const before = byName.get(name);
         if (after) byName.set(name, after);
         else byName.delete(name);
-        gateways ||= m.gateways.size > 0 && (GATEWAY_KINDS.includes(kind) || !!before || !!after);
+        // The gateway proxies either version can reach are matched again, as a write does.
+        if (m.gateways.size > 0) {
+          const selectors = [
+            ...((before && gatewayReach(before)) ?? []),
+            ...((after && gatewayReach(after)) ?? []),
+          ];
+          for (const g of selectors.length === 0 ? [] : m.gateways) {
+            const tagSets = proxyInterfaces((m.proxies.get(g) as GatewayProxy<V>).networking).tagSets;
+            if (selectors.some(({ match }) => tagSets.some((tags) => tagSelectorMatches(match, tags))))
+              gateways.add(g);
+          }
+        }
         if (!SIDECAR_KINDS.includes(kind)) continue;
         if (resettings) {
           for (const cls of m.affectedClasses.get(policyKey(kind, name)) ?? []) {
@@ -1257,7 +1268,13 @@ export function createMatchView<V>(
       // The listings that may differ are the kinds written; every kind's when a route is (it moves
       // the services that the routed and dialled kinds attach to).
       const diffs = new Map<MatchClass, AttachmentImpact[]>();
-      for (const [cls, list] of reset) {
+      // A class whose policies the set resets changes for every member: counted now, diffed when read.
+      for (const cls of reset.keys()) total += cls.members.size;
+      const diffOf = (cls: MatchClass): AttachmentImpact[] | undefined => {
+        const made = diffs.get(cls);
+        if (made) return made;
+        const list = reset.get(cls);
+        if (!list) return undefined;
         const own = cls.cells.interfaces;
         const last = new Map(list.map(([kind, p]) => [policyKey(kind, p.name), [kind, p] as const]));
         const diff: AttachmentImpact[] = [];
@@ -1265,8 +1282,8 @@ export function createMatchView<V>(
           for (const at of cls.cells.attachmentsOf(kind, p.name, own))
             diff.push({ ...at, policyKind: kind, added: [], removed: [], replaced: [p.name] });
         diffs.set(cls, diff);
-        total += cls.members.size;
-      }
+        return diff;
+      };
       /** The class's cells as the writes leave them; undefined when they do not change. */
       const copyOf = (cls: MatchClass): SidecarCells | undefined => {
         const made = copies.get(cls);
@@ -1289,9 +1306,9 @@ export function createMatchView<V>(
       }
       const gatewayViews = new Map<string, V | undefined>();
       const gatewayDiffs = new Map<string, AttachmentImpact[]>();
-      if (gateways) {
+      if (gateways.size > 0) {
         const keys = new Set(writes.map((w) => policyKey(w.kind, w.name)));
-        for (const g of m.gateways) {
+        for (const g of gateways) {
           const p = m.proxies.get(g) as GatewayProxy<V>;
           const view = gateway.view(p.networking, candidates);
           gatewayViews.set(g, view);
@@ -1332,7 +1349,9 @@ export function createMatchView<V>(
           m.names ??= [...m.proxies.keys()].sort();
           for (const name of m.names) {
             const p = m.proxies.get(name) as SidecarProxy | GatewayProxy<V>;
-            if (p.kind === 'SidecarDataplane' ? diffs.has(p.cls) : gatewayDiffs.has(name)) names.push(name);
+            const changed =
+              p.kind === 'SidecarDataplane' ? diffs.has(p.cls) || reset.has(p.cls) : gatewayDiffs.has(name);
+            if (changed) names.push(name);
           }
           return names;
         },
@@ -1342,7 +1361,7 @@ export function createMatchView<V>(
             const attachments = gatewayDiffs.get(name);
             return attachments && { proxy: name, kind: 'gateway', attachments };
           }
-          const diff = p && diffs.get(p.cls);
+          const diff = p && diffOf(p.cls);
           if (!p || !diff) return undefined;
           const own = p.cls.cells.interfaces;
           const inboundAt = new Map(own.inbounds.map((ib, i) => [ib.name, i]));
@@ -1359,6 +1378,8 @@ export function createMatchView<V>(
         callers() {
           if (callers) return callers;
           const services = new Set<string>();
+          // Reset classes list only the kinds written: their diffs matter when one is dialled.
+          if (writes.some((w) => DIALLED.has(w.kind))) for (const cls of reset.keys()) diffOf(cls);
           for (const diff of diffs.values())
             for (const a of diff)
               if (a.type === 'inbound' && DIALLED.has(a.policyKind)) services.add(a.service);
