@@ -289,7 +289,10 @@ export interface MatchView<V> {
 /** The reads that render a proxy's config: the view, or the state a preview would leave. */
 export type MatchReads<V> = Pick<MatchView<V>, 'proxy' | 'endpoints' | 'inboundPolicies'>;
 
-/** What a set of policy writes would do to one mesh's matches (`MatchView.preview`). */
+/**
+ * What a set of policy writes would do to one mesh's matches (`MatchView.preview`). Parts of it are
+ * made when read, from the view as it is: read it before the view changes.
+ */
 export interface MatchPreview<V> {
   /** How many proxies' matches would change. */
   readonly total: number;
@@ -1224,7 +1227,13 @@ export function createMatchView<V>(
           const key = policyKey(kind, name);
           const before = versions.has(key) ? versions.get(key) : m.candidates.get(kind)?.get(name);
           versions.set(key, after);
-          return SIDECAR_KINDS.includes(kind) && !!before && !!after && samePlacement(before, after);
+          return (
+            SIDECAR_KINDS.includes(kind) &&
+            SidecarCells.listingKept(kind) &&
+            !!before &&
+            !!after &&
+            samePlacement(before, after)
+          );
         });
       /** Per class, in order, the new versions of the policies it lists (the set resets them). */
       const reset = new Map<MatchClass, Array<[kind: string, policy: PolicyResource]>>();
@@ -1257,9 +1266,35 @@ export function createMatchView<V>(
         }
         for (const cls of policyClasses(m, before, after)) {
           const { by } = cls;
+          const was = by & BEFORE ? before : undefined;
+          const now = by & AFTER ? after : undefined;
           let copy = copies.get(cls);
-          if (!copy) copies.set(cls, (copy = cls.cells.clone(routed ? undefined : written)));
-          copy.update(kind, by & BEFORE ? before : undefined, by & AFTER ? after : undefined, candidates);
+          // A version placed here where the old one is: reset like the whole set above, unless
+          // this class is already being matched on a copy.
+          if (
+            !copy &&
+            !routed &&
+            was &&
+            now &&
+            SidecarCells.listingKept(kind) &&
+            cls.cells.samePlaces(kind, was, now)
+          ) {
+            // Listed here, it is listed anew; placed but not listed (or not placed), nothing moves.
+            if (m.affectedClasses.get(policyKey(kind, name))?.has(cls)) {
+              const list = reset.get(cls) ?? [];
+              list.push([kind, now]);
+              reset.set(cls, list);
+            }
+            continue;
+          }
+          if (!copy) {
+            copy = cls.cells.clone(routed ? undefined : written);
+            // What the set reset here so far goes into the copy first.
+            for (const [k, p] of reset.get(cls) ?? []) copy.swapPolicy(k, p);
+            reset.delete(cls);
+            copies.set(cls, copy);
+          }
+          copy.update(kind, was, now, candidates);
         }
       }
       let total = 0;
@@ -1275,12 +1310,8 @@ export function createMatchView<V>(
         if (made) return made;
         const list = reset.get(cls);
         if (!list) return undefined;
-        const own = cls.cells.interfaces;
-        const last = new Map(list.map(([kind, p]) => [policyKey(kind, p.name), [kind, p] as const]));
-        const diff: AttachmentImpact[] = [];
-        for (const [kind, p] of last.values())
-          for (const at of cls.cells.attachmentsOf(kind, p.name, own))
-            diff.push({ ...at, policyKind: kind, added: [], removed: [], replaced: [p.name] });
+        const kinds = new Set(list.map(([kind]) => kind));
+        const diff = cls.cells.diffKinds(copyOf(cls) as SidecarCells, kinds, cls.cells.interfaces);
         diffs.set(cls, diff);
         return diff;
       };

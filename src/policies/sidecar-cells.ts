@@ -335,14 +335,48 @@ export class SidecarCells {
    */
   withPolicy(kind: string, policy: PolicyResource): SidecarCells {
     const copy = this.clone(new Set([kind]));
-    const info = KINDS.get(kind);
-    const cells = info && (copy as unknown as { cells: Array<KindCells | undefined> }).cells[info.index];
-    cells?.forEach((list) => {
+    copy.swapPolicy(kind, policy);
+    return copy;
+  }
+
+  /**
+   * {@link withPolicy} in place: only on a copy whose cells of `kind` are its own. Each cell takes
+   * the old version out and puts the new one in at its rank, as an update does: among targetRef
+   * policies that rank alike, the one written goes first.
+   */
+  swapPolicy(kind: string, policy: PolicyResource): void {
+    const info = KINDS.get(kind) as KindInfo;
+    this.cells[info.index]?.forEach((list) => {
       if (!list) return;
       const i = indexOfNamed(list, policy.name);
-      if (i >= 0) list[i] = { ...list[i], policy };
+      if (i < 0) return;
+      const placed = { ...list[i], policy };
+      removeAt(list, i);
+      insertSorted(list, placed, info.order);
     });
-    return copy;
+  }
+
+  /**
+   * True when a new version placed where the old one is leaves every cell of `kind` listing the
+   * same policies: their order is total (rank, time, then name), so the new version takes the old
+   * one's place, or its cells list every match.
+   */
+  static listingKept(kind: string): boolean {
+    const info = KINDS.get(kind);
+    if (!info) return false;
+    // targetRef kinds are listed on the proxy as a whole only.
+    return info.order === comparePlaced || (TARGET_REF.has(kind) && info.all.d);
+  }
+
+  /**
+   * True when two versions of a policy of `kind` are placed at the same slots with the same ranks
+   * and creation time here: the cells list the new one exactly where they list the old one.
+   */
+  samePlaces(kind: string, before: PolicyResource, after: PolicyResource): boolean {
+    if (policyFacts(before).time !== policyFacts(after).time) return false;
+    const was = this.places(kind, before);
+    const now = this.places(kind, after);
+    return was.length === now.length && was.every((x, i) => x === now[i]);
   }
 
   /**

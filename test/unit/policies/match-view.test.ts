@@ -706,6 +706,21 @@ describe('the match view previews policy writes: what a set of writes would chan
             after: e.resource as unknown as PolicyResource | undefined,
           })),
         );
+        // What the preview says, read before the writes are applied (it answers for the view as it was).
+        const said = new Map<string, unknown>();
+        expect(preview.names()).toHaveLength(preview.total);
+        expect([...preview.names()].sort()).toEqual(preview.names());
+        for (const name of preview.names()) {
+          const p = preview.impact(name);
+          if (!p) throw new Error(`no impact for ${name}`);
+          if (p.kind !== 'gateway') {
+            said.set(p.proxy, p.attachments);
+            continue;
+          }
+          const gone = p.attachments.flatMap((a) => a.removed.map((n) => `${a.policyKind}/${n}`)).sort();
+          const come = p.attachments.flatMap((a) => a.added.map((n) => `${a.policyKind}/${n}`)).sort();
+          if (gone.length + come.length > 0) said.set(p.proxy, { gone, come });
+        }
         // A preview changes nothing, and its state after is the view's after the writes.
         const foreseen = snapshot(preview.after);
         expect(snapshot()).toEqual(before);
@@ -728,20 +743,6 @@ describe('the match view previews policy writes: what a set of writes would chan
           }
           const diff = diffItems(b as SidecarItem[], a as SidecarItem[]);
           if (diff.length > 0) did.set(name, diff);
-        }
-        const said = new Map<string, unknown>();
-        expect(preview.names()).toHaveLength(preview.total);
-        expect([...preview.names()].sort()).toEqual(preview.names());
-        for (const name of preview.names()) {
-          const p = preview.impact(name);
-          if (!p) throw new Error(`no impact for ${name}`);
-          if (p.kind !== 'gateway') {
-            said.set(p.proxy, p.attachments);
-            continue;
-          }
-          const gone = p.attachments.flatMap((a) => a.removed.map((n) => `${a.policyKind}/${n}`)).sort();
-          const come = p.attachments.flatMap((a) => a.added.map((n) => `${a.policyKind}/${n}`)).sort();
-          if (gone.length + come.length > 0) said.set(p.proxy, { gone, come });
         }
         expect(
           said,
