@@ -296,6 +296,28 @@ describe('the bootstrap in zone mode and on Global', () => {
       url: '/meshes/default/dataplanes/east.nobody/xds/_history',
     });
     expect(missing.statusCode).toBe(404);
+    // Global previews a policy's impact on the zone's proxies, naming their zone.
+    const dry = await global.app.inject({
+      method: 'PUT',
+      url: '/meshes/default/timeouts/web-timeout?dryRun=true&impact=true',
+      payload: {
+        type: 'Timeout',
+        mesh: 'default',
+        name: 'web-timeout',
+        sources: [{ match: { 'mesh.io/service': '*' } }],
+        destinations: [{ match: { 'mesh.io/service': '*' } }],
+        conf: { connectTimeout: '3s', http: { requestTimeout: '9s' } },
+      },
+    });
+    expect(dry.statusCode, dry.body).toBe(200);
+    const caller = (dry.json().impact.items as Array<Record<string, unknown>>).find(
+      (i) => i.name === 'east.caller-1',
+    );
+    expect(caller).toMatchObject({
+      zone: 'east',
+      kind: 'sidecar',
+      resources: [{ type: 'Listener', name: 'web', change: 'changed' }],
+    });
     const past = await global.app.inject({
       method: 'GET',
       url: `/meshes/default/dataplanes/east.web-1/xds?revision=${global.log.head()}`,
