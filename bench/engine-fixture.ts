@@ -205,6 +205,15 @@ export function meshWide(allow: boolean, from: Record<string, unknown> = { kind:
   });
 }
 
+/** `bench-timeout-all`: a Timeout from any service to any, its request timeout `seconds`: it shapes the Listeners of the outbounds it is the best Timeout of. */
+export function timeoutAll(seconds: number): FixturePolicy {
+  return policyBody('Timeout', 'bench-timeout-all', {
+    sources: sel({ [SERVICE]: '*' }),
+    destinations: sel({ [SERVICE]: '*' }),
+    conf: { connectTimeout: '5s', http: { requestTimeout: `${seconds}s` } },
+  });
+}
+
 /** `bench-put-none`, the baseline: the same Timeout with services no proxy has, in two versions. */
 export function putNone(flip: boolean): FixturePolicy {
   return policyBody('Timeout', 'bench-put-none', {

@@ -13,6 +13,7 @@ import {
   PROXIES,
   put2000,
   putNone,
+  timeoutAll,
   type FixturePolicy,
 } from './engine-fixture.js';
 import { measureFigure, groupSelection, type GroupOptions } from './lib/measure.js';
@@ -330,6 +331,19 @@ export async function engineFigures(opts: GroupOptions): Promise<Figure[]> {
           moved.push((performance.now() - t) * 1000);
           if (!res.ok || body.impact?.total !== 2000) throw new Error(`bench-put-2000 off: ${res.status}`);
         }
+        // A settings change of a policy that shapes config: the proxies of the page are rendered.
+        await timed(urlOf(o, timeoutAll(10)), putInit(timeoutAll(10)));
+        const shaping: number[] = [];
+        let shaped = 0;
+        for (let i = 0; i < (opts.quick ? 5 : 20); i++) {
+          const t = performance.now();
+          const p = timeoutAll(11 + (i % 5));
+          const res = await fetch(`${urlOf(o, p)}?dryRun=true&impact=true`, putInit(p));
+          const body = (await res.json()) as { impact?: { total: number } };
+          shaping.push((performance.now() - t) * 1000);
+          if (!res.ok || !body.impact) throw new Error(`bench-timeout-all: ${res.status}`);
+          shaped = body.impact.total;
+        }
         // The stored version is meshWide(!allow) now: each dry run flips it.
         await timed(settled);
         for (let i = 0; i < (opts.quick ? 3 : 10); i++) {
@@ -340,6 +354,7 @@ export async function engineFigures(opts: GroupOptions): Promise<Figure[]> {
           `the impact listed ${[...totals].join(', ')} proxies (exact total; a MeshTrafficPermission shapes no client config, so no proxy of the page is rendered); ` +
           `a dry run right after a write, its deferred matching of 10,000 proxies not yet applied, p50 µs ${percentile(unsettled, 50).toFixed(0)}; ` +
           `a version that names other callers (each class it reaches placed twice to see that nothing moves) p50 µs ${percentile(reselected, 50).toFixed(0)}; ` +
+          `bench-timeout-all's request timeout changed (${shaped} proxies, the page's Listeners rendered in both states) p50 µs ${percentile(shaping, 50).toFixed(0)}; ` +
           `bench-put-2000 turned off (2,000 proxies lose it: their classes copied and matched again, the page rendered) p50 µs ${percentile(moved, 50).toFixed(0)}; ` +
           `with each resource's diff (?impact=diff) p50 µs ${percentile(diffed, 50).toFixed(0)}`;
       } finally {
