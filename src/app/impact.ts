@@ -24,23 +24,27 @@ import {
   diffPolicyKeys,
   MATCHED_KINDS,
   type AttachmentImpact,
+  type MatchImpact,
   type MatchReads,
   type MatchView,
   type ProxyMatches,
 } from '../policies/match-view.js';
 import type { GatewayView } from '../policies/match-gateway.js';
 import { overlayViews } from '../projections/overlay-views.js';
+import { deepEqual } from '../util/deep-equal.js';
 import type { ResourceViews } from '../projections/resource-views.js';
 
 /** How a proxy's served xDS config is rendered, given by the xDS layer. */
 export interface RenderResources {
-  /** A proxy's served xDS resources (`type\0name` → its JSON), or undefined when it has none. */
+  /** A proxy's served xDS resources (`type\0name` → the resource), or undefined when it has none. */
   render(
     views: ResourceViews,
     matches: MatchReads<unknown>,
     mesh: string,
     name: string,
-  ): ReadonlyMap<string, string> | undefined;
+    /** Only the resources of these dialled services (undefined: all of them). */
+    only?: ReadonlySet<string>,
+  ): ReadonlyMap<string, Readonly<Record<string, unknown>>> | undefined;
   /** Whether a change of policies at this attachment can change the config (else it is not rendered to see). */
   reads(at: AttachmentImpact): boolean;
 }
@@ -118,8 +122,8 @@ export function createImpact(deps: ImpactDeps): (events: readonly EventInput[], 
 
   /** The xDS resources that differ between two renders, sorted by type then name. */
   const resourceChanges = (
-    before: ReadonlyMap<string, string> | undefined,
-    after: ReadonlyMap<string, string> | undefined,
+    before: ReadonlyMap<string, unknown> | undefined,
+    after: ReadonlyMap<string, unknown> | undefined,
     diff: boolean,
   ): ResourceChange[] => {
     const out: ResourceChange[] = [];
@@ -127,7 +131,7 @@ export function createImpact(deps: ImpactDeps): (events: readonly EventInput[], 
     for (const key of [...keys].sort()) {
       const b = before?.get(key);
       const a = after?.get(key);
-      if (b === a) continue;
+      if (deepEqual(b, a)) continue;
       const [type, name] = key.split('\u0000') as [string, string];
       const change = b === undefined ? 'added' : a === undefined ? 'removed' : 'changed';
       const item: ResourceChange = { type, name, change };
@@ -148,12 +152,32 @@ export function createImpact(deps: ImpactDeps): (events: readonly EventInput[], 
       })),
     );
     // Callers whose matches stay but whose config reads the faults that change: rendered to see.
-    const resourcesOf = (name: string, diff: boolean): ResourceChange[] =>
-      resourceChanges(render(views, matches, mesh, name), render(views, preview.after, mesh, name), diff);
+    const resourcesOf = (name: string, diff: boolean, only?: ReadonlySet<string>): ResourceChange[] =>
+      resourceChanges(
+        render(views, matches, mesh, name, only),
+        render(views, preview.after, mesh, name, only),
+        diff,
+      );
     const callerSet = new Set(preview.callers());
     const callers = preview
       .callers()
       .filter((name) => !preview.impact(name) && resourcesOf(name, false).length > 0);
+    /**
+     * The resources that change for one proxy: rendered only when a change its config reads is
+     * among its attachments, or it calls where faults change; and when the changes it reads are all
+     * at outbounds, only those outbounds' services (a service's resources are its own).
+     */
+    const resourcesAfter = (
+      name: string,
+      found: MatchImpact | undefined,
+      diff: boolean,
+    ): ResourceChange[] => {
+      if (!found || callerSet.has(name)) return resourcesOf(name, diff);
+      const read = found.attachments.filter(reads);
+      if (read.length === 0) return [];
+      const outbounds = read.every((a) => a.type === 'outbound');
+      return resourcesOf(name, diff, outbounds ? new Set(read.map((a) => a.service)) : undefined);
+    };
     let names: readonly string[] | undefined;
     return {
       total: preview.total + callers.length,
@@ -172,9 +196,7 @@ export function createImpact(deps: ImpactDeps): (events: readonly EventInput[], 
           zone: zoneOf(views, mesh, name),
           kind: found?.kind ?? kindOf(entry),
           attachments: found?.attachments ?? [],
-          // Rendered only when a change it reads is among them, or it calls where faults change.
-          resources:
-            !found || callerSet.has(name) || found.attachments.some(reads) ? resourcesOf(name, diff) : [],
+          resources: resourcesAfter(name, found, diff),
         };
       },
     };
@@ -280,8 +302,8 @@ function attachmentsBetween(
 }
 
 /** The unified diff of a resource's JSON (pretty), from before to after. */
-function jsonDiff(label: string, before: string | undefined, after: string | undefined): string {
-  const pretty = (json: string | undefined): string =>
-    json === undefined ? '' : `${JSON.stringify(JSON.parse(json), null, 2)}\n`;
+function jsonDiff(label: string, before: unknown, after: unknown): string {
+  const pretty = (resource: unknown): string =>
+    resource === undefined ? '' : `${JSON.stringify(resource, null, 2)}\n`;
   return createTwoFilesPatch(label, label, pretty(before), pretty(after), 'before', 'after');
 }

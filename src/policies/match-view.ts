@@ -1365,6 +1365,8 @@ export function createMatchView<V>(
         },
         endpoints: (meshName, service) => self.endpoints(meshName, service),
         inboundPolicies(meshName, name, index, kind) {
+          // The copies differ from the view in the kinds written only (unless a route is).
+          if (!routed && !written.has(kind)) return self.inboundPolicies(meshName, name, index, kind);
           const p = meshName === mesh ? m.proxies.get(name) : undefined;
           const copy = p?.kind === 'SidecarDataplane' ? copyOf(p.cls) : undefined;
           if (copy) return copy.policiesAt(`i${index}`, kind);

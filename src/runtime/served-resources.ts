@@ -1,7 +1,7 @@
 /**
  * A proxy's served xDS resources as a change's impact compares them: the config it would be served
  * (as for a proxy that is not connected, `wouldBeServedConfig`) split into its Listeners, Clusters
- * and ClusterLoadAssignments by name, each as JSON. The xDS renderers load on first use.
+ * and ClusterLoadAssignments by name. The xDS renderers load on first use.
  */
 import { createImpact, type RenderResources } from '../app/impact.js';
 import type { LoadImpact } from '../api/impact-query.js';
@@ -17,15 +17,15 @@ import { xdsSources } from './xds-sources.js';
 export async function servedResources(localZone: string | undefined): Promise<RenderResources> {
   const { wouldBeServedConfig } = await import('../xds/dump.js');
   const { configReads } = await import('../xds/proxyless/config.js');
-  const render: RenderResources['render'] = (views, matches, mesh, name) => {
+  const render: RenderResources['render'] = (views, matches, mesh, name, only) => {
     const item = views.get('Dataplane', mesh, name);
     const zone = localZone ?? (item && item.origin !== 'local' ? item.origin : undefined);
     const sources = xdsSources(views, matches, zone);
     if (!sources.meshExists(mesh) || !item) return undefined;
-    const served = wouldBeServedConfig(sources, mesh, name);
-    const out = new Map<string, string>();
+    const served = wouldBeServedConfig(sources, mesh, name, only);
+    const out = new Map<string, Record<string, unknown>>();
     const put = (type: string, list: ReadonlyArray<Record<string, unknown>>, key: string): void => {
-      for (const r of list) out.set(`${type}\u0000${String(r[key])}`, JSON.stringify(r));
+      for (const r of list) out.set(`${type}\u0000${String(r[key])}`, r);
     };
     put('Listener', served.listeners, 'name');
     put('Cluster', served.clusters, 'name');

@@ -27,11 +27,19 @@ export interface DumpSources {
  * The services a proxy that is not connected is taken to dial: its entry's outbounds (its declared
  * outbounds' services, and those it dialled if a stream of it is open elsewhere in this process).
  */
-function rendered(src: DumpSources, mesh: string, name: string, withEndpoints: boolean) {
+function rendered(
+  src: DumpSources,
+  mesh: string,
+  name: string,
+  withEndpoints: boolean,
+  only?: ReadonlySet<string>,
+) {
   const entry = src.meshExists(mesh) ? src.matches.proxy(mesh, name) : undefined;
   if (!entry) return undefined;
   const interfaces = entry.kind === 'SidecarDataplane' ? entry.interfaces : proxyInterfaces(entry.networking);
-  const names = [...new Set(interfaces.outbounds.map((o) => o.service))];
+  const names = [...new Set(interfaces.outbounds.map((o) => o.service))].filter(
+    (service) => only === undefined || only.has(service),
+  );
   const config = renderProxy({
     entry,
     names,
@@ -81,13 +89,19 @@ export function createPolicyNotes(
 }
 
 /** What a proxy would be served now, as objects; 404 names a missing mesh or proxy. */
-export function wouldBeServedConfig(src: DumpSources, mesh: string, name: string) {
+export function wouldBeServedConfig(
+  src: DumpSources,
+  mesh: string,
+  name: string,
+  /** Only the resources of these dialled services (each service's are the same rendered alone). */
+  only?: ReadonlySet<string>,
+) {
   if (!src.meshExists(mesh)) throw new AppError('NOT_FOUND', 'Not found', `Mesh "${mesh}" not found`);
   const networking = src.dataplane(mesh, name);
   if (!networking) {
     throw new AppError('NOT_FOUND', 'Not found', `Dataplane "${name}" not found in mesh "${mesh}"`);
   }
-  const served = (rendered(src, mesh, name, true) as NonNullable<ReturnType<typeof rendered>>).config;
+  const served = (rendered(src, mesh, name, true, only) as NonNullable<ReturnType<typeof rendered>>).config;
   const cluster =
     proxyInterfaces(networking).inbounds[0]?.service ?? networking.gateway?.tags['mesh.io/service'] ?? '';
   return { node: { id: `${mesh}.${name}`, cluster }, revision: src.revision(), ...served };
