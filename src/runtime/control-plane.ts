@@ -370,6 +370,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     }),
     now,
     xdsBootstrap,
+    gui: { enabled: config.apiServer.gui.enabled },
     watch: {
       heartbeatMs: parseDuration(config.apiServer.watch.heartbeatInterval),
       bufferLimit: config.apiServer.watch.bufferLimit,

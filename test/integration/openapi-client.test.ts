@@ -33,7 +33,7 @@ interface Sample {
   /** `request`: the body sent, typed as the request body; else the answer's body. */
   part: 'request' | 'response';
   status: number;
-  contentType: 'application/json' | 'text/plain';
+  contentType: 'application/json' | 'text/plain' | 'text/html';
   value: unknown;
 }
 
@@ -83,7 +83,11 @@ async function getEvery(
         url,
         part: 'response',
         status: 200,
-        contentType: json ? 'application/json' : 'text/plain',
+        contentType: json
+          ? 'application/json'
+          : answer.headers['content-type']?.toString().startsWith('text/html')
+            ? 'text/html'
+            : 'text/plain',
         value,
       });
     }

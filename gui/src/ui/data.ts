@@ -1,0 +1,43 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { AppState } from '../store.js';
+import { useAppState } from '../store.js';
+
+/** What a view loaded: its data (kept while it is read again), its error, whether it is loading. */
+export interface Loaded<T> {
+  data?: T;
+  error?: unknown;
+  loading: boolean;
+  reload: () => void;
+}
+
+/**
+ * Loads a view's data, and loads it again when its inputs change, when the point in time changes,
+ * and when a live log entry that `affects` says matters arrives (the view updates in place: the old
+ * data stays on screen until the new arrives).
+ */
+export function useData<T>(
+  load: (signal: AbortSignal) => Promise<T>,
+  inputs: unknown[],
+  affects: (e: NonNullable<AppState['lastEvent']>) => boolean = () => true,
+): Loaded<T> {
+  const s = useAppState();
+  const [result, setResult] = useState<{ data?: T; error?: unknown; loading: boolean }>({ loading: true });
+  const [tick, setTick] = useState(0);
+  const seen = useRef(s.lastEvent);
+  const pit = JSON.stringify(s.pointInTime);
+  if (s.lastEvent !== seen.current) {
+    const e = s.lastEvent;
+    seen.current = e;
+    if (e && affects(e)) queueMicrotask(() => setTick((t) => t + 1));
+  }
+  useEffect(() => {
+    const abort = new AbortController();
+    setResult((r) => ({ ...r, loading: true }));
+    load(abort.signal).then(
+      (data) => !abort.signal.aborted && setResult({ data, loading: false }),
+      (error: unknown) => !abort.signal.aborted && setResult({ error, loading: false }),
+    );
+    return () => abort.abort();
+  }, [...inputs, pit, tick]);
+  return { ...result, reload: () => setTick((t) => t + 1) };
+}

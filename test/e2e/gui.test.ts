@@ -1,0 +1,409 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  expectNoProblems,
+  launchBrowser,
+  screenshot,
+  seriousA11yViolations,
+  watchProblems,
+  type PageProblems,
+} from '../helpers/browser.js';
+import { tempDir } from '../helpers/control-plane.js';
+import { eventually } from '../helpers/eventually.js';
+import { goldenPuts } from '../helpers/golden.js';
+import { startMeshCp, type CpProcess } from '../helpers/process.js';
+
+// The web GUI in a real headless Chromium against a standalone control plane run as users run it
+// (`mesh-cp run`, LevelDB, a real port), seeded with every kind. One browser and one control plane
+// for the file. Admin pages are opened at 127.0.0.1 (loopback: admin, as in the API); the reader's
+// at `gui.test`, a name the browser alone maps to 127.0.0.1, which the control plane does not take
+// for itself, so that its caller is no admin by address and must sign in.
+
+const SECRET_DATA = ['c2VjcmV0', 'dG9rZW4=']; // the golden secrets' data, never to be shown
+const PROXIES = 60;
+
+let cp: CpProcess;
+let dir: ReturnType<typeof tempDir>;
+let api: string;
+let port: number;
+let browser: Browser;
+
+async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(api + path, {
+    method,
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, text, json: () => JSON.parse(text) as Record<string, unknown> };
+}
+
+async function put(path: string, body: unknown): Promise<void> {
+  const res = await call('PUT', path, body);
+  expect([200, 201], `${path}: ${res.text}`).toContain(res.status);
+}
+
+const proxy = (i: number) => {
+  const name = `dp-${String(i).padStart(2, '0')}`;
+  const service = i % 2 === 0 ? 'web' : 'backend';
+  return {
+    url: `/meshes/default/dataplanes/${name}`,
+    body: {
+      type: 'Dataplane',
+      mesh: 'default',
+      name,
+      networking: {
+        address: `10.1.0.${i + 1}`,
+        inbound: [{ port: 8080, tags: { 'mesh.io/service': service, version: i % 3 === 0 ? 'v2' : 'v1' } }],
+        outbound: [{ port: 10001, tags: { 'mesh.io/service': 'backend' } }],
+      },
+    },
+  };
+};
+
+const tp = (destination: string) => ({
+  type: 'TrafficPermission',
+  mesh: 'default',
+  name: 'gui-tp',
+  sources: [{ match: { 'mesh.io/service': 'web' } }],
+  destinations: [{ match: { 'mesh.io/service': destination } }],
+});
+
+/** Revisions of gui-tp's three writes (created for backend, then web, then *). */
+const tpRevisions: number[] = [];
+
+beforeAll(async () => {
+  dir = tempDir('mesh-cp-gui-');
+  cp = startMeshCp({
+    MESH_STORE_TYPE: 'level',
+    MESH_STORE_LEVEL_PATH: dir.path,
+    MESH_API_SERVER_HTTPS_ENABLED: 'false',
+    MESH_API_SERVER_BIND_ADDRESS: '127.0.0.1',
+  });
+  port = (await cp.ready).apiPort;
+  api = `http://127.0.0.1:${port}`;
+  // Every writable kind (the golden files' PUTs, meshes first), then the proxies and a policy with a history.
+  const puts = goldenPuts().filter((p) => !p.url.includes('dryRun'));
+  const isMesh = (u: string) => u.startsWith('/meshes/') && u.split('/').length === 3;
+  puts.sort((a, b) => Number(isMesh(b.url)) - Number(isMesh(a.url)));
+  for (const { url, body } of puts) await put(url, body);
+  for (let i = 0; i < PROXIES; i += 1) await put(proxy(i).url, proxy(i).body);
+  for (const dest of ['backend', 'web', '*'])
+    await put('/meshes/default/traffic-permissions/gui-tp', tp(dest));
+  const history = (await call('GET', '/meshes/default/traffic-permissions/gui-tp/_history')).json() as {
+    items: Array<{ revision: number }>;
+  };
+  tpRevisions.push(...history.items.map((i) => i.revision));
+  browser = await launchBrowser(['gui.test']);
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  cp?.proc.kill('SIGTERM');
+  await cp?.exited;
+  dir?.cleanup();
+});
+
+/** A page of a fresh browser context, its problems recorded. */
+async function openPage(
+  opts: { host?: string; viewport?: { width: number; height: number } } = {},
+): Promise<{ page: Page; context: BrowserContext; problems: PageProblems; origin: string }> {
+  const context = await browser.newContext({ viewport: opts.viewport ?? { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  const problems = watchProblems(page);
+  return { page, context, problems, origin: `http://${opts.host ?? '127.0.0.1'}:${port}` };
+}
+
+/** Waits until the view shows its heading and nothing is loading any more. */
+async function settled(page: Page): Promise<void> {
+  await page.waitForFunction(
+    () =>
+      document.querySelector('main h1') !== null &&
+      document.querySelector('main .loading, main [aria-busy="true"]') === null &&
+      !document.body.innerText.includes('Loading…'),
+    undefined,
+    { timeout: 15_000 },
+  );
+}
+
+async function visit(page: Page, origin: string, path: string): Promise<void> {
+  await page.goto(`${origin}/gui${path}`);
+  await settled(page);
+}
+
+describe('the GUI served by the control plane', () => {
+  it('loads every view with the seeded data, no console error, no failed request, no serious axe violation', async () => {
+    const { page, context, problems, origin } = await openPage();
+    const catalogue = (await call('GET', '/policies')).json() as {
+      policies: Array<{ path: string; displayName: string }>;
+    };
+    // One stored item of each policy kind (from the seed), to open its page.
+    const seeded = new Map<string, string>();
+    for (const { url } of goldenPuts()) {
+      const parts = url.split('?')[0].split('/');
+      if (parts[1] === 'meshes' && parts[2] === 'default' && parts.length === 5)
+        seeded.set(parts[3], parts[4]);
+    }
+    const views: Array<[string, string, string]> = [
+      ['/', 'overview', 'default'],
+      ['/meshes', 'meshes', 'default'],
+      ['/meshes/default', 'mesh', 'Insight'],
+      ['/meshes/default/dataplanes', 'proxies', 'dp-00'],
+      ['/meshes/default/dataplanes/dp-00', 'proxy', '10.1.0.1'],
+      ['/meshes/default/dataplanes/dp-00?tab=Policies', 'proxy-policies', 'gui-tp'],
+      ['/meshes/default/dataplanes/dp-00?tab=Rules', 'proxy-rules', 'policyType'],
+      ['/meshes/default/dataplanes/dp-00?tab=xDS%20config', 'proxy-xds', 'configs'],
+      [
+        '/meshes/default/dataplanes/dp-00?tab=Config%20timeline',
+        'proxy-config-timeline',
+        'create Dataplane default/dp-59',
+      ],
+      ['/meshes/default/dataplanes/dp-00?tab=Stats', 'proxy-stats', 'cluster_manager'],
+      ['/meshes/default/dataplanes/dp-00?tab=Clusters', 'proxy-clusters', 'Clusters'],
+      ['/meshes/default/services', 'services', 'backend'],
+      ['/meshes/default/policies', 'policies', 'Traffic Permission'],
+      ['/meshes/default/gateways', 'gateways', 'Gateways in default'],
+      ['/zones', 'zones', 'Zones'],
+      ['/zone-ingresses', 'zone-ingresses', 'Zone ingresses'],
+      ['/zoneegresses', 'zone-egresses', 'Zone egresses'],
+      ['/meshes/default/secrets', 'mesh-secrets', 'p-1'],
+      ['/global-secrets', 'global-secrets', 'token'],
+      ['/audit', 'audit', 'gui-tp'],
+      ['/changes', 'changes', 'Preview'],
+      ['/diagnostics', 'diagnostics', 'apiServer'],
+      ['/sign-in', 'sign-in', 'User token'],
+    ];
+    for (const p of catalogue.policies) {
+      views.push([`/meshes/default/${p.path}`, `list-${p.path}`, p.displayName]);
+      const name = seeded.get(p.path);
+      if (name) views.push([`/meshes/default/${p.path}/${name}`, `policy-${p.path}`, name]);
+    }
+    expect(views.length).toBeGreaterThan(40);
+    for (const [path, shot, text] of views) {
+      await visit(page, origin, path);
+      const body = await page.locator('main').innerText();
+      expect(body, path).toContain(text);
+      for (const data of SECRET_DATA) expect(await page.content(), path).not.toContain(data);
+      expect(await seriousA11yViolations(page), path).toEqual([]);
+      if (!shot.startsWith('list-') && !shot.startsWith('policy-')) await screenshot(page, shot);
+      expectNoProblems(problems, path);
+    }
+    await context.close();
+  }, 300_000);
+
+  it('filters and pages the proxies on the server', async () => {
+    const { page, context, problems, origin } = await openPage();
+    const count = async (query: string) =>
+      ((await call('GET', `/meshes/default/dataplanes+insights?size=1${query}`)).json() as { total: number })
+        .total;
+    const total = await count('');
+    const web = await count('&tag=mesh.io/service:web');
+    expect(total).toBeGreaterThanOrEqual(PROXIES);
+    expect(web).toBeGreaterThanOrEqual(PROXIES / 2);
+    await visit(page, origin, '/meshes/default/dataplanes');
+    await expect.poll(() => page.locator('main').innerText()).toContain(`1–50 of ${total}`);
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await expect
+      .poll(() => page.locator('main').innerText())
+      .toContain(`51–${Math.min(100, total)} of ${total}`);
+    await page.getByLabel('Service').fill('web');
+    await expect.poll(() => page.locator('main').innerText()).toContain(`of ${web}`);
+    await page.getByLabel('Tag (key:value)').fill('version:v2');
+    // web (even) and v2 (multiple of 3): 0, 6, …, 54.
+    await expect.poll(() => page.locator('main tbody tr').count()).toBe(10);
+    expect(await page.locator('main tbody').innerText()).toContain('dp-54');
+    await page.getByLabel('Status').selectOption('online');
+    await expect.poll(() => page.locator('main').innerText()).toContain('No proxy matches these filters');
+    await screenshot(page, 'proxies-filtered');
+    expectNoProblems(problems, 'filters');
+    await context.close();
+  });
+
+  it('opens a proxy from the list, then the policies that apply to it', async () => {
+    const { page, context, problems, origin } = await openPage();
+    await visit(page, origin, '/meshes/default/dataplanes');
+    await page.getByRole('link', { name: 'dp-02', exact: true }).click();
+    await settled(page);
+    expect(page.url()).toBe(`${origin}/gui/meshes/default/dataplanes/dp-02`);
+    await page.getByRole('link', { name: 'Policies', exact: true }).last().click();
+    await settled(page);
+    await expect.poll(() => page.locator('main').innerText()).toContain('gui-tp');
+    expectNoProblems(problems, 'proxy policies');
+    await context.close();
+  });
+
+  it("diffs two revisions of a policy's history, and reverts after showing what it will write", async () => {
+    const { page, context, problems, origin } = await openPage();
+    await visit(page, origin, '/meshes/default/traffic-permissions/gui-tp');
+    const [first, , third] = tpRevisions;
+    await page.getByLabel(`Compare revision ${first}`).check();
+    await page.getByLabel(`Compare revision ${third}`).check();
+    const diff = page.getByLabel(`Difference between revision ${first} and ${third}`);
+    await expect.poll(() => diff.innerText()).toContain('-       mesh.io/service: backend');
+    expect(await diff.innerText()).toContain('+       mesh.io/service: "*"');
+    await screenshot(page, 'policy-history-diff');
+    await page.getByRole('button', { name: `Revert to ${first}` }).click();
+    const dialog = page.getByRole('dialog');
+    await expect.poll(() => dialog.innerText()).toContain('mesh.io/service: backend');
+    await screenshot(page, 'policy-revert');
+    // Nothing written before the user confirms.
+    expect(
+      (await call('GET', '/meshes/default/traffic-permissions/gui-tp')).json().destinations as unknown[],
+    ).toEqual([{ match: { 'mesh.io/service': '*' } }]);
+    await dialog.getByRole('button', { name: 'Revert', exact: true }).click();
+    await eventually(async () => {
+      const now = (await call('GET', '/meshes/default/traffic-permissions/gui-tp')).json();
+      expect(now.destinations).toEqual([{ match: { 'mesh.io/service': 'backend' } }]);
+      return true;
+    });
+    // The history shows the revert as a new revision, by the loopback admin.
+    await expect.poll(() => page.locator('main tbody').first().innerText()).toContain('admin');
+    await expect.poll(() => page.getByRole('row').count()).toBeGreaterThanOrEqual(5);
+    expectNoProblems(problems, 'revert');
+    await context.close();
+  });
+
+  it('travels to a revision before a change, marks it, and comes back to now', async () => {
+    const { page, context, problems, origin } = await openPage();
+    await visit(page, origin, '/meshes/default/dataplanes');
+    const before = (await call('GET', '/meshes/default/dataplanes/dp-00')).json() as {
+      modificationTime: string;
+    };
+    expect(before).toBeTruthy();
+    // Revision 1 precedes every proxy: the list was empty then.
+    await page.getByLabel('As of revision or time').fill('1');
+    await page.getByRole('button', { name: 'Go' }).click();
+    await expect.poll(() => page.locator('main').innerText()).toContain('Viewing the past');
+    await settled(page);
+    expect(await page.locator('main').innerText()).toContain('No data plane proxy in this mesh yet');
+    await screenshot(page, 'time-travel');
+    await page.getByRole('button', { name: 'Back to now' }).click();
+    await expect.poll(() => page.locator('main').innerText()).toContain('dp-00');
+    expect(await page.locator('main').innerText()).not.toContain('Viewing the past');
+    expectNoProblems(problems, 'time travel');
+    await context.close();
+  });
+
+  it('previews a two-document change set, shows errors at their lines, then applies it', async () => {
+    const { page, context, problems, origin } = await openPage();
+    await visit(page, origin, '/changes');
+    const editor = page.getByLabel('Resources (YAML)');
+    const set = (port: string) =>
+      [
+        'type: Dataplane',
+        'mesh: default',
+        'name: set-1',
+        'networking:',
+        '  address: 10.9.0.1',
+        '  inbound:',
+        `    - port: ${port}`,
+        '      tags: {mesh.io/service: set}',
+        '---',
+        'type: TrafficPermission',
+        'mesh: default',
+        'name: set-tp',
+        'sources: [{match: {mesh.io/service: set}}]',
+        'destinations: [{match: {mesh.io/service: web}}]',
+        '',
+      ].join('\n');
+    await editor.fill(set('"not-a-port"'));
+    await page.getByRole('button', { name: 'Preview' }).click();
+    await expect.poll(() => page.locator('#change-errors').innerText()).toContain('Line 7');
+    await screenshot(page, 'changes-error');
+    problems.clear(); // the refused preview is an answer of 400, shown to the user on purpose
+    await editor.fill(set('8080'));
+    await page.getByRole('button', { name: 'Preview' }).click();
+    await expect.poll(() => page.locator('main').innerText()).toContain('Preview: nothing written yet');
+    expect((await call('GET', '/meshes/default/dataplanes/set-1')).status).toBe(404);
+    await screenshot(page, 'changes-preview');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await expect.poll(() => page.locator('main').innerText()).toContain('Applied at revision');
+    expect((await call('GET', '/meshes/default/dataplanes/set-1')).status).toBe(200);
+    expect((await call('GET', '/meshes/default/traffic-permissions/set-tp')).status).toBe(200);
+    expectNoProblems(problems, 'apply');
+    await context.close();
+  });
+
+  it('shows a write made by another client live, in the proxy list and the audit log', async () => {
+    const { page, context, problems, origin } = await openPage();
+    await visit(page, origin, '/audit');
+    await expect.poll(() => page.locator('main').innerText()).toContain('Following new changes live');
+    const second = await context.newPage();
+    const problems2 = watchProblems(second);
+    await visit(second, origin, '/meshes/default/dataplanes?name=live-');
+    await expect.poll(() => second.locator('header').innerText()).toContain('Live');
+    await put('/meshes/default/dataplanes/live-1', { ...proxy(0).body, name: 'live-1' });
+    await expect.poll(() => page.locator('main tbody tr').first().innerText()).toContain('live-1');
+    await expect.poll(() => second.locator('main').innerText()).toContain('live-1');
+    await screenshot(page, 'audit-live');
+    expectNoProblems(problems, 'audit');
+    expectNoProblems(problems2, 'live list');
+    await context.close();
+  });
+
+  it('is readable at phone width', async () => {
+    const { page, context, problems, origin } = await openPage({ viewport: { width: 390, height: 844 } });
+    await visit(page, origin, '/meshes/default/dataplanes');
+    // Nothing wider than the screen but the tables, which scroll on their own.
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await screenshot(page, 'phone-proxies');
+    expectNoProblems(problems, 'phone');
+    await context.close();
+  });
+});
+
+describe('a caller who is no admin', () => {
+  it('signs in with a reader token and is offered no write and no secret', async () => {
+    const res = await call('POST', '/tokens/user', {
+      name: 'rita',
+      groups: ['mesh-system:reader'],
+      validFor: '1h',
+    });
+    expect(res.status, res.text).toBe(200);
+    const { page, context, problems, origin } = await openPage({ host: 'gui.test' });
+    await visit(page, origin, '/sign-in');
+    expect(await page.locator('header').innerText()).toContain('anonymous');
+    await page.getByLabel('User token').fill(res.text);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.locator('header').innerText()).toContain('rita (token)');
+    // The token is in session storage, never in a URL.
+    expect(page.url()).not.toContain(res.text.slice(0, 20));
+    expect(await page.evaluate(() => sessionStorage.getItem('mesh-cp.token'))).toBe(res.text);
+    const nav = await page.getByRole('navigation', { name: 'Main' }).innerText();
+    expect(nav).not.toContain('secrets');
+    await visit(page, origin, '/meshes/default/traffic-permissions/gui-tp');
+    expect(await page.getByRole('button', { name: /^Revert/ }).count()).toBe(0);
+    await visit(page, origin, '/changes');
+    expect(await page.getByRole('button', { name: 'Apply' }).count()).toBe(0);
+    expect(await page.locator('main').innerText()).toContain('You may not write here');
+    await visit(page, origin, '/global-secrets');
+    expect(await page.locator('main').innerText()).toContain('Only admins may see secrets');
+    await visit(page, origin, '/meshes/default/secrets');
+    const html = await page.content();
+    for (const data of SECRET_DATA) expect(html).not.toContain(data);
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await screenshot(page, 'reader');
+    expectNoProblems(problems, 'reader');
+    await context.close();
+  });
+
+  it('is anonymous without a token and may not write: the same-origin checks hold for its own calls', async () => {
+    const { page, context, problems, origin } = await openPage({ host: 'gui.test' });
+    await visit(page, origin, '/');
+    expect(await page.locator('header').innerText()).toContain('anonymous (anonymous)');
+    // A write from the page itself (same origin, no token) is refused: anonymous callers read only.
+    const status = await page.evaluate(async () => {
+      const r = await fetch('/meshes/default/dataplanes/x', {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ type: 'Dataplane', mesh: 'default', name: 'x' }),
+      });
+      return r.status;
+    });
+    expect(status).toBe(403);
+    problems.clear();
+    await context.close();
+  });
+});
