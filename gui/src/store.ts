@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { PointInTime, Schema } from './api/client.js';
-import { ApiError, getJson, setPointInTime, token } from './api/client.js';
+import { ApiError, getJson, request, setPointInTime, token } from './api/client.js';
 import type { LogEvent, StreamState } from './api/events.js';
 import { watchEvents } from './api/events.js';
 
@@ -94,16 +94,19 @@ export function canWrite(s: AppState, kind: string, mesh?: string): boolean {
 
 /** Loads who the caller is and what the server is; on a token change too. */
 export async function loadSession(): Promise<void> {
-  let caller: Caller;
+  let res: Response;
   try {
-    caller = await getJson<Caller>('/_identity', { timeless: true });
+    res = await request('/_identity', { timeless: true });
   } catch (err) {
     // A kept token that expired or was revoked: forget it and carry on without it.
     if (!(err instanceof ApiError && err.status === 401 && token.get())) throw err;
     token.clear();
-    caller = await getJson<Caller>('/_identity', { timeless: true });
+    res = await request('/_identity', { timeless: true });
   }
-  update({ caller });
+  const caller = (await res.json()) as Caller;
+  // The live stream starts after the revision this session first saw, so nothing written since is missed.
+  const seen = Number(res.headers.get('x-mesh-revision'));
+  update({ caller, ...(state.revision === undefined && seen > 0 ? { revision: seen } : {}) });
   const [info, catalogue, config] = await Promise.all([
     getJson<Schema<'Info'>>('/', { timeless: true }).catch(() => undefined),
     getJson<Schema<'PolicyCatalogue'>>('/policies', { timeless: true }).catch(() => undefined),

@@ -11,7 +11,9 @@ import {
 import { tempDir } from '../helpers/control-plane.js';
 import { eventually } from '../helpers/eventually.js';
 import { goldenPuts } from '../helpers/golden.js';
+import { startGlobal, startZone, zoneToken } from '../helpers/multizone.js';
 import { startMeshCp, type CpProcess } from '../helpers/process.js';
+import type { ControlPlane } from '../../src/runtime/control-plane.js';
 
 // The web GUI in a real headless Chromium against a standalone control plane run as users run it
 // (`mesh-cp run`, LevelDB, a real port), seeded with every kind. One browser and one control plane
@@ -354,6 +356,60 @@ describe('the GUI served by the control plane', () => {
   });
 });
 
+describe('keyboard and a lost connection', () => {
+  it('is driven by the keyboard: a skip link first, then the menu, with a visible focus', async () => {
+    const { page, context, problems, origin } = await openPage();
+    await visit(page, origin, '/');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    const outline = () =>
+      page.evaluate(() => getComputedStyle(document.activeElement as Element).outlineStyle);
+    expect(await outline()).toBe('solid');
+    // Past the header's controls to the menu, then a link followed with Enter.
+    for (let i = 0; i < 30; i += 1) {
+      await page.keyboard.press('Tab');
+      if ((await page.evaluate(() => document.activeElement?.textContent)) === 'Audit log') break;
+    }
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Audit log');
+    expect(await outline()).toBe('solid');
+    await page.keyboard.press('Enter');
+    await settled(page);
+    expect(page.url()).toBe(`${origin}/gui/audit`);
+    // The new view's heading has the focus, so that a screen reader announces it.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.tagName)).toBe('H1');
+    expectNoProblems(problems, 'keyboard');
+    await context.close();
+  });
+
+  it('shows a lost connection, and resumes from the last revision seen when the server is back', async () => {
+    const { page, context, problems, origin } = await openPage();
+    await visit(page, origin, '/meshes/default/dataplanes?name=outage-');
+    await expect.poll(() => page.locator('header').innerText()).toContain('Live');
+    cp.proc.kill('SIGTERM');
+    await cp.exited;
+    await expect
+      .poll(() => page.locator('header').innerText(), { timeout: 10_000 })
+      .toContain('Connection lost');
+    await screenshot(page, 'connection-lost');
+    cp = startMeshCp({
+      MESH_STORE_TYPE: 'level',
+      MESH_STORE_LEVEL_PATH: dir.path,
+      MESH_API_SERVER_HTTPS_ENABLED: 'false',
+      MESH_API_SERVER_BIND_ADDRESS: '127.0.0.1',
+      MESH_API_SERVER_PORT: String(port),
+    });
+    await cp.ready;
+    // Written as soon as the server is back: whether the GUI reconnects before or after it, it sees
+    // it, as its stream resumes after the last revision it saw (Last-Event-ID).
+    await put('/meshes/default/dataplanes/outage-1', { ...proxy(1).body, name: 'outage-1' });
+    await expect.poll(() => page.locator('main').innerText(), { timeout: 20_000 }).toContain('outage-1');
+    expect(await page.locator('header').innerText()).toContain('Live');
+    // What the browser logged while the server was down (refused connections) was expected.
+    problems.clear();
+    await context.close();
+  });
+});
+
 describe('a caller who is no admin', () => {
   it('signs in with a reader token and is offered no write and no secret', async () => {
     const res = await call('POST', '/tokens/user', {
@@ -404,6 +460,87 @@ describe('a caller who is no admin', () => {
     });
     expect(status).toBe(403);
     problems.clear();
+    await context.close();
+  });
+});
+
+describe('a Global and a zone', () => {
+  let global: ControlPlane;
+  let zone: ControlPlane;
+  let gdir: ReturnType<typeof tempDir>;
+  beforeAll(async () => {
+    gdir = tempDir('mesh-cp-gui-global-');
+    global = await startGlobal(gdir.path);
+    zone = await startZone(global, gdir.path, 'zone-1', await zoneToken(global, 'zone-1'));
+    await eventually(() => zone.multizone?.link?.().connected, 10_000, 'the zone to connect');
+    await eventually(() => zone.views.get('Mesh', undefined, 'default'), 10_000, 'the mesh on the zone');
+    const res = await zone.app.inject({
+      method: 'PUT',
+      url: '/meshes/default/dataplanes/zoned-1',
+      payload: { ...proxy(4).body, name: 'zoned-1' },
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    await eventually(
+      () => global.views.get('Dataplane', 'default', 'zone-1.zoned-1'),
+      10_000,
+      'the proxy on Global',
+    );
+    for (const dest of ['backend', 'web']) {
+      const put = await global.app.inject({
+        method: 'PUT',
+        url: '/meshes/default/traffic-permissions/gui-tp',
+        payload: tp(dest),
+      });
+      expect([200, 201], put.body).toContain(put.statusCode);
+    }
+    await eventually(
+      async () => {
+        const res = await zone.app.inject({
+          method: 'GET',
+          url: '/meshes/default/traffic-permissions/gui-tp',
+        });
+        return res.statusCode === 200 && res.body.includes('"web"');
+      },
+      10_000,
+      'the policy on the zone',
+    );
+  }, 60_000);
+  afterAll(async () => {
+    await zone?.close();
+    await global?.close();
+    gdir?.cleanup();
+  });
+
+  it("Global's GUI shows the zone online and its proxies; the zone's shows its own, policies read-only", async () => {
+    const { page, context, problems } = await openPage();
+    const g = `http://127.0.0.1:${global.ports.api}`;
+    await visit(page, g, '/zones');
+    await expect.poll(() => page.locator('main').innerText()).toContain('online');
+    expect(await page.locator('main').innerText()).toContain('zone-1');
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await screenshot(page, 'global-zones');
+    await visit(page, g, '/');
+    expect(await page.locator('main').innerText()).toContain('1 of 1 zones online');
+    await visit(page, g, '/meshes/default/dataplanes');
+    expect(await page.locator('main').innerText()).toContain('zone-1.zoned-1');
+    expectNoProblems(problems, 'global');
+
+    const z = `http://127.0.0.1:${zone.ports.api}`;
+    await visit(page, z, '/meshes/default/dataplanes');
+    expect(await page.locator('header').innerText()).toContain('zone');
+    expect(await page.locator('main').innerText()).toContain('zoned-1');
+    // Global takes policy writes: a revert is offered there; a zone takes none: no revert offered.
+    await visit(page, g, '/meshes/default/traffic-permissions/gui-tp');
+    expect(await page.getByRole('button', { name: /^Revert/ }).count()).toBe(1);
+    await visit(page, z, '/meshes/default/traffic-permissions');
+    await page.getByRole('link', { name: 'gui-tp', exact: true }).click();
+    await settled(page);
+    expect(await page.locator('main').innerText()).toContain('History');
+    expect(await page.getByRole('checkbox').count()).toBe(2);
+    expect(await page.getByRole('button', { name: /^Revert/ }).count()).toBe(0);
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await screenshot(page, 'zone-policy');
+    expectNoProblems(problems, 'zone');
     await context.close();
   });
 });

@@ -29,7 +29,7 @@ export interface WatchOptions {
 /**
  * Follows `/_events` as server-sent events, over `fetch` so that a user token goes in a header,
  * never in the URL. A lost stream is reported, then resumed with `Last-Event-ID` set to the last
- * revision seen, so that nothing is missed; the wait between tries grows up to 10 s. Returns the
+ * revision seen, so that nothing is missed; the wait between tries grows up to 4 s. Returns the
  * function that stops it.
  */
 export function watchEvents(opts: WatchOptions): () => void {
@@ -70,7 +70,7 @@ export function watchEvents(opts: WatchOptions): () => void {
       if (abort.signal.aborted) return;
       opts.onState('lost');
       await new Promise((r) => setTimeout(r, delay));
-      delay = Math.min(delay * 2, 10_000);
+      delay = Math.min(delay * 2, 4_000);
     }
   };
   void run();
