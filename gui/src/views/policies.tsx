@@ -1,9 +1,10 @@
+import { useState } from 'preact/hooks';
 import type { Page, Resource } from '../api/client.js';
 import { getJson } from '../api/client.js';
 import { Link } from '../router.js';
 import { useAppState } from '../store.js';
 import { useData } from '../ui/data.js';
-import { Empty, Show } from '../ui/parts.js';
+import { Empty, Pager, Show } from '../ui/parts.js';
 import type { KindInfo } from './resource.js';
 import { ResourceList, ResourcePage } from './resource.js';
 
@@ -80,6 +81,8 @@ interface Affected {
 }
 
 // Kinds of the catalogue that select no proxy, so have no `…/{name}/dataplanes` (external services).
+const AFFECTED_PAGE = 50;
+
 const SELECTS_NO_PROXY = new Set(['ExternalService']);
 
 /** One policy: its definition, the proxies it affects, its history. */
@@ -89,12 +92,17 @@ export function PolicyPage({ mesh, info, name }: { mesh: string; info: KindInfo;
 }
 
 function MatchingPolicyPage({ mesh, info, name }: { mesh: string; info: KindInfo; name: string }) {
+  const [offset, setOffset] = useState(0);
   const affected = useData(
-    () =>
+    (signal) =>
       getJson<Affected>(
         `/meshes/${encodeURIComponent(mesh)}/${info.path}/${encodeURIComponent(name)}/dataplanes`,
+        {
+          query: { size: AFFECTED_PAGE, offset },
+          signal,
+        },
       ),
-    [mesh, info.path, name],
+    [mesh, info.path, name, offset],
     (e) => e.mesh === mesh,
   );
   return (
@@ -106,16 +114,25 @@ function MatchingPolicyPage({ mesh, info, name }: { mesh: string; info: KindInfo
             a.total === 0 ? (
               <Empty>No proxy matches this policy's selectors now.</Empty>
             ) : (
-              <ul>
-                {a.items.map((item, k) => {
-                  const dp = item.dataplane ?? { mesh, name: String(item.name ?? '') };
-                  return (
-                    <li key={k}>
-                      <Link to={`/meshes/${dp.mesh}/dataplanes/${dp.name}?tab=Policies`}>{dp.name}</Link>
-                    </li>
-                  );
-                })}
-              </ul>
+              <>
+                <ul class="inline-list">
+                  {a.items.map((item, k) => {
+                    const dp = item.dataplane ?? { mesh, name: String(item.name ?? '') };
+                    return (
+                      <li key={k}>
+                        <Link to={`/meshes/${dp.mesh}/dataplanes/${dp.name}?tab=Policies`}>{dp.name}</Link>
+                      </li>
+                    );
+                  })}
+                </ul>
+                <Pager
+                  offset={offset}
+                  size={AFFECTED_PAGE}
+                  total={a.total}
+                  onOffset={setOffset}
+                  label="Affected proxies"
+                />
+              </>
             )
           }
         </Show>
