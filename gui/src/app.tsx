@@ -184,7 +184,10 @@ export function App() {
         ] as Array<[string, string]>)
       : []),
     ['/audit', 'Audit log'],
-    ['/changes', 'Apply changes'],
+    // Offered to callers who may write something, on a server that takes writes.
+    ...(!s.serverReadOnly && (s.caller?.grants ?? []).some((g) => g.role === 'writer' || g.role === 'admin')
+      ? ([['/changes', 'Apply changes']] as Array<[string, string]>)
+      : []),
     ['/diagnostics', 'Diagnostics'],
   ];
   return (

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -11,9 +12,7 @@ import {
 import { tempDir } from '../helpers/control-plane.js';
 import { eventually } from '../helpers/eventually.js';
 import { goldenPuts } from '../helpers/golden.js';
-import { startGlobal, startZone, zoneToken } from '../helpers/multizone.js';
 import { startMeshCp, type CpProcess } from '../helpers/process.js';
-import type { ControlPlane } from '../../src/runtime/control-plane.js';
 
 // The web GUI in a real headless Chromium against a standalone control plane run as users run it
 // (`mesh-cp run`, LevelDB, a real port), seeded with every kind. One browser and one control plane
@@ -429,6 +428,7 @@ describe('a caller who is no admin', () => {
     expect(await page.evaluate(() => sessionStorage.getItem('mesh-cp.token'))).toBe(res.text);
     const nav = await page.getByRole('navigation', { name: 'Main' }).innerText();
     expect(nav).not.toContain('secrets');
+    expect(nav).not.toContain('Apply changes');
     await visit(page, origin, '/meshes/default/traffic-permissions/gui-tp');
     expect(await page.getByRole('button', { name: /^Revert/ }).count()).toBe(0);
     await visit(page, origin, '/changes');
@@ -464,56 +464,79 @@ describe('a caller who is no admin', () => {
   });
 });
 
-describe('a Global and a zone', () => {
-  let global: ControlPlane;
-  let zone: ControlPlane;
+describe('a Global and a zone, as processes', () => {
+  const procs: CpProcess[] = [];
   let gdir: ReturnType<typeof tempDir>;
+  let zdir: ReturnType<typeof tempDir>;
+  let g: string;
+  let z: string;
+  const at = async (origin: string, method: string, path: string, body?: unknown) => {
+    const res = await fetch(origin + path, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, text: await res.text() };
+  };
   beforeAll(async () => {
     gdir = tempDir('mesh-cp-gui-global-');
-    global = await startGlobal(gdir.path);
-    zone = await startZone(global, gdir.path, 'zone-1', await zoneToken(global, 'zone-1'));
-    await eventually(() => zone.multizone?.link?.().connected, 10_000, 'the zone to connect');
-    await eventually(() => zone.views.get('Mesh', undefined, 'default'), 10_000, 'the mesh on the zone');
-    const res = await zone.app.inject({
-      method: 'PUT',
-      url: '/meshes/default/dataplanes/zoned-1',
-      payload: { ...proxy(4).body, name: 'zoned-1' },
+    zdir = tempDir('mesh-cp-gui-zone-');
+    const global = startMeshCp({
+      MESH_MODE: 'global',
+      MESH_STORE_LEVEL_PATH: gdir.path,
+      MESH_API_SERVER_HTTPS_ENABLED: 'false',
+      MESH_MULTIZONE_GLOBAL_KDS_GRPC_PORT: '0',
     });
-    expect(res.statusCode, res.body).toBe(201);
+    procs.push(global);
+    const gready = await global.ready;
+    g = `http://127.0.0.1:${gready.apiPort}`;
+    const token = await at(g, 'POST', '/tokens/zone', { zone: 'zone-1', validFor: '1h' });
+    expect(token.status, token.text).toBe(200);
+    const zone = startMeshCp({
+      MESH_MODE: 'zone',
+      MESH_STORE_LEVEL_PATH: zdir.path,
+      MESH_API_SERVER_HTTPS_ENABLED: 'false',
+      MESH_MULTIZONE_ZONE_NAME: 'zone-1',
+      MESH_MULTIZONE_ZONE_GLOBAL_ADDRESS: `grpcs://127.0.0.1:${gready.kdsPort}`,
+      MESH_MULTIZONE_ZONE_KDS_TOKEN: token.text,
+      MESH_MULTIZONE_ZONE_KDS_ROOT_CA_FILE: join(gdir.path, 'tls', 'cert.pem'),
+    });
+    procs.push(zone);
+    z = `http://127.0.0.1:${(await zone.ready).apiPort}`;
     await eventually(
-      () => global.views.get('Dataplane', 'default', 'zone-1.zoned-1'),
-      10_000,
+      async () => (await at(z, 'GET', '/meshes/default')).status === 200,
+      15_000,
+      'the mesh on the zone',
+    );
+    const dp = await at(z, 'PUT', '/meshes/default/dataplanes/zoned-1', {
+      ...proxy(4).body,
+      name: 'zoned-1',
+    });
+    expect(dp.status, dp.text).toBe(201);
+    await eventually(
+      async () => (await at(g, 'GET', '/meshes/default/dataplanes/zone-1.zoned-1')).status === 200,
+      15_000,
       'the proxy on Global',
     );
     for (const dest of ['backend', 'web']) {
-      const put = await global.app.inject({
-        method: 'PUT',
-        url: '/meshes/default/traffic-permissions/gui-tp',
-        payload: tp(dest),
-      });
-      expect([200, 201], put.body).toContain(put.statusCode);
+      const res = await at(g, 'PUT', '/meshes/default/traffic-permissions/gui-tp', tp(dest));
+      expect([200, 201], res.text).toContain(res.status);
     }
     await eventually(
-      async () => {
-        const res = await zone.app.inject({
-          method: 'GET',
-          url: '/meshes/default/traffic-permissions/gui-tp',
-        });
-        return res.statusCode === 200 && res.body.includes('"web"');
-      },
-      10_000,
+      async () => (await at(z, 'GET', '/meshes/default/traffic-permissions/gui-tp')).text.includes('"web"'),
+      15_000,
       'the policy on the zone',
     );
-  }, 60_000);
+  }, 90_000);
   afterAll(async () => {
-    await zone?.close();
-    await global?.close();
+    for (const p of procs) p.proc.kill('SIGTERM');
+    await Promise.all(procs.map((p) => p.exited));
     gdir?.cleanup();
+    zdir?.cleanup();
   });
 
   it("Global's GUI shows the zone online and its proxies; the zone's shows its own, policies read-only", async () => {
     const { page, context, problems } = await openPage();
-    const g = `http://127.0.0.1:${global.ports.api}`;
     await visit(page, g, '/zones');
     await expect.poll(() => page.locator('main').innerText()).toContain('online');
     expect(await page.locator('main').innerText()).toContain('zone-1');
@@ -525,7 +548,6 @@ describe('a Global and a zone', () => {
     expect(await page.locator('main').innerText()).toContain('zone-1.zoned-1');
     expectNoProblems(problems, 'global');
 
-    const z = `http://127.0.0.1:${zone.ports.api}`;
     await visit(page, z, '/meshes/default/dataplanes');
     expect(await page.locator('header').innerText()).toContain('zone');
     expect(await page.locator('main').innerText()).toContain('zoned-1');

@@ -2,6 +2,9 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { AppState } from '../store.js';
 import { useAppState } from '../store.js';
 
+/** How long a view waits after a change that touches it before reading again (coalescing a burst). */
+const RELOAD_DELAY_MS = 100;
+
 /** What a view loaded: its data (kept while it is read again), its error, whether it is loading. */
 export interface Loaded<T> {
   data?: T;
@@ -24,11 +27,19 @@ export function useData<T>(
   const [result, setResult] = useState<{ data?: T; error?: unknown; loading: boolean }>({ loading: true });
   const [tick, setTick] = useState(0);
   const seen = useRef(s.lastEvent);
+  const pending = useRef(false);
   const pit = JSON.stringify(s.pointInTime);
   if (s.lastEvent !== seen.current) {
     const e = s.lastEvent;
     seen.current = e;
-    if (e && affects(e)) queueMicrotask(() => setTick((t) => t + 1));
+    // A burst of changes (a change set, a zone's sync) makes one read, not one per change.
+    if (e && affects(e) && !pending.current) {
+      pending.current = true;
+      setTimeout(() => {
+        pending.current = false;
+        setTick((t) => t + 1);
+      }, RELOAD_DELAY_MS);
+    }
   }
   useEffect(() => {
     const abort = new AbortController();
