@@ -53,7 +53,7 @@ function View() {
   if (path === '/zoneegresses') return <ZoneProxies which="egress" />;
   if ((p = m('/zoneegresses/:name'))) return <ZoneProxyPage which="egress" name={p.name} />;
   if (path === '/global-secrets') return <Secrets />;
-  if (path === '/audit') return <Audit />;
+  if (path === '/audit') return <Audit key={query.toString()} query={query} />;
   if (path === '/changes') return <Changes />;
   if (path === '/diagnostics') return <Diagnostics />;
   if (path === '/sign-in') return <SignIn />;

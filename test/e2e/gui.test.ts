@@ -321,6 +321,11 @@ describe('the GUI served by the control plane', () => {
     await expect.poll(() => page.locator('main').innerText()).toContain('Applied at revision');
     expect((await call('GET', '/meshes/default/dataplanes/set-1')).status).toBe(200);
     expect((await call('GET', '/meshes/default/traffic-permissions/set-tp')).status).toBe(200);
+    // The set's id leads to the audit log of its two changes.
+    await page.getByRole('link', { name: /^Changes of change set/ }).click();
+    await settled(page);
+    await expect.poll(() => page.locator('main tbody tr').count()).toBe(2);
+    expect(await page.locator('main tbody').innerText()).toContain('set-tp');
     expectNoProblems(problems, 'apply');
     await context.close();
   });

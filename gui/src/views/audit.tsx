@@ -3,19 +3,26 @@ import type { Page } from '../api/client.js';
 import { getJson } from '../api/client.js';
 import type { LogEvent, StreamState } from '../api/events.js';
 import { watchEvents } from '../api/events.js';
+import { Link } from '../router.js';
 import { travelTo } from '../store.js';
 import { useData } from '../ui/data.js';
 import { Empty, Pager, Show, Time } from '../ui/parts.js';
 
 const SIZE = 50;
-type Filters = { kind: string; mesh: string; name: string; actor: string };
+type Filters = { kind: string; mesh: string; name: string; actor: string; changeSet: string };
 
 /**
  * The audit log, newest first, filtered by kind, mesh, name and actor; on its first page, entries
  * written while it is open are added at the top as the server sends them (server-sent events).
  */
-export function Audit() {
-  const [filters, setFilters] = useState<Filters>({ kind: '', mesh: '', name: '', actor: '' });
+export function Audit({ query }: { query: URLSearchParams }) {
+  const [filters, setFilters] = useState<Filters>({
+    kind: query.get('kind') ?? '',
+    mesh: query.get('mesh') ?? '',
+    name: query.get('name') ?? '',
+    actor: query.get('actor') ?? '',
+    changeSet: query.get('changeSet') ?? '',
+  });
   const [page, setPage] = useState(0);
   const [live, setLive] = useState<LogEvent[]>([]);
   const [state, setState] = useState<StreamState>('connecting');
@@ -132,7 +139,7 @@ export function Audit() {
                       <td>
                         {e.actor.name} <span class="muted">({e.actor.address})</span>
                       </td>
-                      <td>{e.changeSet ? <code>{e.changeSet.slice(0, 8)}</code> : '—'}</td>
+                      <td>{e.changeSet ? <ChangeSetLink id={e.changeSet} /> : '—'}</td>
                     </tr>
                   ))}
                 </tbody>
@@ -149,5 +156,14 @@ export function Audit() {
         }}
       </Show>
     </>
+  );
+}
+
+/** A change set's short id, linking to the audit log of its changes. */
+export function ChangeSetLink({ id }: { id: string }) {
+  return (
+    <Link to={`/audit?changeSet=${encodeURIComponent(id)}`} aria-label={`Changes of change set ${id}`}>
+      {id.slice(0, 8)}
+    </Link>
   );
 }

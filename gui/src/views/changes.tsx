@@ -3,6 +3,7 @@ import { isNode, parseAllDocuments } from 'yaml';
 import { ApiError, request } from '../api/client.js';
 import { canWrite, useAppState } from '../store.js';
 import { Empty, ErrorBox } from '../ui/parts.js';
+import { ChangeSetLink } from './audit.js';
 
 interface SetItem {
   index: number;
@@ -198,6 +199,11 @@ function SetOutcome({ result }: { result: SetResult }) {
       <h2 id="outcome-h">
         {result.dryRun ? 'Preview: nothing written yet' : `Applied at revision ${result.revision}`}
       </h2>
+      {!result.dryRun && result.changeSet && (
+        <p>
+          Change set <ChangeSetLink id={result.changeSet} />: see its changes in the audit log.
+        </p>
+      )}
       <table class="table">
         <caption class="sr-only">Items of the change set</caption>
         <thead>

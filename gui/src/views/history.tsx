@@ -3,6 +3,7 @@ import { stringify } from 'yaml';
 import type { Page, Resource } from '../api/client.js';
 import { getJson, request } from '../api/client.js';
 import { canWrite, travelTo, useAppState } from '../store.js';
+import { ChangeSetLink } from './audit.js';
 import { useData } from '../ui/data.js';
 import { Dialog, Diff, Empty, ErrorBox, Pager, Show, Time } from '../ui/parts.js';
 
@@ -89,7 +90,7 @@ export function HistoryPanel(props: { path: string; kind: string; mesh?: string;
                         {c.actor.name ?? '—'}
                         {c.actor.address ? <span class="muted"> ({c.actor.address})</span> : null}
                       </td>
-                      <td>{c.changeSet ? <code>{c.changeSet.slice(0, 8)}</code> : '—'}</td>
+                      <td>{c.changeSet ? <ChangeSetLink id={c.changeSet} /> : '—'}</td>
                       <td class="actions">
                         <button type="button" onClick={() => travelTo({ revision: c.revision })}>
                           View as of {c.revision}
