@@ -191,6 +191,19 @@ export function put2000(on: boolean): FixturePolicy {
   });
 }
 
+/**
+ * `bench-mesh-wide`: a MeshTrafficPermission on the whole mesh, allowing or denying every caller;
+ * listed by every proxy, so each write of it (the action flipped) changes all 10,000 proxies' matches.
+ */
+export function meshWide(allow: boolean): FixturePolicy {
+  return policyBody('MeshTrafficPermission', 'bench-mesh-wide', {
+    spec: {
+      targetRef: { kind: 'Mesh' },
+      from: [{ targetRef: { kind: 'Mesh' }, default: { action: allow ? 'ALLOW' : 'DENY' } }],
+    },
+  });
+}
+
 /** `bench-put-none`, the baseline: the same Timeout with services no proxy has, in two versions. */
 export function putNone(flip: boolean): FixturePolicy {
   return policyBody('Timeout', 'bench-put-none', {

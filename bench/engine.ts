@@ -6,13 +6,21 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildEngineStore, MESH, PROXIES, put2000, putNone, type FixturePolicy } from './engine-fixture.js';
+import {
+  buildEngineStore,
+  MESH,
+  meshWide,
+  PROXIES,
+  put2000,
+  putNone,
+  type FixturePolicy,
+} from './engine-fixture.js';
 import { measureFigure, groupSelection, type GroupOptions } from './lib/measure.js';
 import { settle, startMeshCp, type Started } from './lib/processes.js';
 import type { Figure } from './lib/report.js';
 import { median, percentile } from './lib/stats.js';
 
-const NAMES = ['engine-startup', 'engine-startup-stall', 'engine-put'];
+const NAMES = ['engine-startup', 'engine-startup-stall', 'engine-put', 'impact-mesh-wide'];
 const PROBE = './bench/lib/loop-probe.mjs';
 
 const portOf = (s: Started): number => (s.ready.apiPort ?? s.ready.port) as number;
@@ -239,6 +247,81 @@ export async function engineFigures(opts: GroupOptions): Promise<Figure[]> {
         figures[figures.length - 1].note =
           `p99 µs ${median(p99s.map((r) => r.ours)).toFixed(0)} against ${median(p99s.map((r) => r.baseline)).toFixed(0)} (medians over the runs); ${PUTS} pairs per run, no xDS stream connected; ` +
           `the first read of bench-put-2000's affected proxies (first page) after each PUT, where the reached classes apply it: p50 µs ${percentile(readAfter.reach, 50).toFixed(0)} after a PUT reaching 2,000 against ${percentile(readAfter.none, 50).toFixed(0)} after one reaching none`;
+      } finally {
+        await server.stop();
+      }
+    }
+    if (want('impact-mesh-wide')) {
+      log(
+        'impact-mesh-wide: p50 of a dry-run PUT with ?impact=true of a policy every one of 10,000 proxies lists vs the real PUT of it',
+      );
+      const server = await startMeshCp(withPolicies);
+      const o = `http://127.0.0.1:${portOf(server)}`;
+      const PUTS = opts.quick ? 20 : 100;
+      const totals = new Set<number>();
+      const diffed: number[] = [];
+      try {
+        await settle([server.proc.pid as number]);
+        // Created once: every write measured is an update that flips the action.
+        await timed(urlOf(o, meshWide(true)), putInit(meshWide(true)));
+        let allow = false;
+        const settled = `${urlOf(o, meshWide(true))}/dataplanes?size=1`;
+        /** µs of a dry-run PUT of `p` with its impact; checks the answer and notes its total. */
+        const dryRun = async (p: FixturePolicy): Promise<number> => {
+          const t = performance.now();
+          const res = await fetch(`${urlOf(o, p)}?dryRun=true&impact=true`, putInit(p));
+          const body = (await res.json()) as { impact?: { total: number } };
+          const us = (performance.now() - t) * 1000;
+          if (!res.ok || !body.impact) throw new Error(`dry run with impact: ${res.status}`);
+          totals.add(body.impact.total);
+          return us;
+        };
+        figures.push(
+          await measureFigure(
+            {
+              name: 'impact-mesh-wide',
+              figure:
+                'p50 µs of a dry-run PUT ?impact=true (first page of 100) vs the durable PUT of the same change',
+              target: 2,
+              higherIsBetter: false,
+            },
+            async () => {
+              const a: number[] = [];
+              const b: number[] = [];
+              for (let i = 0; i < PUTS; i++) {
+                // The write (the baseline), then a read of the policy's proxies: it applies the
+                // write to the classes that deferred it (what a write leaves to the next read, see
+                // engine-put), so the dry run measured pays for its own change only.
+                const written = meshWide(allow);
+                b.push(await timed(urlOf(o, written), putInit(written)));
+                await timed(settled);
+                const p = meshWide(!allow);
+                a.push(await dryRun(p));
+                allow = !allow;
+              }
+              return { ours: percentile(a, 50), baseline: percentile(b, 50) };
+            },
+            { runs, log },
+          ),
+        );
+        // A dry run right after a write, the write's deferred matching not applied yet.
+        const unsettled: number[] = [];
+        for (let i = 0; i < (opts.quick ? 5 : 20); i++) {
+          const written = meshWide(allow);
+          await timed(urlOf(o, written), putInit(written));
+          unsettled.push(await dryRun(meshWide(!allow)));
+          allow = !allow;
+        }
+        // The stored version is meshWide(!allow) now: each dry run flips it.
+        await timed(settled);
+        for (let i = 0; i < (opts.quick ? 3 : 10); i++) {
+          const p = meshWide(allow);
+          diffed.push(await timed(`${urlOf(o, p)}?dryRun=true&impact=diff`, putInit(p)));
+        }
+        figures[figures.length - 1].note =
+          `the impact listed ${[...totals].join(', ')} proxies (exact total; a MeshTrafficPermission shapes no client config, so no proxy of the page is rendered); ` +
+          `a dry run right after a write, its deferred matching of 10,000 proxies not yet applied, p50 µs ${percentile(unsettled, 50).toFixed(0)}; ` +
+          `with each resource's diff (?impact=diff) p50 µs ${percentile(diffed, 50).toFixed(0)}`;
       } finally {
         await server.stop();
       }

@@ -16,6 +16,7 @@ import { createAuthorizer, meshOfRequest } from './authz.js';
 import { rawQuery } from './list-query.js';
 import type { RouteInfo } from './resource-routes.js';
 import { dryRunOf } from './resource-routes.js';
+import { withImpact, type ImpactBody, type LoadImpact } from './impact-query.js';
 import { YamlDocumentStream } from './yaml-body.js';
 
 /** Most items of one change set (each is decided and validated in one turn of the event loop). */
@@ -37,6 +38,8 @@ export interface ChangeSetRouteDeps {
   bodyLimit: number;
   /** Reverts of a set; absent: not served. */
   history?: History;
+  /** What a set does to proxies (`?impact=`); absent: not served. */
+  impact?: LoadImpact;
 }
 
 type Obj = Record<string, unknown>;
@@ -181,6 +184,7 @@ export function registerChangeSetRoutes(app: FastifyInstance, deps: ChangeSetRou
     items: readonly ChangeItem[],
     result: ChangeSetResult,
     what: string,
+    impact: ImpactBody | undefined,
   ): FastifyReply => {
     if (result.id !== null) {
       req.log.info(
@@ -200,6 +204,7 @@ export function registerChangeSetRoutes(app: FastifyInstance, deps: ChangeSetRou
         operation: r.operation,
         revision: r.revision,
       })),
+      ...(impact ? { impact } : {}),
     };
     return reply
       .type('application/json; charset=utf-8')
@@ -210,7 +215,8 @@ export function registerChangeSetRoutes(app: FastifyInstance, deps: ChangeSetRou
   // The body names what is written: the hook refuses only callers who may write nothing.
   const config = { action: 'write', perItem: true } satisfies RouteInfo;
   app.post(CHANGE_SET_PATH, { config }, async (req, reply) => {
-    const dryRun = dryRunOf(rawQuery(req));
+    const q = rawQuery(req);
+    const dryRun = dryRunOf(q);
     const raws = itemsOf(req.body);
     const items: ChangeItem[] = [];
     let sliceStart = performance.now();
@@ -223,14 +229,17 @@ export function registerChangeSetRoutes(app: FastifyInstance, deps: ChangeSetRou
       }
       items.push(checkItem(req, raws[index], index));
     }
-    const result = await commands.applySet({ items, actor: actorOf(req), dryRun, maxBytes: deps.bodyLimit });
-    return answer(req, reply, items, result, 'change set applied');
+    const { result, impact } = await withImpact(req, q, deps.impact, (onDecided) =>
+      commands.applySet({ items, actor: actorOf(req), dryRun, maxBytes: deps.bodyLimit, onDecided }),
+    );
+    return answer(req, reply, items, result, 'change set applied', impact);
   });
 
   const { history } = deps;
   if (!history) return;
   app.post(`${CHANGE_SET_PATH}/:id/_revert`, { config }, async (req, reply) => {
-    const dryRun = dryRunOf(rawQuery(req));
+    const q = rawQuery(req);
+    const dryRun = dryRunOf(q);
     const { id } = req.params as { id: string };
     const planned = await history.changeSetRevert(id);
     const items = planned.map((item, index) => {
@@ -252,7 +261,9 @@ export function registerChangeSetRoutes(app: FastifyInstance, deps: ChangeSetRou
       }
       return item;
     });
-    const result = await commands.applySet({ items, actor: actorOf(req), dryRun, maxBytes: deps.bodyLimit });
-    return answer(req, reply, items, result, 'change set reverted');
+    const { result, impact } = await withImpact(req, q, deps.impact, (onDecided) =>
+      commands.applySet({ items, actor: actorOf(req), dryRun, maxBytes: deps.bodyLimit, onDecided }),
+    );
+    return answer(req, reply, items, result, 'change set reverted', impact);
   });
 }

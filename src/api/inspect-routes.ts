@@ -178,8 +178,8 @@ export function registerInspectRoutes(app: FastifyInstance, deps: InspectRouteDe
         if (!configTimeline) {
           throw new AppError(
             'BAD_REQUEST',
-            'No xDS on Global',
-            "Global serves no xDS: a proxy's config timeline is on the control plane of its zone",
+            'Not served',
+            'this control plane keeps no proxy config timeline',
           );
         }
         const all = await configTimeline(mesh, name);

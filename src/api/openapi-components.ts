@@ -372,6 +372,7 @@ export function buildComponents(registry: Registry, statuses: ReadonlySet<number
             required: ['index', 'kind', 'name', 'operation', 'revision'],
           },
         },
+        impact: { $ref: '#/components/schemas/Impact' },
       },
       required: ['changeSet', 'dryRun', 'revision', 'items'],
     },
@@ -554,6 +555,11 @@ function buildParameters(registry: Registry): Json {
       type: 'boolean',
       default: false,
     }),
+    impact: query(
+      'impact',
+      "Add `impact`: the proxies whose matched policies or served xDS config the write changes (would change, in a dry run), paged by `size` and `offset`; `diff` adds each changed xDS resource's diff",
+      { type: 'string', enum: ['true', 'diff', 'false'], default: 'false' },
+    ),
     ifMatch: {
       name: 'If-Match',
       in: 'header',

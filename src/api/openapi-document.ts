@@ -62,6 +62,9 @@ const collection = (scope: PathScope, seg: string): string =>
   scope === 'mesh' ? `/meshes/{mesh}/${seg}` : `/${seg}`;
 
 /** The operations of the document, by path and method; adding one twice is a bug of this file. */
+/** A write's answer schema: its own, or with `impact` added when the write asked for it. */
+const withImpact = (schema: Json): Json => ({ anyOf: [schema, ref('schemas', 'WithImpact')] });
+
 function createPaths() {
   const paths: Record<string, Partial<Record<Method, Json>>> = {};
   const ids = new Set<string>();
@@ -143,11 +146,18 @@ function addResourcePaths(registry: Registry, add: ReturnType<typeof createPaths
         summary: `Create or replace a ${label(d)}${aliasNote}`,
         description:
           'An upsert: the body replaces the whole resource. `type`, `name` (and `mesh`) must equal the URL.',
-        parameters: [param('dryRun'), param('ifMatch'), param('ifNoneMatch')],
+        parameters: [
+          param('dryRun'),
+          param('ifMatch'),
+          param('ifNoneMatch'),
+          param('impact'),
+          param('size'),
+          param('offset'),
+        ],
         requestBody: { required: true, content: jsonOrYaml(kindRef) },
         responses: {
-          200: ok('Updated: the stored resource', kindRef, written),
-          201: ok('Created: the stored resource', kindRef, written),
+          200: ok('Updated: the stored resource (with `impact` when asked)', withImpact(kindRef), written),
+          201: ok('Created: the stored resource (with `impact` when asked)', withImpact(kindRef), written),
           ...errors(...WRITE_ERRORS),
         },
       });
@@ -155,8 +165,11 @@ function addResourcePaths(registry: Registry, add: ReturnType<typeof createPaths
         operationId: `delete${d.kind}${alias}`,
         tags,
         summary: `Delete a ${label(d)}${aliasNote}`,
-        parameters: [param('dryRun'), param('ifMatch')],
-        responses: { 200: ok('Deleted', ref('schemas', 'Empty'), written), ...errors(...WRITE_ERRORS) },
+        parameters: [param('dryRun'), param('ifMatch'), param('impact'), param('size'), param('offset')],
+        responses: {
+          200: ok('Deleted: `{}` (with `impact` when asked)', withImpact(ref('schemas', 'Empty')), written),
+          ...errors(...WRITE_ERRORS),
+        },
       });
     } else if (use === 'stored') {
       add(`${item}/_history`, 'get', {
@@ -321,7 +334,7 @@ function addFixedPaths(registry: Registry, add: ReturnType<typeof createPaths>['
       'A change set: several upserts and deletes, decided in order and written all together or not at all',
     description:
       'Each item is decided as its own PUT or DELETE would be (mode, role, validation, If-Match), on the state the items before it left (a new mesh, then what goes in it). The entries are appended as one group: consecutive revisions, one actor, one `changeSet` id that history, `/_events`, watch streams and audit show. The first item refused refuses the set (nothing is written); the error names it (`item`: index, kind, mesh, name) and its `causes` fields start with `items[i]`. A YAML body may be several documents, one item each. At most 1,000 items.',
-    parameters: [param('dryRun')],
+    parameters: [param('dryRun'), param('impact'), param('size'), param('offset')],
     requestBody: { required: true, content: jsonOrYaml(ref('schemas', 'ChangeSet')) },
     responses: { 200: setAnswer, ...errors(...WRITE_ERRORS) },
   });
@@ -331,7 +344,7 @@ function addFixedPaths(registry: Registry, add: ReturnType<typeof createPaths>['
     summary: 'Undo a change set, as one new change set',
     description:
       'Puts every resource the set touched back to its state just before the set (deleting what did not exist then), in reverse order, as one new change set. Each item expects the state the set left (If-Match on its revision): a resource changed since makes the revert 412, naming it. Send `Content-Type: application/json` with an empty body.',
-    parameters: [param('dryRun')],
+    parameters: [param('dryRun'), param('impact'), param('size'), param('offset')],
     requestBody: { required: false, content: jsonOrYaml(ref('schemas', 'Empty')) },
     responses: { 200: setAnswer, ...errors(...WRITE_ERRORS) },
   });

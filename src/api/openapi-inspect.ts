@@ -223,6 +223,63 @@ export function inspectSchemas(registry: Registry): Json {
       object({ dataplane: schema('ResourceKey') }),
       'built-in gateway proxies a mesh gateway configures (spec 2.20)',
     ),
+    Impact: page(
+      object(
+        {
+          mesh: strings,
+          name: strings,
+          zone: {
+            type: ['string', 'null'],
+            description: 'The zone the proxy runs in; null on a standalone control plane',
+          },
+          kind: { type: 'string', enum: ['sidecar', 'gateway', 'proxyless'] },
+          proxy: {
+            type: 'string',
+            enum: ['created', 'deleted'],
+            description: 'Present when the write creates or deletes the proxy itself',
+          },
+          attachments: array(
+            object(
+              {
+                type: { type: 'string', enum: ['inbound', 'outbound', 'service', 'dataplane', 'gateway'] },
+                name: strings,
+                service: strings,
+                policyKind: strings,
+                added: array(strings),
+                removed: array(strings),
+                replaced: array(strings),
+              },
+              ['type', 'name', 'service', 'policyKind', 'added', 'removed', 'replaced'],
+              {
+                description:
+                  'The policies of one kind added, removed or replaced (written anew) at one attachment',
+              },
+            ),
+          ),
+          resources: array(
+            object(
+              {
+                type: { type: 'string', enum: ['Listener', 'Cluster', 'ClusterLoadAssignment'] },
+                name: strings,
+                change: { type: 'string', enum: ['added', 'removed', 'changed'] },
+                diff: { type: 'string', description: 'The unified diff of its JSON (with `impact=diff`)' },
+              },
+              ['type', 'name', 'change'],
+              { description: 'An xDS resource of its served config that changes' },
+            ),
+          ),
+        },
+        ['mesh', 'name', 'zone', 'kind', 'attachments', 'resources'],
+      ),
+      'proxies whose matched policies or served xDS config a write changes (would change, for a dry run), by mesh then name',
+    ),
+    WithImpact: {
+      type: 'object',
+      description: "A write's answer with `impact` asked: the answer's own fields, and the impact",
+      properties: { impact: schema('Impact') },
+      required: ['impact'],
+      additionalProperties: true,
+    },
     ConfigTimelineList: page(
       object({
         revision: { type: 'integer', minimum: 1 },

@@ -15,6 +15,7 @@ import { createBodyBuffers } from './body-buffers.js';
 import type { KindHandler, KindParams, PathScope } from './kind-paths.js';
 import { SCOPE_PREFIX, addKindRoute, createKindPaths } from './kind-paths.js';
 import { nextUrl, parseListQuery, rawQuery, revisionAsked } from './list-query.js';
+import { withImpact, type LoadImpact } from './impact-query.js';
 
 /** What a route touches, kept in fastify's route config so hooks can authorize by kind and action. */
 export interface RouteInfo {
@@ -45,6 +46,8 @@ export interface ResourceRouteDeps {
   history?: History;
   /** `apiServer.bodyLimit`: a PUT stores at most this many bytes of JSON. */
   bodyLimit: number;
+  /** What a write does to proxies (`?impact=`); absent: not served. */
+  impact?: LoadImpact;
 }
 
 const json = (reply: FastifyReply, revision: number, body: string | Buffer): FastifyReply =>
@@ -142,7 +145,8 @@ export function registerResourceRoutes(app: FastifyInstance, deps: ResourceRoute
   // Derived kinds are read only: assertWritable refuses them with the reason (405).
   const put: KindHandler = async (desc, req, reply) => {
     assertWritable(desc, writeSettings);
-    const dryRun = dryRunOf(rawQuery(req));
+    const q = rawQuery(req);
+    const dryRun = dryRunOf(q);
     const { mesh } = req.params;
     const name = req.params.name as string;
     // A body of 100k invalid elements costs ~1 s of validation; refuse it before that.
@@ -163,17 +167,20 @@ export function registerResourceRoutes(app: FastifyInstance, deps: ResourceRoute
         'the resource has invalid fields',
         checked.causes,
       );
-    const result = await commands.put({
-      kind: desc.kind,
-      mesh,
-      name,
-      spec: checked.spec,
-      actor: actorOf(req),
-      ifMatch: header(req, 'if-match'),
-      ifNoneMatch: header(req, 'if-none-match'),
-      dryRun,
-      maxBytes: deps.bodyLimit,
-    });
+    const { result, impact } = await withImpact(req, q, deps.impact, (onDecided) =>
+      commands.put({
+        kind: desc.kind,
+        mesh,
+        name,
+        spec: checked.spec,
+        actor: actorOf(req),
+        ifMatch: header(req, 'if-match'),
+        ifNoneMatch: header(req, 'if-none-match'),
+        dryRun,
+        maxBytes: deps.bodyLimit,
+        onDecided,
+      }),
+    );
     if (!dryRun) {
       req.log.info(
         { kind: desc.kind, mesh, name, revision: result.revision, created: result.created },
@@ -182,27 +189,32 @@ export function registerResourceRoutes(app: FastifyInstance, deps: ResourceRoute
       reply.header('etag', `"${result.revision}"`);
     }
     reply.code(result.created ? 201 : 200);
+    if (impact) return json(reply, result.revision, JSON.stringify({ ...result.resource, impact }));
     return json(reply, result.revision, result.json);
   };
 
   const del: KindHandler = async (desc, req, reply) => {
     assertWritable(desc, writeSettings);
-    const dryRun = dryRunOf(rawQuery(req));
+    const q = rawQuery(req);
+    const dryRun = dryRunOf(q);
     const { mesh } = req.params;
     const name = req.params.name as string;
-    const result = await commands.remove({
-      kind: desc.kind,
-      mesh,
-      name,
-      actor: actorOf(req),
-      ifMatch: header(req, 'if-match'),
-      dryRun,
-    });
+    const { result, impact } = await withImpact(req, q, deps.impact, (onDecided) =>
+      commands.remove({
+        kind: desc.kind,
+        mesh,
+        name,
+        actor: actorOf(req),
+        ifMatch: header(req, 'if-match'),
+        dryRun,
+        onDecided,
+      }),
+    );
     if (!dryRun) {
       req.log.info({ kind: desc.kind, mesh, name, revision: result.revision }, 'resource deleted');
       reply.header('etag', `"${result.revision}"`);
     }
-    return json(reply, result.revision, '{}');
+    return json(reply, result.revision, impact ? JSON.stringify({ impact }) : '{}');
   };
 
   const paths = createKindPaths(registry);

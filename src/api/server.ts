@@ -42,6 +42,7 @@ import { registerIdentityRoute } from './identity-route.js';
 import type { XdsBootstrapSettings } from './xds-routes.js';
 import { registerXdsRoutes } from './xds-routes.js';
 import { parseJsonBody } from './json-body.js';
+import type { LoadImpact } from './impact-query.js';
 import { registerOpenApiRoute } from './openapi-route.js';
 import { registerYamlAnswers } from './yaml-answers.js';
 import { parseYamlBody } from './yaml-body.js';
@@ -95,6 +96,8 @@ export interface ServerDeps {
   configTimeline?: (mesh: string, name: string) => Promise<readonly TimelineItem[] | undefined>;
   /** Inspect as of a past revision (`?revision=R`, `?at=T` on the inspect routes). */
   pastInspect?: (revision: number) => Promise<PastInspect>;
+  /** What a write does to proxies (`?impact=` on writes); absent: not served. */
+  impact?: LoadImpact;
   /** Limits of the `/_events` watch streams. */
   watch?: WatchOptions;
   /** What data plane bootstraps name; absent on Global, which serves no xDS. */

@@ -37,6 +37,12 @@ export interface PutRequest extends Preconditions {
   deferSigningKey?: boolean;
   /** Most bytes of JSON the resource may be stored as (413 above); the API's writes set it. */
   maxBytes?: number;
+  /**
+   * Called with the decided entries (none for a write that changes nothing) on the state they were
+   * decided on, before they are appended or, in a dry run, dropped: a change's impact is computed
+   * here. Called again when the write is decided again.
+   */
+  onDecided?: (events: readonly EventInput[]) => void;
 }
 
 /** The answer to a PUT. */
@@ -54,6 +60,12 @@ export interface PutResult {
 export interface DeleteRequest extends Omit<DeleteCommand, 'origin'> {
   origin?: string;
   dryRun?: boolean;
+  /**
+   * Called with the decided entries (none for a write that changes nothing) on the state they were
+   * decided on, before they are appended or, in a dry run, dropped: a change's impact is computed
+   * here. Called again when the write is decided again.
+   */
+  onDecided?: (events: readonly EventInput[]) => void;
 }
 
 /** The answer to a DELETE. */
@@ -77,6 +89,12 @@ export interface ChangeSetRequest {
   dryRun?: boolean;
   /** Most bytes of JSON each resource may be stored as (413 above). */
   maxBytes?: number;
+  /**
+   * Called with the decided entries (none for a write that changes nothing) on the state they were
+   * decided on, before they are appended or, in a dry run, dropped: a change's impact is computed
+   * here. Called again when the write is decided again.
+   */
+  onDecided?: (events: readonly EventInput[]) => void;
 }
 
 /** What a change set did to one of its items. */
@@ -341,6 +359,7 @@ export function createCommands(deps: {
     const { result: decision, reads: decidedOn } = recordReads(() =>
       decidePut(registry, cmd, state, deps.options),
     );
+    req.onDecided?.(decision.events);
     if (decision.unchangedRevision !== undefined) {
       return {
         created: false,
@@ -380,6 +399,7 @@ export function createCommands(deps: {
     };
     return decideAgain(describe(req), async () => {
       const { result: decision, reads: decidedOn } = recordReads(() => decideDelete(registry, cmd, state));
+      req.onDecided?.(decision.events);
       if (req.dryRun) return { revision: log.head(), dryRun: true };
       const first = await commit(decision.events, undefined, decidedOn);
       return { revision: first + decision.events.length - 1, dryRun: false };
@@ -433,6 +453,7 @@ export function createCommands(deps: {
       const { result: decision, reads: decidedOn } = recordReads(() =>
         decideSet(registry, commands, state, deps.options),
       );
+      req.onDecided?.(decision.events);
       const written = !req.dryRun && decision.events.length > 0;
       let first = log.head();
       if (written) {

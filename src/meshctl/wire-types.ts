@@ -28,3 +28,29 @@ export interface EventItem extends HistoryItem {
   /** The change set of the entry; absent for a single write. */
   changeSet?: string;
 }
+
+/** What a write does to one proxy (`impact.items` of a write with `?impact=`). */
+export interface ProxyImpact {
+  mesh: string;
+  name: string;
+  zone: string | null;
+  kind: 'sidecar' | 'gateway' | 'proxyless';
+  proxy?: 'created' | 'deleted';
+  attachments: Array<{
+    type: string;
+    name: string;
+    service: string;
+    policyKind: string;
+    added: string[];
+    removed: string[];
+    replaced: string[];
+  }>;
+  resources: Array<{ type: string; name: string; change: 'added' | 'removed' | 'changed'; diff?: string }>;
+}
+
+/** `impact` of a write's answer: a page of the proxies it changes, with their exact number. */
+export interface Impact {
+  total: number;
+  items: ProxyImpact[];
+  next: string | null;
+}

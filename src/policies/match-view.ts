@@ -103,6 +103,8 @@ export type ProxyMatches<V> =
       cells: SidecarCells;
       /** The match class (`matchClassKey`): proxies with equal keys have equal entries. */
       classKey: string;
+      /** The services it dials as a proxyless client with an open stream (undefined: none open). */
+      dialled: readonly string[] | undefined;
     }
   | { kind: 'MeshGatewayDataplane'; networking: Networking; view: V | undefined };
 
@@ -187,7 +189,7 @@ class SidecarEntry {
 
   constructor(
     readonly networking: Networking,
-    private readonly dialled: readonly string[] | undefined,
+    readonly dialled: readonly string[] | undefined,
     readonly cells: SidecarCells,
     readonly classKey: string,
   ) {}
@@ -221,6 +223,8 @@ interface MeshMatches<V> {
   affectedGateways: Map<string, Set<string>>;
   /** The sorted proxies of each policy, made on read and dropped when they may have changed. */
   sorted: Map<string, string[]>;
+  /** Every proxy's name, sorted: made on read, dropped when a proxy is put or removed. */
+  names?: string[];
   /** Service → the classes that reach it (their outbounds' services and their routes' destinations). */
   reachIndex: Map<string, Set<MatchClass>>;
   /** Service → proxy name → that proxy's inbounds of the service. */
@@ -270,9 +274,37 @@ export interface MatchView<V> {
   /**
    * What writing `writes` (policies, in order, each seeing the ones before it) would do to the
    * matches of the mesh's proxies, computed on copies of the match classes they reach and of the
-   * candidates: the view is not changed. One entry per proxy whose matches would change, by name.
+   * candidates: the view is not changed. Diffed once per class; a proxy's own impact is made when
+   * asked for (a mesh-wide change lists every proxy, and a page of them is read).
    */
-  preview(mesh: string, writes: ReadonlyArray<PolicyWrite>): MatchImpact[];
+  preview(mesh: string, writes: ReadonlyArray<PolicyWrite>): MatchPreview<V>;
+  /**
+   * A match view of its own over other views (a state to compare with this one's), built on first
+   * read of each mesh; it takes the services the proxyless clients dial now from this view (they are
+   * runtime state, not in the views).
+   */
+  over(views: ResourceViews): MatchView<V>;
+}
+
+/** The reads that render a proxy's config: the view, or the state a preview would leave. */
+export type MatchReads<V> = Pick<MatchView<V>, 'proxy' | 'endpoints' | 'inboundPolicies'>;
+
+/** What a set of policy writes would do to one mesh's matches (`MatchView.preview`). */
+export interface MatchPreview<V> {
+  /** How many proxies' matches would change. */
+  readonly total: number;
+  /** Those proxies, sorted by name. */
+  names(): readonly string[];
+  /** One of them: what would change at its attachments (undefined for a proxy not among them). */
+  impact(name: string): MatchImpact | undefined;
+  /**
+   * Proxies whose config may change even where their own matches do not: they call a service at an
+   * inbound whose dialled-kind policies (faults) would change, and apply those themselves. Sorted;
+   * some may be among `names()` too.
+   */
+  callers(): readonly string[];
+  /** The matches as the writes would leave them (the rest of the view as it is). */
+  after: MatchReads<V>;
 }
 
 /** One policy write of a preview: its new version, or undefined for a delete. */
@@ -302,6 +334,38 @@ export interface MatchImpact {
   proxy: string;
   kind: 'sidecar' | 'gateway' | 'proxyless';
   attachments: AttachmentImpact[];
+}
+
+/** The order of a proxy's attachment impacts: by type, name, then policy kind. */
+export const byAttachment = (x: AttachmentImpact, y: AttachmentImpact): number =>
+  cmp(x.type, y.type) || cmp(x.name, y.name) || cmp(x.policyKind, y.policyKind);
+
+/**
+ * The impact on a gateway proxy, from the policies (`Kind/name`) its view listed before and after:
+ * one attachment per policy kind; `written` (the keys written) tells a replaced policy.
+ */
+export function diffPolicyKeys(
+  before: Iterable<string>,
+  after: Iterable<string>,
+  written: ReadonlySet<string>,
+): AttachmentImpact[] {
+  const was = new Set(before);
+  const now = new Set(after);
+  const byKind = new Map<string, AttachmentImpact>();
+  const at = (key: string): AttachmentImpact => {
+    const policyKind = key.slice(0, key.indexOf('/'));
+    let a = byKind.get(policyKind);
+    if (!a) {
+      a = { type: 'gateway', name: '', service: '', policyKind, added: [], removed: [], replaced: [] };
+      byKind.set(policyKind, a);
+    }
+    return a;
+  };
+  const nameOf = (key: string): string => key.slice(key.indexOf('/') + 1);
+  for (const k of now) if (!was.has(k)) at(k).added.push(nameOf(k));
+  for (const k of was) if (!now.has(k)) at(k).removed.push(nameOf(k));
+  for (const k of now) if (was.has(k) && written.has(k)) at(k).replaced.push(nameOf(k));
+  return [...byKind.values()].sort(byAttachment);
 }
 
 /** The attachments whose policies differ between two matched-policies item lists of one proxy. */
@@ -389,10 +453,13 @@ function reachOf(policy: PolicyResource): readonly ReachSelector[] {
 }
 
 /** Creates the view over the resource views; it follows their changes from now on. */
-export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher<V>): MatchView<V> {
+export function createMatchView<V>(
+  views: ResourceViews,
+  gateway: GatewayMatcher<V>,
+  dialledBy = new DialledServices(),
+): MatchView<V> {
   const meshes = new Map<string, MeshMatches<V>>();
   /** The services each proxy's streams dial (kept whether or not the mesh is built). */
-  const dialledBy = new DialledServices();
   const listeners = new Set<(mesh: string, change: ProxiesChange) => void>();
   /** The proxies marked by the change being applied, per mesh (`true`: all of them). */
   const pending = new Map<string, { all: boolean; proxies: Set<string>; dataplanes: boolean }>();
@@ -629,6 +696,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     if (!p) return;
     markProxy(mesh, name);
     m.proxies.delete(name);
+    m.names = undefined;
     indexServed(m, mesh, name, p.networking, false);
     if (p.kind === 'MeshGatewayDataplane') {
       for (const k of gatewayPolicies(p)) link(m, m.affectedGateways, k, name, false);
@@ -666,6 +734,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
   ): void => {
     removeProxy(m, mesh, name);
     markProxy(mesh, name);
+    m.names = undefined;
     indexServed(m, mesh, name, networking, true);
     if (networking.gateway && isBuiltinGateway(networking)) {
       m.proxies.set(name, { kind: 'MeshGatewayDataplane', networking, view: undefined });
@@ -1097,7 +1166,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     }
   });
 
-  return {
+  const self: MatchView<V> = {
     proxy(mesh, name) {
       const m = meshOf(mesh);
       const p = m?.proxies.get(name);
@@ -1136,15 +1205,18 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
     },
     preview(mesh, writes) {
       const m = meshOf(mesh);
-      if (!m) return [];
+      if (!m) return { total: 0, names: () => [], impact: () => undefined, callers: () => [], after: self };
       settleAll(m);
-      // The candidates as the writes leave them, each write seeing the ones before it.
-      const candidates = new Map([...m.candidates].map(([k, byName]) => [k, new Map(byName)]));
+      // The candidates as the writes leave them, each write seeing the ones before it (the kinds
+      // written are copies, the rest shared).
+      const written = new Set(writes.map((w) => w.kind));
+      const routed = written.has(ROUTE_KIND);
+      const candidates = new Map(m.candidates);
+      for (const kind of written) candidates.set(kind, new Map(m.candidates.get(kind)));
       const copies = new Map<MatchClass, SidecarCells>();
       let gateways = false;
       for (const { kind, name, after } of writes) {
-        let byName = candidates.get(kind);
-        if (!byName) candidates.set(kind, (byName = new Map()));
+        const byName = candidates.get(kind) as Map<string, PolicyResource>;
         const before = byName.get(name);
         if (after) byName.set(name, after);
         else byName.delete(name);
@@ -1153,76 +1225,109 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
         for (const cls of policyClasses(m, before, after)) {
           const { by } = cls;
           let copy = copies.get(cls);
-          if (!copy) copies.set(cls, (copy = cls.cells.clone()));
+          if (!copy) copies.set(cls, (copy = cls.cells.clone(routed ? undefined : written)));
           copy.update(kind, by & BEFORE ? before : undefined, by & AFTER ? after : undefined, candidates);
         }
       }
-      // The kinds whose listings may differ: those written, every kind when a route is (it moves
+      let total = 0;
+      // Diffed once per class, on the class's own interfaces: a member differs only in the names of
+      // its inbounds and outbounds (the same ones, in the same order), put in when it is asked for.
+      // The listings that may differ are the kinds written; every kind's when a route is (it moves
       // the services that the routed and dialled kinds attach to).
-      const changing: ReadonlySet<string> | undefined = writes.some((w) => w.kind === ROUTE_KIND)
-        ? undefined
-        : new Set(writes.map((w) => w.kind));
-      const out: MatchImpact[] = [];
+      const diffs = new Map<MatchClass, AttachmentImpact[]>();
       for (const [cls, copy] of copies) {
-        // Diffed once per class, on the class's own interfaces; a member differs only in the names
-        // of its inbounds and outbounds (the same ones, in the same order), put in after.
         const own = cls.cells.interfaces;
-        const diff = diffItems(cls.cells.items(own, changing), copy.items(own, changing));
+        const diff = routed
+          ? diffItems(cls.cells.items(own), copy.items(own))
+          : cls.cells.diffKinds(copy, written, own);
         if (diff.length === 0) continue;
-        const inboundAt = new Map(own.inbounds.map((ib, i) => [ib.name, i]));
-        const outboundAt = new Map(own.outbounds.map((ob, j) => [ob.name, j]));
-        for (const name of cls.members) {
-          const p = m.proxies.get(name) as SidecarProxy;
+        diffs.set(cls, diff);
+        total += cls.members.size;
+      }
+      const gatewayViews = new Map<string, V | undefined>();
+      const gatewayDiffs = new Map<string, AttachmentImpact[]>();
+      if (gateways) {
+        const keys = new Set(writes.map((w) => policyKey(w.kind, w.name)));
+        for (const g of m.gateways) {
+          const p = m.proxies.get(g) as GatewayProxy<V>;
+          const view = gateway.view(p.networking, candidates);
+          gatewayViews.set(g, view);
+          const was = p.view === undefined ? [] : gateway.policiesIn(p.view);
+          const diff = diffPolicyKeys(was, view === undefined ? [] : gateway.policiesIn(view), keys);
+          if (diff.length === 0) continue;
+          gatewayDiffs.set(g, diff);
+          total++;
+        }
+      }
+      let names: string[] | undefined;
+      let callers: string[] | undefined;
+      const after: MatchReads<V> = {
+        proxy(meshName, name) {
+          const p = meshName === mesh ? m.proxies.get(name) : undefined;
+          if (p?.kind === 'SidecarDataplane') {
+            const copy = copies.get(p.cls);
+            if (copy) return new SidecarEntry(p.networking, p.dialled, copy, p.cls.key);
+          } else if (p && gatewayViews.has(name)) {
+            return { kind: 'MeshGatewayDataplane', networking: p.networking, view: gatewayViews.get(name) };
+          }
+          return self.proxy(meshName, name);
+        },
+        endpoints: (meshName, service) => self.endpoints(meshName, service),
+        inboundPolicies(meshName, name, index, kind) {
+          const p = meshName === mesh ? m.proxies.get(name) : undefined;
+          const copy = p?.kind === 'SidecarDataplane' ? copies.get(p.cls) : undefined;
+          if (copy) return copy.policiesAt(`i${index}`, kind);
+          return self.inboundPolicies(meshName, name, index, kind);
+        },
+      };
+      return {
+        total,
+        names() {
+          if (names) return names;
+          names = [];
+          if (total === 0) return names;
+          m.names ??= [...m.proxies.keys()].sort();
+          for (const name of m.names) {
+            const p = m.proxies.get(name) as SidecarProxy | GatewayProxy<V>;
+            if (p.kind === 'SidecarDataplane' ? diffs.has(p.cls) : gatewayDiffs.has(name)) names.push(name);
+          }
+          return names;
+        },
+        impact(name) {
+          const p = m.proxies.get(name);
+          if (p?.kind === 'MeshGatewayDataplane') {
+            const attachments = gatewayDiffs.get(name);
+            return attachments && { proxy: name, kind: 'gateway', attachments };
+          }
+          const diff = p && diffs.get(p.cls);
+          if (!p || !diff) return undefined;
+          const own = p.cls.cells.interfaces;
+          const inboundAt = new Map(own.inbounds.map((ib, i) => [ib.name, i]));
+          const outboundAt = new Map(own.outbounds.map((ob, j) => [ob.name, j]));
           const mine = proxyInterfaces(p.networking, p.dialled);
           const renamed = (a: AttachmentImpact): string => {
             if (a.type === 'inbound') return mine.inbounds[inboundAt.get(a.name) as number].name;
             if (a.type === 'outbound') return mine.outbounds[outboundAt.get(a.name) as number].name;
             return a.name;
           };
-          const attachments = diff
-            .map((a) => ({ ...a, name: renamed(a) }))
-            .sort((x, y) => cmp(x.type, y.type) || cmp(x.name, y.name) || cmp(x.policyKind, y.policyKind));
-          out.push({ proxy: name, kind: p.dialled ? 'proxyless' : 'sidecar', attachments });
-        }
-      }
-      if (gateways) {
-        const written = new Set(writes.map((w) => policyKey(w.kind, w.name)));
-        for (const g of m.gateways) {
-          const p = m.proxies.get(g) as GatewayProxy<V>;
-          const view = gateway.view(p.networking, candidates);
-          const was = p.view === undefined ? new Set<string>() : new Set(gateway.policiesIn(p.view));
-          const now = view === undefined ? new Set<string>() : new Set(gateway.policiesIn(view));
-          const byKind = new Map<string, AttachmentImpact>();
-          const at = (key: string): AttachmentImpact => {
-            const policyKind = key.slice(0, key.indexOf('/'));
-            let a = byKind.get(policyKind);
-            if (!a) {
-              a = {
-                type: 'gateway',
-                name: '',
-                service: '',
-                policyKind,
-                added: [],
-                removed: [],
-                replaced: [],
-              };
-              byKind.set(policyKind, a);
-            }
-            return a;
-          };
-          const nameOf = (key: string): string => key.slice(key.indexOf('/') + 1);
-          for (const k of now) if (!was.has(k)) at(k).added.push(nameOf(k));
-          for (const k of was) if (!now.has(k)) at(k).removed.push(nameOf(k));
-          for (const k of now) if (was.has(k) && written.has(k)) at(k).replaced.push(nameOf(k));
-          if (byKind.size === 0) continue;
-          out.push({
-            proxy: g,
-            kind: 'gateway',
-            attachments: [...byKind.values()].sort((x, y) => cmp(x.policyKind, y.policyKind)),
-          });
-        }
-      }
-      return out.sort((x, y) => cmp(x.proxy, y.proxy));
+          const attachments = diff.map((a) => ({ ...a, name: renamed(a) })).sort(byAttachment);
+          return { proxy: name, kind: p.dialled ? 'proxyless' : 'sidecar', attachments };
+        },
+        callers() {
+          if (callers) return callers;
+          const services = new Set<string>();
+          for (const diff of diffs.values())
+            for (const a of diff)
+              if (a.type === 'inbound' && DIALLED.has(a.policyKind)) services.add(a.service);
+          const reaching = new Set<MatchClass>();
+          for (const service of services)
+            for (const cls of m.reachIndex.get(service) ?? []) reaching.add(cls);
+          callers = [];
+          for (const cls of reaching) for (const name of cls.members) callers.push(name);
+          return callers.sort();
+        },
+        after,
+      };
     },
     inboundPolicies(mesh, name, index, kind) {
       const m = meshOf(mesh);
@@ -1241,6 +1346,9 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
       } finally {
         flush();
       }
+    },
+    over(other) {
+      return createMatchView(other, gateway, dialledBy);
     },
     onProxiesChanged(listener) {
       listeners.add(listener);
@@ -1283,6 +1391,7 @@ export function createMatchView<V>(views: ResourceViews, gateway: GatewayMatcher
       };
     },
   };
+  return self;
 }
 
 /** True when a Mesh write changes the Prometheus backend its built matches used. */

@@ -247,6 +247,20 @@ export interface CellsUpdate {
 }
 
 /** The cells of every sidecar proxy of one match class (see `matchClassKey`). */
+/** What changed at one attachment of a proxy for one policy kind (`SidecarCells.diffKinds`). */
+export interface SlotDiff {
+  type: SidecarItem['type'];
+  name: string;
+  service: string;
+  policyKind: string;
+  /** Listed after and not before. */
+  added: string[];
+  /** Listed before and not after. */
+  removed: string[];
+  /** Listed before and after, in another version. */
+  replaced: string[];
+}
+
 export class SidecarCells {
   readonly interfaces: ProxyInterfaces;
   /** Each kind's cells by slot, in `SIDECAR_KINDS` order; undefined for a kind without cells. */
@@ -285,9 +299,12 @@ export class SidecarCells {
 
   /**
    * A copy whose cells can be changed without changing these (what a change would do, seen before it
-   * is made): its own cell lists and service slots, the interfaces and endpoints shared.
+   * is made): its own cell lists and service slots, the interfaces and endpoints shared. With
+   * `kinds`, only those kinds' cells are its own and the rest is shared: enough for updates of those
+   * kinds other than the router's (an update of a kind writes only that kind's cells; a route also
+   * moves the routed kinds and the service slots).
    */
-  clone(): SidecarCells {
+  clone(kinds?: ReadonlySet<string>): SidecarCells {
     const c = Object.create(SidecarCells.prototype) as SidecarCells;
     Object.assign(c, this);
     const copy = c as unknown as {
@@ -296,11 +313,75 @@ export class SidecarCells {
       serviceSlots: Map<string, number>;
       slotServices: string[];
     };
+    if (kinds) {
+      copy.cells = this.cells.slice();
+      for (const kind of kinds) {
+        const info = KINDS.get(kind);
+        if (info) copy.cells[info.index] = this.cells[info.index]?.map((list) => list?.slice());
+      }
+      return c;
+    }
     copy.cells = this.cells.map((kind) => kind?.map((list) => list?.slice()));
     copy.reached = new Set(this.reached);
     copy.serviceSlots = new Map(this.serviceSlots);
     copy.slotServices = [...this.slotServices];
     return c;
+  }
+
+  /**
+   * Where the listings of `kinds` differ between these cells and `after` (a `clone(kinds)` changed
+   * by updates of those kinds, so with the same slots): per attachment and kind, the policies listed
+   * after and not before, before and not after, and in both in another version. As `diffItems` of
+   * the two `items` lists, without making them.
+   */
+  diffKinds(
+    after: SidecarCells,
+    kinds: ReadonlySet<string>,
+    proxy: ProxyInterfaces = this.interfaces,
+  ): SlotDiff[] {
+    const out: SlotDiff[] = [];
+    for (const kind of kinds) {
+      const info = KINDS.get(kind);
+      if (!info) continue;
+      const was = this.cells[info.index];
+      const now = after.cells[info.index];
+      if (was === now) continue;
+      const slots = Math.max(was?.length ?? 0, now?.length ?? 0);
+      for (let slot = 0; slot < slots; slot++) {
+        if (was?.[slot] === undefined && now?.[slot] === undefined) continue;
+        const b = this.listedAt(slot, kind);
+        const a = after.listedAt(slot, kind);
+        if (a.length === b.length && a.every((p, i) => p === b[i])) continue;
+        const added: string[] = [];
+        const removed: string[] = [];
+        const replaced: string[] = [];
+        // Lists are short (most cells list one policy): looked up by scanning.
+        for (const p of a) {
+          const q = b.find((x) => x.name === p.name);
+          if (!q) added.push(p.name);
+          else if (q !== p) replaced.push(p.name);
+        }
+        for (const q of b) if (!a.some((p) => p.name === q.name)) removed.push(q.name);
+        if (added.length + removed.length + replaced.length === 0) continue;
+        const { type, name, service } = this.attachmentAt(slot, proxy);
+        out.push({ type, name, service, policyKind: kind, added, removed, replaced });
+      }
+    }
+    return out;
+  }
+
+  /** The attachment a slot stands for on `proxy`. */
+  private attachmentAt(slot: number, proxy: ProxyInterfaces): Pick<SlotDiff, 'type' | 'name' | 'service'> {
+    const at = this.placeOf(slot);
+    if (at === 'd') return { type: 'dataplane', name: '', service: '' };
+    if (at === 's') {
+      const service = this.slotServices[slot - this.proxySlot - 1];
+      return { type: 'service', name: service, service };
+    }
+    if (at === 'i')
+      return { type: 'inbound', name: proxy.inbounds[slot].name, service: proxy.inbounds[slot].service };
+    const ob = proxy.outbounds[slot - this.outboundSlot];
+    return { type: 'outbound', name: ob.name, service: ob.service };
   }
 
   /** Where `policy` (of `kind`) attaches on this proxy, with its rank at each place (flat: slot, rank, …). */
@@ -579,18 +660,8 @@ export class SidecarCells {
     const info = KINDS.get(kind);
     if (!info) return out;
     this.cells[info.index]?.forEach((c, slot) => {
-      const at = this.placeOf(slot);
-      if (c === undefined || !listedIn(c, this.allAt(info, slot), name)) return;
-      if (at === 'd') out.push({ type: 'dataplane', name: '', service: '' });
-      else if (at === 's') {
-        const service = this.slotServices[slot - this.proxySlot - 1];
-        out.push({ type: 'service', name: service, service });
-      } else if (at === 'i') {
-        out.push({ type: 'inbound', name: proxy.inbounds[slot].name, service: proxy.inbounds[slot].service });
-      } else {
-        const ob = proxy.outbounds[slot - this.outboundSlot];
-        out.push({ type: 'outbound', name: ob.name, service: ob.service });
-      }
+      if (c !== undefined && listedIn(c, this.allAt(info, slot), name))
+        out.push(this.attachmentAt(slot, proxy));
     });
     // The order of the matched-policies items: by type, then name (stable for equal names).
     return out.sort((x, y) => cmp(x.type, y.type) || cmp(x.name, y.name));

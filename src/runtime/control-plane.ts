@@ -18,8 +18,9 @@ import { createMatchView, type BuildReport, type MatchView } from '../policies/m
 import { createPolicyNotes } from '../xds/dump.js';
 import { inertKeysSet } from '../config/config-keys.js';
 import { xdsSources } from './xds-sources.js';
-import { answerDumpRequest, localProxyDump, proxyDump } from './proxy-dump.js';
+import { answerDumpRequest, configTimelineOf, localProxyDump, proxyDump } from './proxy-dump.js';
 import { configRenderer, createPastInspect } from './past-inspect.js';
+import { loadImpact } from './served-resources.js';
 import { createConfigTimeline } from '../app/config-timeline.js';
 import type { TokenService } from '../app/token-service.js';
 import { createTokenService } from '../app/token-service.js';
@@ -362,7 +363,8 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     inspect,
     proxyDump: proxyDump(dumpDeps),
     xdsNotes: config.mode === 'global' ? undefined : createPolicyNotes(dumpSources),
-    configTimeline: config.mode === 'global' ? undefined : configTimeline,
+    configTimeline: configTimelineOf(dumpDeps, configTimeline),
+    impact: loadImpact({ views, matches, localZone: localZoneOf(config) }),
     pastInspect: createPastInspect({
       pointInTime,
       localZone: localZoneOf(config),
@@ -454,7 +456,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
           logger: opts.logger,
           now,
           options: opts.multizone,
-          answerDump: answerDumpRequest(localProxyDump(dumpDeps)),
+          answerDump: answerDumpRequest(localProxyDump(dumpDeps), configTimeline),
         }),
       );
       ports.kds = multizone?.kdsPort ?? 0;

@@ -5,6 +5,7 @@
  * Global owns itself is answered here. The xDS code loads on the first request.
  */
 import type { ProxyDumpFn } from '../api/inspect-routes.js';
+import type { TimelineItem } from '../app/config-timeline.js';
 import type { Config } from '../config/schema.js';
 import type { MatchView } from '../policies/match-view.js';
 import type { ResourceViews } from '../projections/resource-views.js';
@@ -73,11 +74,58 @@ export function proxyDump(deps: ProxyDumpDeps): ProxyDumpFn {
   };
 }
 
+/** A proxy's config timeline as the API reads it (undefined: the proxy never existed). */
+export type Timeline = (mesh: string, name: string) => Promise<readonly TimelineItem[] | undefined>;
+
+/** The view name under which Global asks a zone for a proxy's config timeline. */
+const TIMELINE_VIEW = 'timeline';
+
+/**
+ * A proxy's config timeline as the API answers it: this plane's own; on Global, a zone's proxy's is
+ * its zone's (its revisions are the zone's), asked over the sync session. Global has no config of
+ * its own to give a timeline of.
+ */
+export function configTimelineOf(deps: ProxyDumpDeps, local: Timeline): Timeline {
+  if (deps.config.mode !== 'global') return local;
+  return async (mesh, name) => {
+    const item = deps.views.get('Dataplane', mesh, name);
+    if (!item) return undefined;
+    const zone = item.origin;
+    const multizone = deps.multizone();
+    if (zone === 'local' || !name.startsWith(`${zone}.`) || !multizone?.proxyDump) {
+      throw new AppError(
+        'BAD_REQUEST',
+        'No xDS on Global',
+        "Global serves no xDS: a proxy's config timeline is on the control plane of its zone",
+      );
+    }
+    const reply = await multizone.proxyDump(zone, {
+      kind: 'Dataplane',
+      mesh,
+      name: name.slice(zone.length + 1),
+      view: TIMELINE_VIEW,
+    });
+    return JSON.parse(reply.body.toString('utf8')) as TimelineItem[];
+  };
+}
+
 /** A zone's answer to Global's request: the same view, of the proxy as this zone names it. */
 export function answerDumpRequest(
   local: ProxyDumpFn,
+  timeline?: Timeline,
 ): (req: DumpRequest) => Promise<{ contentType: string; body: string }> {
   return async (req) => {
+    if (req.view === TIMELINE_VIEW && req.kind === 'Dataplane' && timeline) {
+      const items = await timeline(req.mesh, req.name);
+      if (!items) {
+        throw new AppError(
+          'NOT_FOUND',
+          'Not found',
+          `Dataplane "${req.name}" not found in mesh "${req.mesh}"`,
+        );
+      }
+      return { contentType: 'application/json', body: JSON.stringify(items) };
+    }
     const kind = KINDS.find((k) => k === req.kind);
     const view = VIEWS.find((v) => v === req.view);
     if (!kind || !view) {

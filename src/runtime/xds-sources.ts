@@ -1,4 +1,4 @@
-import type { MatchView } from '../policies/match-view.js';
+import type { MatchReads } from '../policies/match-view.js';
 import type { Networking } from '../policies/proxy-interfaces.js';
 import type { ResourceViews } from '../projections/resource-views.js';
 import type { DumpSources } from '../xds/dump.js';
@@ -7,7 +7,7 @@ import type { MeshWrite } from '../xds/mesh-config-source.js';
 /** What the xDS config and dumps read of the mesh: the resource views and the policy engine. */
 export function xdsSources(
   views: ResourceViews,
-  matches: MatchView<unknown>,
+  matches: MatchReads<unknown>,
   localZone?: string,
 ): DumpSources {
   return {

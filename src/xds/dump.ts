@@ -5,7 +5,7 @@
  * endpoints, at the current revision. A connected proxy's dump (what its stream was served, with its
  * NACKs) is `stream-dump.ts`.
  */
-import type { MatchView } from '../policies/match-view.js';
+import type { MatchReads } from '../policies/match-view.js';
 import { proxyInterfaces, type Networking } from '../policies/proxy-interfaces.js';
 import { AppError } from '../util/errors.js';
 import { configDump } from './config-dump.js';
@@ -17,7 +17,7 @@ export interface DumpSources {
   dataplane(mesh: string, name: string): Networking | undefined;
   dataplanes(mesh: string): Iterable<Networking>;
   /** The policy engine: a proxy's config is its entry there, rendered. */
-  matches: MatchView<unknown>;
+  matches: MatchReads<unknown>;
   revision(): number;
   /** This control plane's zone (zone mode), whose endpoints are the local ones. */
   localZone?: string;

@@ -3,7 +3,7 @@
  * decides, this only renders (`renderProxyless` for the services it dials, `withServerListeners` for
  * the inbounds it serves as an `XdsServer`).
  */
-import type { EndpointRef, MatchView, ProxyMatches } from '../policies/match-view.js';
+import type { EndpointRef, MatchReads, ProxyMatches } from '../policies/match-view.js';
 import { proxyInterfaces, type Networking } from '../policies/proxy-interfaces.js';
 import { SETTING_KINDS } from '../policies/kind-sets.js';
 import { renderProxyless, type EntryMesh, type ProxylessConfig } from './proxyless/config.js';
@@ -21,7 +21,7 @@ export interface RenderSources {
 }
 
 /** The rest of the mesh as rendering reads it: endpoints and their inbounds' faults, from the match view. */
-export function entryMesh(matches: MatchView<unknown>, mesh: string): EntryMesh<EndpointRef> {
+export function entryMesh(matches: MatchReads<unknown>, mesh: string): EntryMesh<EndpointRef> {
   const endpoints = new Map<string, EndpointRef[]>();
   return {
     endpoints(service) {

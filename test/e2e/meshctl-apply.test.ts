@@ -112,10 +112,59 @@ describe('meshctl apply and delete (issue 18 point 1)', () => {
     expect(r.stdout).toBe(
       'TrafficPermission shop/dry-new created (dry run)\n' +
         'TrafficPermission shop/from-json updated (dry run)\n' +
-        'TrafficPermission shop/from-yml unchanged (dry run)\n',
+        'TrafficPermission shop/from-yml unchanged (dry run)\n' +
+        // What the set would do to the proxies of the mesh.
+        '1 proxy would change:\n' +
+        '  shop/web-1 (sidecar): inbound web: TrafficPermission dry-new added, TrafficPermission from-stdin removed\n',
     );
     expect(cp.log.head()).toBe(head);
     expect(await status('/meshes/shop/traffic-permissions/dry-new')).toBe(404);
+  });
+
+  it('--dry-run names each proxy whose policies and xDS config would change; --diff shows the config diff', async () => {
+    const proxy = (name: string, service: string, outbound?: string) => ({
+      type: 'Dataplane',
+      mesh: 'shop',
+      name,
+      networking: {
+        address: '10.0.1.1',
+        inbound: [{ port: 8080, tags: { 'mesh.io/service': service, 'mesh.io/protocol': 'http' } }],
+        ...(outbound ? { outbound: [{ port: 10001, tags: { 'mesh.io/service': outbound } }] } : {}),
+      },
+    });
+    const setup = file(
+      'backend.yaml',
+      [proxy('backend-1', 'backend'), proxy('front-1', 'front', 'backend')]
+        .map((d) => JSON.stringify(d))
+        .join('\n---\n'),
+    );
+    expect((await run(['apply', '-f', setup])).code).toBe(0);
+    const timeout = {
+      type: 'Timeout',
+      mesh: 'shop',
+      name: 'to-backend',
+      sources: [{ match: { 'mesh.io/service': 'front' } }],
+      destinations: [{ match: { 'mesh.io/service': 'backend' } }],
+      conf: { connectTimeout: '2s', http: { requestTimeout: '4s' } },
+    };
+    const f = file('timeout.yaml', JSON.stringify(timeout));
+    const head = cp.log.head();
+    const dry = await run(['apply', '-f', f, '--dry-run']);
+    expect(dry.stderr).toBe('');
+    expect(dry.stdout).toBe(
+      'Timeout shop/to-backend created (dry run)\n' +
+        '1 proxy would change:\n' +
+        '  shop/front-1 (sidecar): outbound backend: Timeout to-backend added, Timeout timeout-all-shop removed; xDS Listener backend changed\n',
+    );
+    const diffed = await run(['apply', '-f', f, '--dry-run', '--diff']);
+    expect(diffed.stderr).toBe('');
+    expect(diffed.stdout).toContain('--- Listener/backend\tbefore\n+++ Listener/backend\tafter\n');
+    expect(diffed.stdout).toMatch(/^\+\s+"seconds": 4,$/m);
+    expect(cp.log.head()).toBe(head);
+    const misuse = await run(['apply', '-f', f, '--diff']);
+    expect(misuse.code).toBe(1);
+    expect(misuse.stderr).toContain('--diff shows what a dry run would change: add --dry-run');
+    expect(cp.log.head()).toBe(head);
   });
 
   it('round-trips: get -o yaml | apply -f - changes nothing (one resource and a whole list)', async () => {
@@ -171,7 +220,8 @@ describe('meshctl apply and delete (issue 18 point 1)', () => {
       'Mesh newshop created (dry run)\n' +
         'TrafficPermission newshop/p1 created (dry run)\n' +
         'TrafficPermission newshop/p2 created (dry run)\n' +
-        'TrafficPermission newshop/p3 created (dry run)\n',
+        'TrafficPermission newshop/p3 created (dry run)\n' +
+        'no proxy would change\n',
     );
     expect(cp.log.head()).toBe(head);
     // Document 3 is refused: documents 1 and 2 are not written.
@@ -188,7 +238,8 @@ describe('meshctl apply and delete (issue 18 point 1)', () => {
     expect(cp.log.head()).toBe(head);
     expect(await status('/meshes/newshop')).toBe(404);
     const real = await run(['apply', '-f', f]);
-    expect(real.stdout).toBe(dry.stdout.replaceAll(' (dry run)', ''));
+    // The same lines without the dry run's note, and without its impact summary.
+    expect(real.stdout).toBe(dry.stdout.replaceAll(' (dry run)', '').replace('no proxy would change\n', ''));
     // One set: every entry from the first to the last carries its id.
     const events = (await (await fetch(`${base}/_events?fromRevision=${head + 1}&size=100`)).json()) as {
       total: number;

@@ -121,6 +121,13 @@ describe('one Global and two zones as processes (npm start, temp data dirs, free
       5000,
       'zone-1.web-1',
     );
+    // The proxy's config timeline is its zone's, on the zone and through Global alike.
+    const timeline = await json<{ total: number; items: unknown[] }>(
+      z1.apiPort,
+      '/meshes/default/dataplanes/web-1/xds/_history',
+    );
+    expect(timeline.total).toBeGreaterThan(0);
+    expect(await json(g.apiPort, '/meshes/default/dataplanes/zone-1.web-1/xds/_history')).toEqual(timeline);
     const remote = await eventually(
       async () => {
         const r = await json<{ availableServices?: Array<{ instances: number }> }>(

@@ -245,15 +245,57 @@ describe('the bootstrap in zone mode and on Global', () => {
     );
   });
 
-  it('Global has no proxy config timeline and no past /xds: both say so', async () => {
+  it("Global answers a zone proxy's config timeline from its zone, and has no past /xds", async () => {
+    const z = zone as ControlPlane;
+    // A caller of web on the zone, then a policy written on Global that changes its config there.
+    await put(z, '/meshes/default/dataplanes/caller-1', {
+      type: 'Dataplane',
+      mesh: 'default',
+      name: 'caller-1',
+      networking: {
+        address: '10.0.0.8',
+        inbound: [{ port: 8080, tags: { 'mesh.io/service': 'caller' } }],
+        outbound: [{ port: 10001, tags: { 'mesh.io/service': 'web' } }],
+      },
+    });
+    await eventually(
+      () => global.views.get('Dataplane', 'default', 'east.caller-1'),
+      10_000,
+      'the caller on Global',
+    );
+    await put(global, '/meshes/default/timeouts/web-timeout', {
+      type: 'Timeout',
+      mesh: 'default',
+      name: 'web-timeout',
+      sources: [{ match: { 'mesh.io/service': '*' } }],
+      destinations: [{ match: { 'mesh.io/service': '*' } }],
+      conf: { connectTimeout: '3s', http: { requestTimeout: '7s' } },
+    });
+    await eventually(
+      () => z.views.get('Timeout', 'default', 'web-timeout'),
+      10_000,
+      'the policy on the zone',
+    );
+    const own = await z.app.inject({
+      method: 'GET',
+      url: '/meshes/default/dataplanes/caller-1/xds/_history',
+    });
+    expect(own.statusCode, own.body).toBe(200);
+    expect(own.json().total).toBeGreaterThanOrEqual(2);
     const timeline = await global.app.inject({
       method: 'GET',
-      url: '/meshes/default/dataplanes/east.web-1/xds/_history',
+      url: '/meshes/default/dataplanes/east.caller-1/xds/_history?size=1&offset=0',
     });
-    expect(timeline.statusCode).toBe(400);
-    expect(timeline.json().details).toBe(
-      "Global serves no xDS: a proxy's config timeline is on the control plane of its zone",
-    );
+    expect(timeline.statusCode, timeline.body).toBe(200);
+    // The zone's items (its revisions), paged on Global.
+    expect(timeline.json().total).toBe(own.json().total);
+    expect(timeline.json().items).toEqual(own.json().items.slice(0, 1));
+    expect(timeline.json().next).toContain('offset=1');
+    const missing = await global.app.inject({
+      method: 'GET',
+      url: '/meshes/default/dataplanes/east.nobody/xds/_history',
+    });
+    expect(missing.statusCode).toBe(404);
     const past = await global.app.inject({
       method: 'GET',
       url: `/meshes/default/dataplanes/east.web-1/xds?revision=${global.log.head()}`,

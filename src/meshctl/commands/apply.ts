@@ -8,6 +8,8 @@ import type { KindInfo } from '../kind-table.js';
 import { kindOfType } from '../kinds.js';
 import { readYaml, type YamlDocuments } from '../../util/bounded-yaml.js';
 import { lineColumn, StructureLimitError } from '../../util/structure-bounds.js';
+import { impactSummary } from '../impact-summary.js';
+import type { Impact } from '../wire-types.js';
 
 /** A document of an input, and where it came from. */
 interface Document {
@@ -202,7 +204,11 @@ function targetOf(doc: Document): Target {
 /** What the server answers to a change set, per item. */
 interface SetAnswer {
   items: Array<{ operation: 'create' | 'update' | 'delete' | 'unchanged' }>;
+  impact?: Impact;
 }
+
+/** Most proxies a dry run lists (the count is exact beyond it). */
+const IMPACT_LISTED = 1000;
 
 const OUTCOME = { create: 'created', update: 'updated', delete: 'deleted', unchanged: 'unchanged' } as const;
 
@@ -229,6 +235,7 @@ function itemRefusal(err: ApiError, index: number): ApiError {
 interface ApplyOptions {
   file: string;
   dryRun?: boolean;
+  diff?: boolean;
   var: string[];
 }
 
@@ -268,6 +275,7 @@ export async function readTargets(file: string, varPairs: string[]): Promise<Tar
  * document sees the ones before it (a new mesh, then what goes in it) as the real apply would.
  */
 async function apply(cli: CliContext, o: ApplyOptions): Promise<void> {
+  if (o.diff && !o.dryRun) throw new UsageError('--diff shows what a dry run would change: add --dry-run');
   const targets = await readTargets(o.file, o.var);
   if (targets.length === 0) throw new UsageError('no resource to apply');
   const api = await cli.api();
@@ -276,7 +284,10 @@ async function apply(cli: CliContext, o: ApplyOptions): Promise<void> {
   try {
     const res = await api.request<SetAnswer>('POST', '/_changes', {
       body: { items: targets.map((t) => t.body) },
-      query: { dryRun: o.dryRun || undefined },
+      // A dry run asks what the set would do to proxies too.
+      query: o.dryRun
+        ? { dryRun: true, impact: o.diff ? 'diff' : 'true', size: IMPACT_LISTED }
+        : { dryRun: undefined },
     });
     answer = res.body;
   } catch (err) {
@@ -289,6 +300,7 @@ async function apply(cli: CliContext, o: ApplyOptions): Promise<void> {
   targets.forEach((t, i) => {
     cli.stdout.write(`${t.label} ${OUTCOME[answer.items[i].operation]}${suffix}\n`);
   });
+  if (answer.impact) cli.stdout.write(impactSummary(answer.impact, !!o.diff));
 }
 
 /** `meshctl apply -f FILE|DIR|-`: creates or updates the resources of YAML or JSON documents. */
@@ -297,7 +309,8 @@ export function registerApply(program: Command, cli: CliContext): void {
     .command('apply')
     .description('create or update resources from YAML or JSON (several documents per file)')
     .requiredOption('-f, --file <path>', 'a file, a directory of .yaml/.yml/.json files, or - for stdin')
-    .option('--dry-run', 'validate and tell what would change; write nothing')
+    .option('--dry-run', 'validate and tell what would change, resources and proxies; write nothing')
+    .option('--diff', "with --dry-run: each proxy's xDS config diff")
     .option(
       '-v, --var <key=value>',
       'value of a {{ key }} placeholder (repeatable)',

@@ -73,6 +73,19 @@ export interface ProxylessConfig {
   shapedBy: string[];
 }
 
+/** The kinds whose policies the client's config takes a setting from. */
+const SETTING_KIND_NAMES: ReadonlySet<string> = new Set(Object.values(SETTING_KINDS));
+
+/**
+ * Whether a change of the policies of `policyKind` listed at an attachment of a client can change
+ * its config: the settings are read from its outbound and service items only (`setting` below); the
+ * faults its calls get are read at the endpoints' inbounds, the callers' own inbound and dataplane
+ * items shape only a server's Listener, which a would-be-served config does not hold.
+ */
+export function configReads(at: { type: string; policyKind: string }): boolean {
+  return (at.type === 'outbound' || at.type === 'service') && SETTING_KIND_NAMES.has(at.policyKind);
+}
+
 /** The first policy of the kind that gives `setting`, listed on the item. */
 const giving = (
   item: SidecarItem | undefined,

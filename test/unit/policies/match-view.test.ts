@@ -656,10 +656,10 @@ describe('the match view previews policy writes: what a set of writes would chan
         }
       }
       /** Each proxy's attachments: its matched-policies items (a gateway: the policies its view lists). */
-      const snapshot = () =>
+      const snapshot = (reads: Pick<typeof view, 'proxy'> = view) =>
         new Map(
           proxyNames.map((name): [string, { gateway: boolean; list: unknown[] }] => {
-            const p = view.proxy(MESH, name);
+            const p = reads.proxy(MESH, name);
             if (p?.kind === 'SidecarDataplane')
               return [name, { gateway: false, list: p.cells.items(proxyInterfaces(p.networking)) }];
             const list =
@@ -687,10 +687,12 @@ describe('the match view previews policy writes: what a set of writes would chan
             after: e.resource as unknown as PolicyResource | undefined,
           })),
         );
-        // A preview changes nothing.
+        // A preview changes nothing, and its state after is the view's after the writes.
+        const foreseen = snapshot(preview.after);
         expect(snapshot()).toEqual(before);
         views.apply(writes);
         const after = snapshot();
+        expect(foreseen).toEqual(after);
         // What the writes did, proxy by proxy, from the view's answers before and after.
         const did = new Map<string, unknown>();
         for (const name of proxyNames) {
@@ -709,7 +711,11 @@ describe('the match view previews policy writes: what a set of writes would chan
           if (diff.length > 0) did.set(name, diff);
         }
         const said = new Map<string, unknown>();
-        for (const p of preview) {
+        expect(preview.names()).toHaveLength(preview.total);
+        expect([...preview.names()].sort()).toEqual(preview.names());
+        for (const name of preview.names()) {
+          const p = preview.impact(name);
+          if (!p) throw new Error(`no impact for ${name}`);
           if (p.kind !== 'gateway') {
             said.set(p.proxy, p.attachments);
             continue;
