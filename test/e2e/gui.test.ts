@@ -316,7 +316,11 @@ describe('the GUI served by the control plane', () => {
     await page.getByRole('button', { name: 'Preview' }).click();
     await expect.poll(() => page.locator('main').innerText()).toContain('Preview: nothing written yet');
     expect((await call('GET', '/meshes/default/dataplanes/set-1')).status).toBe(404);
-    await screenshot(page, 'changes-preview');
+    // What the set does to proxies: set-1's inbound gains set-tp (it is new), and the web proxies'.
+    const impact = await page.locator('main').innerText();
+    expect(impact).toMatch(/Impact on proxies \(\d+\)/);
+    expect(impact).toContain('TrafficPermission: added set-tp');
+    await screenshot(page, 'changes-preview', { fullPage: true });
     await page.getByRole('button', { name: 'Apply' }).click();
     await expect.poll(() => page.locator('main').innerText()).toContain('Applied at revision');
     expect((await call('GET', '/meshes/default/dataplanes/set-1')).status).toBe(200);

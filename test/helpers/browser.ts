@@ -82,10 +82,10 @@ export async function seriousA11yViolations(page: Page): Promise<string[]> {
     .map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
 
-/** Saves a screenshot of the page as `<name>.png` in {@link SCREENSHOTS}. */
-export async function screenshot(page: Page, name: string): Promise<void> {
+/** Saves a screenshot of the page (the window, or the whole page) as `<name>.png` in {@link SCREENSHOTS}. */
+export async function screenshot(page: Page, name: string, opts: { fullPage?: boolean } = {}): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: false });
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: opts.fullPage === true });
 }
 
 /** Fails with the page's problems, if any, and forgets them. */

@@ -27,10 +27,10 @@ interface Impact {
   items: Array<{
     mesh: string;
     name: string;
-    zone?: string;
+    zone?: string | null;
     kind: string;
     attachments?: Attachment[];
-    resources?: Array<{ type: string; name: string }>;
+    resources?: Array<{ type: string; name: string; change?: string }>;
   }>;
 }
 interface SetResult {
@@ -142,7 +142,7 @@ export function Changes() {
         id="yaml-editor"
         class="editor"
         spellcheck={false}
-        rows={18}
+        rows={14}
         value={text}
         onInput={(e) => {
           setText(e.currentTarget.value);
@@ -244,13 +244,21 @@ function SetOutcome({ result }: { result: SetResult }) {
                     {(p.attachments ?? []).map((a, k) => (
                       <li key={k}>
                         {a.type} {a.name}
-                        {a.policyKind ? ` · ${a.policyKind}` : ''}: {a.added?.length ?? 0} added,{' '}
-                        {a.removed?.length ?? 0} removed, {a.replaced?.length ?? 0} replaced
+                        {a.service ? ` (${a.service})` : ''}
+                        {a.policyKind ? ` · ${a.policyKind}` : ''}:{' '}
+                        {[
+                          namesOf('added', a.added),
+                          namesOf('removed', a.removed),
+                          namesOf('replaced', a.replaced),
+                        ]
+                          .filter((t) => t !== '')
+                          .join('; ')}
                       </li>
                     ))}
                     {(p.resources ?? []).map((r) => (
                       <li key={`${r.type}/${r.name}`}>
                         xDS {r.type} {r.name}
+                        {r.change ? ` ${r.change}` : ''}
                       </li>
                     ))}
                   </ul>
@@ -258,8 +266,19 @@ function SetOutcome({ result }: { result: SetResult }) {
               ))}
             </ul>
           )}
+          {result.impact.total > result.impact.items.length && (
+            <p class="hint">
+              The first {result.impact.items.length} of {result.impact.total} proxies.
+            </p>
+          )}
         </>
       )}
     </section>
   );
+}
+
+/** `added a, b` for the policies an attachment gains (or loses, or sees replaced); '' for none. */
+function namesOf(what: string, names: unknown[] | undefined): string {
+  if (!names || names.length === 0) return '';
+  return `${what} ${names.map((n) => (typeof n === 'string' ? n : JSON.stringify(n))).join(', ')}`;
 }
