@@ -320,7 +320,7 @@ describe('the GUI served by the control plane', () => {
     const impact = await page.locator('main').innerText();
     expect(impact).toMatch(/Impact on proxies \(\d+\)/);
     expect(impact).toContain('TrafficPermission: added set-tp');
-    await screenshot(page, 'changes-preview', { fullPage: true });
+    await screenshot(page, 'changes-preview', { fullPage: true, height: 1100 });
     await page.getByRole('button', { name: 'Apply' }).click();
     await expect.poll(() => page.locator('main').innerText()).toContain('Applied at revision');
     expect((await call('GET', '/meshes/default/dataplanes/set-1')).status).toBe(200);

@@ -82,10 +82,17 @@ export async function seriousA11yViolations(page: Page): Promise<string[]> {
     .map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
 
-/** Saves a screenshot of the page (the window, or the whole page) as `<name>.png` in {@link SCREENSHOTS}. */
-export async function screenshot(page: Page, name: string, opts: { fullPage?: boolean } = {}): Promise<void> {
+/** Saves a screenshot of the page (the window, or the whole page, or its first `height` pixels) as `<name>.png` in {@link SCREENSHOTS}. */
+export async function screenshot(
+  page: Page,
+  name: string,
+  opts: { fullPage?: boolean; height?: number } = {},
+): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: opts.fullPage === true });
+  const clip = opts.height
+    ? { x: 0, y: 0, width: page.viewportSize()?.width ?? 1280, height: opts.height }
+    : undefined;
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: opts.fullPage === true, clip });
 }
 
 /** Fails with the page's problems, if any, and forgets them. */

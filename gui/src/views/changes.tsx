@@ -142,7 +142,7 @@ export function Changes() {
         id="yaml-editor"
         class="editor"
         spellcheck={false}
-        rows={14}
+        rows={16}
         value={text}
         onInput={(e) => {
           setText(e.currentTarget.value);
