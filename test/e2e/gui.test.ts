@@ -353,11 +353,22 @@ describe('the GUI served by the control plane', () => {
 
   it('is readable at phone width', async () => {
     const { page, context, problems, origin } = await openPage({ viewport: { width: 390, height: 844 } });
+    for (const path of [
+      '/',
+      '/meshes/default/dataplanes',
+      '/meshes/default/dataplanes/dp-00',
+      '/meshes/default/traffic-permissions/gui-tp',
+      '/audit',
+      '/changes',
+      '/diagnostics',
+    ]) {
+      await visit(page, origin, path);
+      // Nothing wider than the screen: tables and code scroll on their own.
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      expect(overflow, path).toBeLessThanOrEqual(0);
+      expect(await seriousA11yViolations(page), path).toEqual([]);
+    }
     await visit(page, origin, '/meshes/default/dataplanes');
-    // Nothing wider than the screen but the tables, which scroll on their own.
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-    expect(overflow).toBeLessThanOrEqual(0);
-    expect(await seriousA11yViolations(page)).toEqual([]);
     await screenshot(page, 'phone-proxies');
     expectNoProblems(problems, 'phone');
     await context.close();
@@ -556,6 +567,12 @@ describe('a Global and a zone, as processes', () => {
     await visit(page, g, '/meshes/default/dataplanes');
     expect(await page.locator('main').innerText()).toContain('zone-1.zoned-1');
     expectNoProblems(problems, 'global');
+    // A zone's proxy seen from Global: every view of it (Global asks the zone for its config).
+    for (const tab of ['', 'Policies', 'Rules', 'xDS config', 'Config timeline', 'Stats', 'Clusters']) {
+      const path = `/meshes/default/dataplanes/zone-1.zoned-1${tab ? `?tab=${encodeURIComponent(tab)}` : ''}`;
+      await visit(page, g, path);
+      expectNoProblems(problems, `global ${path}`);
+    }
 
     await visit(page, z, '/meshes/default/dataplanes');
     expect(await page.locator('header').innerText()).toContain('zone');

@@ -126,10 +126,16 @@ export function Proxies({ mesh, query }: { mesh: string; query: URLSearchParams 
                   <tr>
                     <th scope="col">Name</th>
                     <th scope="col">Status</th>
-                    <th scope="col">Kind</th>
+                    <th scope="col" class="wide">
+                      Kind
+                    </th>
                     <th scope="col">Service</th>
-                    <th scope="col">Address</th>
-                    <th scope="col">Changed</th>
+                    <th scope="col" class="wide">
+                      Address
+                    </th>
+                    <th scope="col" class="wide">
+                      Changed
+                    </th>
                   </tr>
                 </thead>
                 <tbody>
@@ -143,10 +149,10 @@ export function Proxies({ mesh, query }: { mesh: string; query: URLSearchParams 
                         <td>
                           <span class={`status ${st.replace(' ', '-')}`}>{st}</span>
                         </td>
-                        <td>{kindOf(o)}</td>
+                        <td class="wide">{kindOf(o)}</td>
                         <td>{serviceOf(o)}</td>
-                        <td>{o.dataplane.networking.address ?? '—'}</td>
-                        <td>
+                        <td class="wide">{o.dataplane.networking.address ?? '—'}</td>
+                        <td class="wide">
                           <Time value={o.modificationTime} />
                         </td>
                       </tr>

@@ -118,7 +118,9 @@ export function ResourceList(props: {
                         {c.title}
                       </th>
                     ))}
-                    <th scope="col">Changed</th>
+                    <th scope="col" class="wide">
+                      Changed
+                    </th>
                   </tr>
                 </thead>
                 <tbody>
@@ -129,7 +131,7 @@ export function ResourceList(props: {
                       {(props.columns ?? []).map((c) => (
                         <td key={c.title}>{c.cell(r)}</td>
                       ))}
-                      <td>
+                      <td class="wide">
                         <Time value={r.modificationTime as string | undefined} />
                       </td>
                     </tr>
