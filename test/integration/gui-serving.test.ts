@@ -129,6 +129,30 @@ describe('who may fetch the GUI, and the config key', () => {
     }
   });
 
+  it('/_identity names the meshes a grant is limited to', async () => {
+    const cp = await startTestPlane({
+      MESH_API_SERVER_AUTHZ_GROUPS: JSON.stringify({ 'team-a': { role: 'writer', meshes: ['a'] } }),
+    });
+    try {
+      const token = await issueUserToken(cp.app, { name: 'ann', groups: ['team-a'] });
+      const me = await cp.app.inject({
+        method: 'GET',
+        url: '/_identity',
+        headers: bearer(token),
+        remoteAddress: REMOTE,
+      });
+      expect(me.json()).toMatchObject({
+        name: 'ann',
+        groups: ['team-a'],
+        via: 'token',
+        grants: [{ role: 'reader' }, { role: 'writer', meshes: ['a'] }],
+      });
+      expect(me.json().expiresAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+    } finally {
+      await cp.close();
+    }
+  });
+
   it('is off with apiServer.gui.enabled=false', async () => {
     const cp = await startTestPlane({ MESH_API_SERVER_GUI_ENABLED: 'false' });
     try {
