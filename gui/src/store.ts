@@ -1,8 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { PointInTime, Schema } from './api/client.js';
 import { ApiError, getJson, request, setPointInTime, token } from './api/client.js';
-import type { LogEvent, StreamState } from './api/events.js';
-import { watchEvents } from './api/events.js';
+import type { LogEvent, StatusEvent, StreamState } from './api/events.js';
+import { watchEvents, watchStatus } from './api/events.js';
 
 /** A role the caller holds, for every mesh or only some (`GET /_identity`). */
 export interface Grant {
@@ -33,6 +33,8 @@ export interface AppState {
   revision?: number;
   /** The last log entry seen live; views that show what it changed read again. */
   lastEvent?: LogEvent;
+  /** The last proxy seen going online or offline; views that show its status read again. */
+  lastStatus?: StatusEvent;
 }
 
 let state: AppState = { serverReadOnly: false, mesh: 'default', pointInTime: null, live: 'connecting' };
@@ -121,16 +123,36 @@ export async function loadSession(): Promise<void> {
 }
 
 let stopLive: (() => void) | undefined;
+let stopStatus: (() => void) | undefined;
 
-/** Follows the audit log live while the GUI shows the present; stops while it shows the past. */
+/**
+ * Follows the audit log, and proxies going online and offline, live while the GUI shows the
+ * present; stops while it shows the past. The proxies' status is not in the log: it has its own
+ * stream, and since that one replays nothing, views read again when it comes back after a loss.
+ */
 export function followLive(): void {
   stopLive?.();
+  stopStatus?.();
   stopLive = undefined;
+  stopStatus = undefined;
   if (state.pointInTime !== null) return;
   stopLive = watchEvents({
     after: state.revision,
     onEvent: (e) => update({ lastEvent: e, revision: e.revision }),
     onState: (live) => update({ live }),
+  });
+  // A caller who may not read proxies is refused the stream: then it is not asked for again.
+  if (!(state.caller?.grants ?? []).some((g) => g.role !== 'none' && g.meshes === undefined)) return;
+  let lost = false;
+  stopStatus = watchStatus({
+    onStatus: (s) => update({ lastStatus: s }),
+    onState: (st) => {
+      if (st === 'lost') lost = true;
+      if (st === 'live' && lost) {
+        lost = false;
+        update({ lastStatus: { mesh: '', name: '', online: false } });
+      }
+    },
   });
 }
 

@@ -274,6 +274,20 @@ function addFixedPaths(registry: Registry, add: ReturnType<typeof createPaths>['
     'Who the caller is and the roles it holds (open to every caller: it tells only about the caller)',
     { description: 'The caller', content: jsonOrYaml(ref('schemas', 'Caller')) },
   );
+  add('/_status/events', 'get', {
+    operationId: 'watchProxyStatus',
+    tags: ['Proxies'],
+    summary: 'Data plane proxies going online and offline, as server-sent events',
+    description:
+      'One `event: status` with `{mesh, name, online}` when a proxy connects or its last stream ends (runtime status, never in the audit log); counter updates are not sent, and nothing is replayed: read the current state first. A comment heartbeat as `/_events` has. HEAD is not served.',
+    responses: {
+      200: {
+        description: 'A stream of status changes',
+        content: { 'text/event-stream': { schema: { type: 'string', description: 'Server-sent events' } } },
+      },
+      ...errors(...READ_ERRORS),
+    },
+  });
   add('/gui', 'get', {
     operationId: 'getGui',
     tags: [cp],

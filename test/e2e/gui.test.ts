@@ -13,6 +13,8 @@ import { tempDir } from '../helpers/control-plane.js';
 import { eventually } from '../helpers/eventually.js';
 import { goldenPuts } from '../helpers/golden.js';
 import { startMeshCp, type CpProcess } from '../helpers/process.js';
+import { rawAdsClient, rawNode } from '../helpers/xds.js';
+import { LISTENER } from '../../src/xds/type-urls.js';
 
 // The web GUI in a real headless Chromium against a standalone control plane run as users run it
 // (`mesh-cp run`, LevelDB, a real port), seeded with every kind. One browser and one control plane
@@ -27,6 +29,7 @@ let cp: CpProcess;
 let dir: ReturnType<typeof tempDir>;
 let api: string;
 let port: number;
+let xdsPort: number;
 let browser: Browser;
 
 async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
@@ -81,7 +84,9 @@ beforeAll(async () => {
     MESH_API_SERVER_HTTPS_ENABLED: 'false',
     MESH_API_SERVER_BIND_ADDRESS: '127.0.0.1',
   });
-  port = (await cp.ready).apiPort;
+  const ready = await cp.ready;
+  port = ready.apiPort;
+  xdsPort = ready.xdsPort;
   api = `http://127.0.0.1:${port}`;
   // Every writable kind (the golden files' PUTs, meshes first), then the proxies and a policy with a history.
   const puts = goldenPuts().filter((p) => !p.url.includes('dryRun'));
@@ -348,6 +353,28 @@ describe('the GUI served by the control plane', () => {
     await screenshot(page, 'audit-live');
     expectNoProblems(problems, 'audit');
     expectNoProblems(problems2, 'live list');
+    await context.close();
+  });
+
+  it('shows a proxy going online and offline live (runtime status, not in the log)', async () => {
+    const { page, context, problems, origin } = await openPage();
+    await visit(page, origin, '/meshes/default/dataplanes?name=dp-00');
+    await expect.poll(() => page.locator('header').innerText()).toContain('Live');
+    expect(await page.locator('main tbody').innerText()).toContain('offline');
+    const token = await call('POST', '/tokens/dataplane', { name: 'dp-00', mesh: 'default' });
+    expect(token.status, token.text).toBe(200);
+    const ads = rawAdsClient(xdsPort);
+    ads.send({
+      type_url: LISTENER,
+      resource_names: ['backend'],
+      node: rawNode('default.dp-00', { 'dataplane.token': token.text }),
+    });
+    await ads.next();
+    await expect.poll(() => page.locator('main tbody').innerText()).toContain('online');
+    await screenshot(page, 'proxy-online');
+    ads.close();
+    await expect.poll(() => page.locator('main tbody').innerText()).toContain('offline');
+    expectNoProblems(problems, 'live status');
     await context.close();
   });
 

@@ -56,8 +56,13 @@ async function getEvery(
   names: Set<string>,
   samples: Sample[],
 ): Promise<string[]> {
+  // A GET whose only answer is a stream of server-sent events (`/_status/events`) has no answer to sample.
+  const streamOnly = (op: Operation): boolean => {
+    const types = Object.keys(op.responses[200]?.content ?? {});
+    return types.length === 1 && types[0] === 'text/event-stream';
+  };
   const gets = Object.entries(doc.paths)
-    .filter(([, item]) => item.get)
+    .filter(([, item]) => item.get && !streamOnly(item.get))
     .map(([path]) => path);
   const neverOk: string[] = [];
   for (const path of [

@@ -30,7 +30,12 @@ function ProxyCounts({ c }: { c?: Counts }) {
 /** Home: the meshes with their proxies and policies, the zones (on Global), what the server is. */
 export function Home() {
   const s = useAppState();
-  const insights = useData(() => getJson<Page<Insight>>('/mesh-insights', { query: { size: 1000 } }), []);
+  const insights = useData(
+    () => getJson<Page<Insight>>('/mesh-insights', { query: { size: 1000 } }),
+    [],
+    () => true,
+    () => true,
+  );
   const global = useData(() => getJson<Record<string, unknown>>('/global-insights'), []);
   const zones = useData(
     () => get('/status/zones'),
@@ -126,7 +131,12 @@ export const MESH_INFO = { kind: 'Mesh', path: 'meshes', title: 'Mesh', mesh: fa
 
 /** One mesh: its insight, its definition and history. */
 export function MeshPage({ name }: { name: string }) {
-  const insight = useData(() => get('/mesh-insights/{name}', { name }), [name]);
+  const insight = useData(
+    () => get('/mesh-insights/{name}', { name }),
+    [name],
+    () => true,
+    (st) => st.mesh === name,
+  );
   return (
     <ResourcePage info={MESH_INFO} name={name}>
       <section aria-labelledby="insight-h">
@@ -172,6 +182,7 @@ export function Services({ mesh }: { mesh: string }) {
     () => get('/meshes/{mesh}/service-insights', { mesh }, { query: { size: 1000 } }),
     [mesh],
     (e) => e.mesh === mesh,
+    (st) => st.mesh === mesh,
   );
   return (
     <>

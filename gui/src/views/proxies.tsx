@@ -76,6 +76,7 @@ export function Proxies({ mesh, query }: { mesh: string; query: URLSearchParams 
       }),
     [mesh, offset, JSON.stringify(filters)],
     (e) => e.kind === 'Dataplane' && e.mesh === mesh,
+    (st) => st.mesh === mesh,
   );
   const set = (key: keyof typeof filters) => (e: Event) => {
     const value = (e.currentTarget as HTMLInputElement).value;
@@ -214,6 +215,7 @@ function ProxyOverview({ mesh, name }: { mesh: string; name: string }) {
       ),
     [mesh, name],
     (e) => e.kind === 'Dataplane' && e.name === name,
+    (st) => st.mesh === mesh && st.name === name,
   );
   return (
     <Show loaded={loaded}>
