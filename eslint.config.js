@@ -2,7 +2,18 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'data/', 'bench/results/', 'bench/tmp/', 'test/golden/'] },
+  {
+    ignores: [
+      'dist/',
+      'node_modules/',
+      'data/',
+      'bench/results/',
+      'bench/tmp/',
+      'test/golden/',
+      'gui/src/generated/',
+      'test-results/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

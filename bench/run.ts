@@ -7,6 +7,7 @@ import { dataplane } from './fixtures.js';
 import { buildStore } from './fixtures.js';
 import { configHistoryFigures } from './config-history.js';
 import { engineFigures } from './engine.js';
+import { guiFigures } from './gui.js';
 import { inspectFigures } from './inspect.js';
 import { meshctlFigures } from './meshctl.js';
 import { changeSetFigures } from './change-sets.js';
@@ -524,6 +525,7 @@ try {
   figures.push(...(await xds10kFigures({ quick: QUICK, only: ONLY, log })));
   figures.push(...(await meshctlFigures({ quick: QUICK, only: ONLY, log })));
   figures.push(...(await changeSetFigures({ quick: QUICK, only: ONLY, log })));
+  figures.push(...(await guiFigures({ quick: QUICK, only: ONLY, log })));
   report();
   log(`done in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
 } finally {

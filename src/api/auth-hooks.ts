@@ -25,7 +25,7 @@ export interface AuthDeps {
  * Registers authentication and authorization as one `onRequest` hook, so a refused request
  * is answered before its body is read. A `Host` that is not `host[:port]` is 400 first; a POST that a
  * web page could forge is 415 (browser-writes.ts). Routes declare `config: {kind?, action, adminOnly?}`; a route
- * that declares nothing is admin only. Unknown paths (404) and CORS preflights are not authorized;
+ * that declares nothing is admin only; one that declares `public: true` (gui-routes.ts) is open to all. Unknown paths (404) and CORS preflights are not authorized;
  * a parametric resource route whose `kindOf` names no kind is answered 404 here.
  */
 export function registerAuthHooks(app: FastifyInstance, registry: Registry, deps: AuthDeps): void {
@@ -40,7 +40,9 @@ export function registerAuthHooks(app: FastifyInstance, registry: Registry, deps
   const authorize = (req: FastifyRequest, identity: Identity): void => {
     req.identity = identity;
     if (req.is404 || req.method === 'OPTIONS') return;
-    const info = (req.routeOptions.config ?? {}) as Partial<RouteInfo>;
+    const info = (req.routeOptions.config ?? {}) as Partial<RouteInfo> & { public?: boolean };
+    // The GUI's files and `/_identity` hold no data: a caller refused everything may still sign in.
+    if (info.public === true) return;
     let kind = info.kind;
     if (info.kindOf) {
       // A parametric resource route: a path naming no kind is a 404, as if no route matched.

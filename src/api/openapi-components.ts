@@ -388,6 +388,29 @@ export function buildComponents(registry: Registry, statuses: ReadonlySet<number
       },
     },
     EventList: page(ref('schemas', 'Event'), 'audit log entries, oldest first'),
+    Caller: {
+      type: 'object',
+      description: 'Who the caller is to this API (`GET /_identity`), and the roles it holds',
+      properties: {
+        name: strings,
+        groups: { type: 'array', items: strings },
+        via: { type: 'string', enum: ['token', 'client-certificate', 'loopback', 'anonymous'] },
+        expiresAt: { type: 'string', format: 'date-time', description: 'When the user token expires' },
+        grants: {
+          type: 'array',
+          description: 'Each role the caller holds, for every mesh or only the meshes named',
+          items: {
+            type: 'object',
+            properties: {
+              role: { type: 'string', enum: ['admin', 'writer', 'reader', 'none'] },
+              meshes: { type: 'array', items: strings },
+            },
+            required: ['role'],
+          },
+        },
+      },
+      required: ['name', 'groups', 'via', 'grants'],
+    },
     Info: {
       type: 'object',
       properties: {

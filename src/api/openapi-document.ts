@@ -267,6 +267,40 @@ function addFixedPaths(registry: Registry, add: ReturnType<typeof createPaths>['
     'The zones of a Global control plane and whether they are connected',
     ok('Zones', { type: 'array', items: ref('schemas', 'ZoneStatus') }),
   );
+  read(
+    '/_identity',
+    'getIdentity',
+    cp,
+    'Who the caller is and the roles it holds (open to every caller: it tells only about the caller)',
+    { description: 'The caller', content: jsonOrYaml(ref('schemas', 'Caller')) },
+  );
+  add('/_status/events', 'get', {
+    operationId: 'watchProxyStatus',
+    tags: ['Proxies'],
+    summary: 'Data plane proxies going online and offline, as server-sent events',
+    description:
+      'One `event: status` with `{mesh, name, online}` when a proxy connects or its last stream ends (runtime status, never in the audit log); counter updates are not sent, and nothing is replayed: read the current state first. A comment heartbeat as `/_events` has. HEAD is not served.',
+    responses: {
+      200: {
+        description: 'A stream of status changes',
+        content: { 'text/event-stream': { schema: { type: 'string', description: 'Server-sent events' } } },
+      },
+      ...errors(...READ_ERRORS),
+    },
+  });
+  add('/gui', 'get', {
+    operationId: 'getGui',
+    tags: [cp],
+    summary: 'The web GUI (an HTML page; its files are under /gui/assets/, its views under /gui/…)',
+    description:
+      'Served when `apiServer.gui.enabled` is true (the default), to every caller: the page and its files hold no data. The GUI calls this API as its user does.',
+    security: [{}],
+    responses: {
+      200: { description: 'The GUI page', content: { 'text/html': { schema: { type: 'string' } } } },
+      // 400: a Host header that is not host[:port]; 503: the GUI's files were not built.
+      ...errors(400, 503),
+    },
+  });
   read('/openapi.json', 'getOpenApi', cp, 'This document', {
     description: 'OpenAPI 3.1',
     headers: revisionHeader,

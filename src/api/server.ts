@@ -37,6 +37,9 @@ import { createRequestOrigin } from './request-origin.js';
 import { registerResourceRoutes } from './resource-routes.js';
 import { CHANGE_SET_PATH, MAX_SET_ITEMS, registerChangeSetRoutes } from './change-set-routes.js';
 import { registerTokenRoutes } from './token-routes.js';
+import { registerGuiRoutes, type GuiSettings } from './gui-routes.js';
+import { registerIdentityRoute } from './identity-route.js';
+import { registerStatusWatch } from './status-watch.js';
 import type { XdsBootstrapSettings } from './xds-routes.js';
 import { registerXdsRoutes } from './xds-routes.js';
 import { parseJsonBody } from './json-body.js';
@@ -100,6 +103,13 @@ export interface ServerDeps {
   watch?: WatchOptions;
   /** What data plane bootstraps name; absent on Global, which serves no xDS. */
   xdsBootstrap?: XdsBootstrapSettings;
+  /** Proxies going online and offline (`GET /_status/events`); absent: not served. */
+  statusFeed?: {
+    onChange: (listener: (mesh: string, name?: string) => void) => void;
+    dataplaneOnline: (mesh: string, name: string) => boolean;
+  };
+  /** The web GUI at `/gui` (config `apiServer.gui.enabled`); absent: not served. */
+  gui?: GuiSettings;
   /** The clock tokens are verified with (default: the system clock); a token's stream ends at its expiry by it. */
   now?: () => Date;
 }
@@ -354,6 +364,21 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   }
   registerXdsRoutes(app, deps);
   registerTokenRoutes(app, deps.tokens);
+  registerIdentityRoute(app, {
+    registry: deps.registry,
+    authz: deps.auth.authz,
+    revision: () => deps.queries.revision(),
+  });
+  if (deps.statusFeed) {
+    const watch = deps.watch ?? { heartbeatMs: 15_000, bufferLimit: 4 * 1024 * 1024 };
+    registerStatusWatch(app, {
+      onStatusChange: deps.statusFeed.onChange,
+      dataplaneOnline: deps.statusFeed.dataplaneOnline,
+      heartbeatMs: watch.heartbeatMs,
+      bufferLimit: watch.bufferLimit,
+    });
+  }
+  if (deps.gui) await registerGuiRoutes(app, deps.gui);
   return app;
 }
 

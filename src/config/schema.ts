@@ -268,6 +268,11 @@ const baseSchema = z.strictObject({
     }),
     // `/_events` watch streams: heartbeat comment interval ('0s': none), and the bytes a
     // client may leave unread in its socket buffer before it is cut off.
+    gui: section({
+      enabled: bool(true).describe(
+        'serve the web GUI at /gui on the API ports (it calls the API as its user, with the same rights)',
+      ),
+    }),
     watch: section({
       heartbeatInterval: duration('15s').describe(
         'interval of heartbeat comments on /_events streams (0s: none)',
@@ -337,7 +342,6 @@ const baseSchema = z.strictObject({
       'host name of this control plane: in the self-signed HTTPS certificate and the data plane bootstrap',
     ),
   }),
-  guiServer: section({}),
   monitoringAssignmentServer: section({
     assignmentRefreshInterval: inert(
       duration('1s'),

@@ -42,7 +42,7 @@ import { createSnapshotter, loadViews, trackSnapshotSource } from '../projection
 import { registry } from '../resources/registry.js';
 import { createMergedStatus } from '../status/merged-status.js';
 import type { ClusterTimers } from './pg-cluster.js';
-import { createStatusStore } from '../status/status-store.js';
+import { connected, createStatusStore } from '../status/status-store.js';
 import { parseDuration } from '../util/duration.js';
 import type { TlsMaterial } from './tls.js';
 import { loadTlsMaterial } from './tls.js';
@@ -372,6 +372,11 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
     }),
     now,
     xdsBootstrap,
+    gui: { enabled: config.apiServer.gui.enabled },
+    statusFeed: {
+      onChange: (listener) => status.onChange(listener),
+      dataplaneOnline: (mesh, name) => connected(status.dataplaneInsight(mesh, name)),
+    },
     watch: {
       heartbeatMs: parseDuration(config.apiServer.watch.heartbeatInterval),
       bufferLimit: config.apiServer.watch.bufferLimit,

@@ -25,7 +25,7 @@ export interface StatusStore {
 }
 
 /** Whether an insight has a subscription with a connect time and no disconnect time. */
-const connected = (insight: Insight | undefined): boolean =>
+export const connected = (insight: Insight | undefined): boolean =>
   (insight?.subscriptions ?? []).some((s) => s.connectTime !== undefined && s.disconnectTime === undefined);
 
 /** Creates an empty in-memory status store. */

@@ -33,7 +33,7 @@ interface Sample {
   /** `request`: the body sent, typed as the request body; else the answer's body. */
   part: 'request' | 'response';
   status: number;
-  contentType: 'application/json' | 'text/plain';
+  contentType: 'application/json' | 'text/plain' | 'text/html';
   value: unknown;
 }
 
@@ -56,8 +56,13 @@ async function getEvery(
   names: Set<string>,
   samples: Sample[],
 ): Promise<string[]> {
+  // A GET whose only answer is a stream of server-sent events (`/_status/events`) has no answer to sample.
+  const streamOnly = (op: Operation): boolean => {
+    const types = Object.keys(op.responses[200]?.content ?? {});
+    return types.length === 1 && types[0] === 'text/event-stream';
+  };
   const gets = Object.entries(doc.paths)
-    .filter(([, item]) => item.get)
+    .filter(([, item]) => item.get && !streamOnly(item.get))
     .map(([path]) => path);
   const neverOk: string[] = [];
   for (const path of [
@@ -83,7 +88,11 @@ async function getEvery(
         url,
         part: 'response',
         status: 200,
-        contentType: json ? 'application/json' : 'text/plain',
+        contentType: json
+          ? 'application/json'
+          : answer.headers['content-type']?.toString().startsWith('text/html')
+            ? 'text/html'
+            : 'text/plain',
         value,
       });
     }

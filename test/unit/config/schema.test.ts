@@ -34,6 +34,7 @@ describe('configSchema', () => {
         bodyLimit: 1048576,
         maxHeaderSize: 16384,
         timeouts: { headers: '10s', request: '30s', idle: '2m' },
+        gui: { enabled: true },
         watch: { heartbeatInterval: '15s', bufferLimit: 4194304 },
       },
       adminServer: {
@@ -75,7 +76,6 @@ describe('configSchema', () => {
       diagnostics: { port: 5680, bindAddress: '0.0.0.0' },
       discovery: { universal: { pollingInterval: '1s' } },
       general: { advertisedHostname: 'localhost' },
-      guiServer: {},
       monitoringAssignmentServer: { assignmentRefreshInterval: '1s', grpcPort: 5676 },
       reports: { enabled: false },
       runtime: { kubernetes: { admissionServer: { address: '', certDir: '', port: 5443 } } },
