@@ -1,4 +1,4 @@
-// The mesh of the inspect scenarios (issue 16 point 6): 10,000 sidecar proxies and 1,000 policies of
+// The mesh of the inspect scenarios: 10,000 sidecar proxies and 1,000 policies of
 // mixed kinds, written straight into a LevelDB log as `buildStore` does. Every resource is checked by
 // the kind's own PUT validation first (`validateBody`) and stored in the form a PUT stores.
 import { toWire } from '../src/app/decide.js';

@@ -1,4 +1,4 @@
-// Inspect scenarios (issue 16 point 6): the policy-match view is a projection a write updates, not a
+// Inspect scenarios: the policy-match view is a projection a write updates, not a
 // scan per request. One mesh of 10,000 proxies and 1,000 policies (bench/inspect-fixture.ts); each
 // figure beside a baseline measured on the same server in the same run, requests one at a time.
 // `inspectFigures()` returns figures shaped like bench/run.ts's.

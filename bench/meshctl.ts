@@ -1,4 +1,4 @@
-// meshctl start-up (issue 18 point 1): `meshctl get meshes` against a local server must take at most
+// meshctl start-up: `meshctl get meshes` against a local server must take at most
 // 2× `node -e 0` plus the request. Each run times, interleaved, `node -e 0`, a tiny node script that
 // does the same GET with node:http (node + the request), and the built CLI with a config file of one
 // context. The baseline is `node -e 0` + the script: twice node's start plus the request.

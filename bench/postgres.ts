@@ -1,4 +1,4 @@
-// The PostgreSQL scenarios (issue 19), each beside a bare `pg` floor measured in the same runs, on
+// The PostgreSQL scenarios, each beside a bare `pg` floor measured in the same runs, on
 // the machine's PostgreSQL (bench/lib/postgres.ts: every server gets a database of its own, created
 // and dropped here). `pgFigures()` returns figures shaped like bench/run.ts's.
 //   put-durable-pg      durable PUTs on mesh-cp with `store.type: postgres` vs bare fastify + `pg`
@@ -180,7 +180,7 @@ export async function pgFigures(opts: PgGroupOptions): Promise<Figure[]> {
       const p99 = (pick: (r: (typeof runs)[number]) => LoadResult[]): string =>
         median(counted.map((r) => Math.max(...pick(r).map((l) => l.p99)))).toFixed(1);
       f.note =
-        `reported, not gated (issue 19: "reported beside one"); ${c} connections in both, as three loads of ${shares.join('/')} over disjoint thirds of the 2,000 data planes, ` +
+        `reported beside one instance's figure, not gated; ${c} connections in both, as three loads of ${shares.join('/')} over disjoint thirds of the 2,000 data planes, ` +
         `each on its own instance or all three on the one; per instance ${per.join(' / ')} req/s; worst load's p99 ms three ${p99((r) => r.three)}, one ${p99((r) => r.one)}; ` +
         `mesh-cp CPU per write (all instances, /proc) three ${median(counted.map((r) => r.cpuThree)).toFixed(2)} ms, one ${median(counted.map((r) => r.cpuOne)).toFixed(2)} ms (medians of the same runs)`;
     }

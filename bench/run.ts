@@ -327,7 +327,7 @@ async function putDurable(turns: TurnLoad): Promise<void> {
     `the stack's durable floor (bare fastify + the same schema + a sha256-chained log in classic-level, one synced batch per group commit, no auth/hooks/projections; bench/baselines/durable-floor.ts): ${floor.rate.toFixed(0)} req/s, ${floor.ratio.toFixed(2)}× the baseline (median of the same runs); ${TURNS_NOTE}`;
 }
 
-// The peer of issue 19: etcd 3.4, the store behind Kubernetes, taking the same durable writes
+// A peer store: etcd 3.4, the store behind Kubernetes, taking the same durable writes
 // through its HTTP/JSON gateway. Each run starts both fresh (mesh-cp's first pass creates, as in
 // put-durable; etcd keeps every revision), then loads them in turns.
 async function putDurableEtcd(turns: TurnLoad): Promise<void> {

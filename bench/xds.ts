@@ -1,4 +1,4 @@
-// The xds scenarios (issue 17): 1,000 simulated proxies (raw ADS streams over @grpc/grpc-js, in
+// The xds scenarios: 1,000 simulated proxies (raw ADS streams over @grpc/grpc-js, in
 // this process) against mesh-cp in its own process; a policy push beside a bare grpc-js server
 // pushing the same bytes (bench/baselines/bare-ads-push.ts). See bench/README.md.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Multi-zone sync scenarios (issue 5), each beside a bare @grpc/grpc-js stream of the same messages
+// Multi-zone sync scenarios, each beside a bare @grpc/grpc-js stream of the same messages
 // measured in the same run (bench/baselines/bare-sync.ts). Global runs in this process (so a burst
 // of writes can be made faster than HTTP allows, and its commits timed exactly); zones run as
 // `mesh-cp run` processes. `zoneFigures()` returns figures shaped like bench/run.ts's; run alone:

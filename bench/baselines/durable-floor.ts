@@ -1,4 +1,4 @@
-// The floor of a durable PUT on this stack (issue 3: "raw classic-level group-committed puts"):
+// The floor of a durable PUT on this stack (raw classic-level puts, group-committed):
 // bare fastify parsing and validating the body with the same schema as the Map baseline
 // (bench/baselines/dataplane-put.ts), then appending it to a sha256-chained log in classic-level
 // with one synced batch per group commit (entry and history index key, as mesh-cp stores them) before it answers. No auth, no

@@ -1,5 +1,5 @@
-// The floor of a durable PUT on PostgreSQL (issue 19: "the same batch inserted with `pg`, nothing
-// else"): bare fastify parsing and validating the body with the same schema as the Map baseline
+// The floor of a durable PUT on PostgreSQL (the same batch inserted with `pg`, nothing else): bare
+// fastify parsing and validating the body with the same schema as the Map baseline
 // (bench/baselines/dataplane-put.ts), then, per group commit, mesh-cp's own append statement
 // (`pgAppendQuery` of src/events/pg-log.ts: one statement, its own transaction, prepared once) on
 // one `pg` connection: it moves the head row, inserts the batch's rows (revision, kind, mesh, name,

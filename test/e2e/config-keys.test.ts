@@ -20,7 +20,7 @@ const FREE_PORTS = {
   MESH_XDS_SERVER_GRPC_PORT: '0',
 };
 
-describe('mesh-cp config-keys (issue 18)', () => {
+describe('mesh-cp config-keys', () => {
   it('--format json: every key with its env name, default, meaning and inert flag', async () => {
     const result = await meshCp(['config-keys', '--format', 'json']);
     expect(result.code).toBe(0);
@@ -68,7 +68,7 @@ describe('mesh-cp config-keys (issue 18)', () => {
   }, 15_000);
 });
 
-describe('an inert key set at start (issue 18)', () => {
+describe('an inert key set at start', () => {
   it('logs one warning naming the key and its env, never its value; a live key logs none', async () => {
     const cp = startMeshCp({
       ...FREE_PORTS,
@@ -101,7 +101,7 @@ describe('an inert key set at start (issue 18)', () => {
   }, 20_000);
 });
 
-describe('a bad bind address stops start-up with exit 2, naming the key (issue 18)', () => {
+describe('a bad bind address stops start-up with exit 2, naming the key', () => {
   it('one that is not an IP address: refused with the config, naming the key and variable', async () => {
     const result = await meshCp(['run'], { ...FREE_PORTS, MESH_DIAGNOSTICS_BIND_ADDRESS: 'localhost' });
     expect(result.code).toBe(2);

@@ -17,7 +17,7 @@ const tp = (service: string) => ({
   destinations: [{ match: { 'mesh.io/service': service } }],
 });
 
-describe('mesh-cp log verify | replay | export | import as processes (issue 6)', () => {
+describe('mesh-cp log verify | replay | export | import as processes', () => {
   const dirs = [tempDir(), tempDir()];
   const [data, work] = dirs.map((d) => d.path);
   afterAll(() => dirs.forEach((d) => d.cleanup()));
@@ -157,7 +157,7 @@ describe('mesh-cp log verify | replay | export | import as processes (issue 6)',
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('import only into an empty data dir');
     expect((await meshCp(['log', 'verify', '--data', fresh])).stdout).toContain(`OK: ${head} entries`);
-    // Counts read as English (issue 18): one snapshot is "1 snapshot".
+    // Counts read as English: one snapshot is "1 snapshot".
     expect((await meshCp(['log', 'snapshot', '--data', fresh])).code).toBe(0);
     const deleted = await meshCp(['log', 'snapshot', '--delete', '--data', fresh]);
     expect(deleted.stderr).toContain('deleted 1 snapshot; the log is untouched');

@@ -26,7 +26,7 @@ networking:
 const permission = (name: string) => tp(name, 'shop', 'web');
 
 // The built CLI as a process against a control plane on a free port (npm test builds dist first).
-describe('meshctl apply and delete (issue 18 point 1)', () => {
+describe('meshctl apply and delete', () => {
   let cp: ControlPlane;
   let base: string;
   const dir = tempDir('meshctl-apply-');

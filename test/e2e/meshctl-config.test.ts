@@ -7,7 +7,7 @@ import { startHttpsPlane, startListeningPlane, tempDir } from '../helpers/contro
 import { meshctl, tableRows } from '../helpers/meshctl.js';
 
 // The built CLI as a process (npm test builds dist first), against a control plane on a free port.
-describe('meshctl config control-planes (issue 18 point 1: contexts)', () => {
+describe('meshctl config control-planes (contexts)', () => {
   let cp: ControlPlane;
   let address: string;
   const dir = tempDir('meshctl-config-');

@@ -10,7 +10,7 @@ import { meshctl } from '../helpers/meshctl.js';
 import { rawAdsClient, rawNode } from '../helpers/xds.js';
 
 /**
- * Issue 18 point 1: `meshctl generate …`, the built CLI as a process against a control plane on free
+ * `meshctl generate …`, the built CLI as a process against a control plane on free
  * ports. Tokens are judged by the server that checks them: the API for user tokens, the xDS server
  * for data plane tokens.
  */

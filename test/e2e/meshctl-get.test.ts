@@ -17,7 +17,7 @@ const dataplane = (name: string, service: string, extra: Record<string, string> 
 });
 
 // The built CLI as a process against a control plane on a free port (npm test builds dist first).
-describe('meshctl get and inspect (issue 18 point 1)', () => {
+describe('meshctl get and inspect', () => {
   let cp: ControlPlane;
   const dir = tempDir('meshctl-get-');
   const config = join(dir.path, 'config.yaml');

@@ -8,7 +8,7 @@ import { callApi, meshctl, startMeshctl } from '../helpers/meshctl.js';
 import { eventually } from '../helpers/multizone.js';
 
 /**
- * Issue 18 point 1, what only mesh-cp can do: `meshctl history|diff|revert|watch|audit`, the built
+ * What only mesh-cp can do: `meshctl history|diff|revert|watch|audit`, the built
  * CLI as a process against a control plane listening on a free port. Expected values come from the
  * API itself (`/_history`, `/_events`, `?revision=` reads), never from the CLI's own code.
  */

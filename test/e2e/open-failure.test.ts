@@ -16,7 +16,7 @@ function contents(dir: string): Record<string, string> {
   return files;
 }
 
-describe('a store that fails to open (issue 15)', () => {
+describe('a store that fails to open', () => {
   const dir = tempDir();
   afterAll(() => dir.cleanup());
 
@@ -64,7 +64,7 @@ describe('a store that fails to open (issue 15)', () => {
       .map((line) => JSON.parse(line) as { level: number; msg: string })
       .find((line) => line.level === 60)?.msg;
 
-  it('a data dir that cannot be made stops start-up with exit 2 and names the key (issue 18)', async () => {
+  it('a data dir that cannot be made stops start-up with exit 2 and names the key', async () => {
     // Node's recursive mkdir never returns for /proc/nope (a core spun, no output, SIGTERM ignored).
     const result = await start('/proc/nope');
     expect(result.code).toBe(2);

@@ -109,7 +109,7 @@ const PER_PHASE = 150;
 const LEADS = 'this instance leads the cluster (work that runs once runs here)';
 const leads = (at: Instance): boolean => at.cp.lines.some((line) => line.msg === LEADS);
 
-describe('three Global instances on one PostgreSQL log (issue 19)', () => {
+describe('three Global instances on one PostgreSQL log', () => {
   const dirs = { tls: tempDir('cluster-tls-'), zone: tempDir('cluster-zone-') };
   const certFile = join(dirs.tls.path, 'cert.pem');
   const keyFile = join(dirs.tls.path, 'key.pem');

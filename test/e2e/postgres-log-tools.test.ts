@@ -37,7 +37,7 @@ async function countEntries(database: string): Promise<number> {
   return rows[0].n;
 }
 
-describe('mesh-cp log export | import | verify between LevelDB and PostgreSQL (issue 19)', () => {
+describe('mesh-cp log export | import | verify between LevelDB and PostgreSQL', () => {
   const dir = tempDir();
   const databases: TestDatabase[] = [];
   const started: CpProcess[] = [];

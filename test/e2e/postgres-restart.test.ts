@@ -200,13 +200,13 @@ async function eventually<T>(probe: () => Promise<T>, done: (answer: T) => boole
 }
 
 /**
- * Issue 19, faults: PostgreSQL restarted under write load while two mesh-cp instances share its
+ * Faults: PostgreSQL restarted under write load while two mesh-cp instances share its
  * database. The cluster is a private one (the machine's shared PostgreSQL serves other tests
  * meanwhile); the instances are real processes, never restarted here, with writes from several
  * clients in flight on each when `pg_ctl restart` runs. Each instance's writer, log listener,
  * read pool and cluster connections all lose their sessions; each must find its way back alone.
  */
-describe('two mesh-cp instances on PostgreSQL restarted under write load (issue 19, faults)', () => {
+describe('two mesh-cp instances on PostgreSQL restarted under write load', () => {
   let cluster: PrivatePostgres;
   const started: CpProcess[] = [];
   beforeAll(async () => {

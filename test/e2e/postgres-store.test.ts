@@ -37,7 +37,7 @@ async function stop(cp: CpProcess): Promise<void> {
   expect(exit.code, cp.stderr()).toBe(0);
 }
 
-describe('mesh-cp run on PostgreSQL (issue 19)', () => {
+describe('mesh-cp run on PostgreSQL', () => {
   let database: TestDatabase;
   const started: CpProcess[] = [];
   beforeAll(async () => {

@@ -85,7 +85,7 @@ async function stop(s: Started): Promise<void> {
 const errorLines = (output: string): string[] =>
   output.split('\n').filter((l) => /^\{.*"level":(5\d|60)\b/.test(l));
 
-describe.each(PAGES)('the shell blocks of %s run as written on a fresh store (issue 18)', (page) => {
+describe.each(PAGES)('the shell blocks of %s run as written on a fresh store', (page) => {
   const markdown = readFileSync(join(REPO_ROOT, page), 'utf8');
   const blocks = shellBlocks(markdown);
   const startsItsOwn = blocks.some((b) => b.mode === 'background');

@@ -11,7 +11,7 @@ const PER_ROUND = 120;
  */
 const IN_FLIGHT = 20;
 
-describe('npm start as a process: crash loop under steady writes (issue 15)', () => {
+describe('npm start as a process: crash loop under steady writes', () => {
   const dir = tempDir();
   afterAll(() => dir.cleanup());
 

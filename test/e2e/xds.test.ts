@@ -9,7 +9,7 @@ import type { CpProcess } from '../helpers/process.js';
 import { startNpm } from '../helpers/process.js';
 
 /**
- * Issue 17, "how it is checked", with real processes: a Global and a zone control plane
+ * The xDS server checked end to end with real processes: a Global and a zone control plane
  * (`npm start`), backends and a client from examples/greeter (plain @grpc/grpc-js servers, and
  * @grpc/grpc-js-xds 1.14.1 dialling `xds:///…` with the zone's bootstrap). Dataplanes are written
  * on the zone, policies on Global (synced down). No default policies: each case sees only its own.

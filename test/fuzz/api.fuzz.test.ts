@@ -10,7 +10,7 @@ import { startListeningPlane, tempDir } from '../helpers/control-plane.js';
 import { samplesBySegment } from '../helpers/golden.js';
 
 /**
- * Issue 15: random bodies, paths, query strings and headers against a control plane on a real
+ * Random bodies, paths, query strings and headers against a control plane on a real
  * LevelDB. Invariants: every answer is < 500, every error is `{title, details, causes?}`, a 4xx
  * changes nothing (the log revision stays), and the process stays ready. The seed is printed;
  * `FUZZ_SEED=<n> npx vitest run test/fuzz` replays a run, `FUZZ_MS` sets each property's time.
@@ -401,7 +401,7 @@ function ready(port: number): Promise<number> {
   });
 }
 
-describe(`API fuzz (issue 15; FUZZ_SEED=${SEED})`, () => {
+describe(`API fuzz (FUZZ_SEED=${SEED})`, () => {
   let cp: ControlPlane;
   let dir: ReturnType<typeof tempDir>;
 
@@ -438,7 +438,7 @@ describe(`API fuzz (issue 15; FUZZ_SEED=${SEED})`, () => {
           expect(res.statusCode, where).toBeLessThan(500);
           if (res.statusCode >= 400) {
             if (ex.method !== 'HEAD') {
-              // Issue 18: a caller that prefers YAML reads errors as YAML (but the router's own, about
+              // A caller that prefers YAML reads errors as YAML (but the router's own, about
               // a URL it cannot read at all, which come before any hook).
               const type = String(res.headers['content-type']);
               const yaml = /^application\/yaml/.test(type);

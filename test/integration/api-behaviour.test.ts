@@ -307,7 +307,7 @@ describe('resource URLs (parametric routes over the registry)', () => {
     expect(read.statusCode).toBe(404);
     expect(read.json().details).toContain('"x" not found');
     const write = await cp.app.inject({ method: 'DELETE', url: `${prefix}${d.itemAliases[0]}/x` });
-    // The path exists for reads: 405 with what it supports (issue 18), not "no such endpoint".
+    // The path exists for reads: 405 with what it supports, not "no such endpoint".
     expect(write.statusCode).toBe(405);
     expect(write.headers.allow).toBe('GET, HEAD');
     expect(write.json().details).toBe(

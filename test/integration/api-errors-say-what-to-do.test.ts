@@ -5,7 +5,7 @@ import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { startTestPlane } from '../helpers/control-plane.js';
 import { measureLoopDelay } from '../helpers/loop-delay.js';
 
-/** Issue 18, point 5: API errors that say what to do, and YAML both ways. */
+/** API errors that say what to do, and YAML both ways. */
 describe('API errors that say what to do', () => {
   let cp: ControlPlane;
   const call = (method: string, url: string, body?: string, headers: Record<string, string> = {}) =>

@@ -10,7 +10,7 @@ const T0 = Date.parse('2026-05-06T07:08:09.000Z');
 const MINUTE = 60_000;
 const all = [{ match: { 'mesh.io/service': '*' } }];
 
-describe('authentication (issue 4, decisions §7)', () => {
+describe('authentication (decisions §7)', () => {
   let cp: ControlPlane;
   let clock = T0;
 

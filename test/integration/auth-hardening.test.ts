@@ -32,7 +32,7 @@ function parseAnswer(raw: string): { status: number; body: unknown } {
   return { status: Number(head.split(' ')[1]), body: JSON.parse(body) };
 }
 
-describe('cut-offs before a request reaches a handler (issue 4: hardening)', () => {
+describe('cut-offs before a request reaches a handler', () => {
   let cp: ControlPlane;
 
   beforeAll(async () => {
@@ -117,7 +117,7 @@ describe('cut-offs before a request reaches a handler (issue 4: hardening)', () 
   });
 });
 
-describe('secrets never reach the logs (issue 4: hardening)', () => {
+describe('secrets never reach the logs', () => {
   let lines: string[];
   let cp: ControlPlane;
 

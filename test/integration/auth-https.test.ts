@@ -17,7 +17,7 @@ const ports = {
   MESH_XDS_SERVER_GRPC_PORT: '0',
 };
 
-describe('HTTPS with a self-signed certificate made at first start (issue 4, decisions §7, §9)', () => {
+describe('HTTPS with a self-signed certificate made at first start (decisions §7, §9)', () => {
   const dir = tempDir();
   let cp: ControlPlane;
   const config = () => testConfig({ ...ports, MESH_STORE_TYPE: 'level', MESH_STORE_LEVEL_PATH: dir.path });

@@ -41,7 +41,7 @@ const adminOnly = (ok: number): Record<Role, number> => ({
   anonymous: 403,
 });
 
-/** Role × method × kind → status (issue 4). Rows run in order: a PUT creates what the DELETE below removes. */
+/** Role × method × kind → status. Rows run in order: a PUT creates what the DELETE below removes. */
 const TABLE: Row[] = [
   // A policy.
   {
@@ -212,7 +212,7 @@ const TABLE: Row[] = [
   },
 ];
 
-describe('authorization: role × method × kind → status (issue 4)', () => {
+describe('authorization: role × method × kind → status', () => {
   let cp: ControlPlane;
   const headers: Record<Role, Record<string, string>> = {
     admin: {},
@@ -431,7 +431,7 @@ describe('authorization settings', () => {
       expect((await req(teamA, 'GET', '/mesh-insights/a')).statusCode).toBe(200);
       expect((await req(teamA, 'GET', '/meshes/a/traffic-permissions')).statusCode).toBe(200);
       expect((await req(teamA, 'GET', '/meshes/b')).statusCode).toBe(403);
-      // The inspect API is a read of the proxy's or the policy's kind in that mesh (issue 16).
+      // The inspect API is a read of the proxy's or the policy's kind in that mesh.
       expect((await req(teamA, 'GET', '/meshes/a/traffic-permissions/p/dataplanes')).statusCode).toBe(200);
       expect((await req(teamA, 'GET', '/meshes/b/traffic-permissions/p/dataplanes')).statusCode).toBe(403);
       expect((await req(teamA, 'GET', '/meshes/a/dataplanes/x/policies')).statusCode).toBe(404);

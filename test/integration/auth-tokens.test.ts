@@ -12,7 +12,7 @@ import { testKeygen } from '../helpers/signing-keys.js';
 const T0 = Date.parse('2026-03-04T05:06:07.000Z');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-describe('token endpoints (issue 4, spec 4.8)', () => {
+describe('token endpoints (spec 4.8)', () => {
   let cp: ControlPlane;
 
   beforeAll(async () => {

@@ -35,7 +35,7 @@ function otherLocalAddress(): string | undefined {
 const LOOPBACK = '127.0.0.1';
 const other = otherLocalAddress();
 
-describe('bindAddress of each listener (issue 18)', () => {
+describe('bindAddress of each listener', () => {
   let cp: ControlPlane;
   beforeAll(async () => {
     cp = await startListeningPlane({
@@ -78,7 +78,7 @@ describe('bindAddress of each listener (issue 18)', () => {
   });
 });
 
-describe('multizone.global.kds.bindAddress (issue 18)', () => {
+describe('multizone.global.kds.bindAddress', () => {
   const dir = tempDir('bind-address-global-');
   let global: ControlPlane;
   beforeAll(async () => {

@@ -28,7 +28,7 @@ function raw(
   });
 }
 
-describe('issue 15.1: a web page on the control plane host is not admin', () => {
+describe('a web page on the control plane host is not admin', () => {
   let cp: ControlPlane;
   beforeAll(async () => {
     cp = await startTestPlane();
@@ -120,7 +120,7 @@ describe('issue 15.1: a web page on the control plane host is not admin', () => 
   });
 });
 
-describe('issue 15.1: the operator lists the GUI origin and extra host names', () => {
+describe('the operator lists the GUI origin and extra host names', () => {
   let cp: ControlPlane;
   beforeAll(async () => {
     cp = await startTestPlane({
@@ -164,7 +164,7 @@ describe('issue 15.1: the operator lists the GUI origin and extra host names', (
   });
 });
 
-describe('issue 15.1 and 15.7: on a real port', () => {
+describe('browser callers and next links on a real port', () => {
   let cp: ControlPlane;
   beforeAll(async () => {
     cp = await startListeningPlane();
@@ -242,7 +242,7 @@ describe('issue 15.1 and 15.7: on a real port', () => {
   });
 });
 
-describe('issue 15.7: apiServer.externalUrl', () => {
+describe('apiServer.externalUrl', () => {
   it('is the base of every next link, whatever the Host', async () => {
     const cp = await startTestPlane({ MESH_API_SERVER_EXTERNAL_URL: 'https://cp.example.com:8443/' });
     try {

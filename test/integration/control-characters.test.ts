@@ -35,7 +35,7 @@ function stringLeaves(v: unknown, path = ''): Array<{ path: string; set: (s: str
   return out;
 }
 
-describe('control and bidi characters in bodies (issue 15 item 7)', () => {
+describe('control and bidi characters in bodies', () => {
   let cp: ControlPlane;
   beforeAll(async () => {
     cp = await startTestPlane();

@@ -3,7 +3,7 @@ import { defaultMeshSpec } from '../../src/runtime/default-mesh.js';
 import { startTestPlane, testConfig } from '../helpers/control-plane.js';
 import { meshCp } from '../helpers/process.js';
 
-describe('defaults.mesh: the default mesh made at first start (issue 18)', () => {
+describe('defaults.mesh: the default mesh made at first start', () => {
   it('gives the default mesh its settings, from YAML with or without type and name', async () => {
     const cp = await startTestPlane({
       MESH_DEFAULTS_MESH: 'type: Mesh\nname: default\nrouting:\n  localityAwareLoadBalancing: true\n',

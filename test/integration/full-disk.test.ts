@@ -9,7 +9,7 @@ import type { LogEntry } from '../../src/events/types.js';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { startPlane, tempDir, testConfig } from '../helpers/control-plane.js';
 
-// Issue 15 item 6: a full disk. The fault is injected at the LevelDB adapter's write boundary
+// A full disk. The fault is injected at the LevelDB adapter's write boundary
 // (mounting a small tmpfs needs privileges CI does not have); the README describes what is seen.
 
 /** An error as LevelDB or the file system raise it on a full disk. */
@@ -56,7 +56,7 @@ const levelEnv = (path: string, extra: Record<string, string> = {}) =>
     ...extra,
   });
 
-describe('a full disk (issue 15)', () => {
+describe('a full disk', () => {
   const cleanups: (() => Promise<void> | void)[] = [];
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { startTestPlane, tempDir } from '../helpers/control-plane.js';
 
-// Fields the reference's web GUI reads that the spec leaves open (issue 16 point 7).
+// Fields the reference's web GUI reads that the spec leaves open.
 
 const svc = (name: string) => ({ 'mesh.io/service': name });
 

@@ -34,7 +34,7 @@ interface List {
   next: string | null;
 }
 
-describe('history, point-in-time reads, audit log and revert (issue 6, decisions §8)', () => {
+describe('history, point-in-time reads, audit log and revert (decisions §8)', () => {
   let cp: ControlPlane;
   let reader: string;
   let writer: string;

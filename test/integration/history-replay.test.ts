@@ -3,7 +3,7 @@ import { startTestPlane, tempDir } from '../helpers/control-plane.js';
 import { observe, randomWrites } from '../helpers/history.js';
 
 /**
- * Replay equality (issue 6): for random sequences of writes, the state rebuilt at every revision
+ * Replay equality: for random sequences of writes, the state rebuilt at every revision
  * (`?revision=R` reads) equals the state the API showed right after that revision.
  */
 describe('point-in-time reads equal what the API showed at each revision', () => {

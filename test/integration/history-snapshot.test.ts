@@ -47,7 +47,7 @@ const snapshotMetas = (db: Level<string, string>) =>
 
 const until = (check: () => Promise<boolean>, ms = 5000): Promise<true> => eventually(check, ms);
 
-describe('snapshots: start-up from a snapshot plus the tail equals a full replay (issue 6)', () => {
+describe('snapshots: start-up from a snapshot plus the tail equals a full replay', () => {
   const dirs: Array<{ cleanup: () => void }> = [];
   afterAll(() => dirs.forEach((d) => d.cleanup()));
 
@@ -135,7 +135,7 @@ describe('snapshots: start-up from a snapshot plus the tail equals a full replay
     await none.cp.close();
   }, 30_000);
 
-  it('a start whose tail created more resources than its snapshot held writes one at once (issue 15)', async () => {
+  it('a start whose tail created more resources than its snapshot held writes one at once', async () => {
     const dir = tempDir();
     dirs.push(dir);
     const creates = async (cp: ControlPlane, from: number, n: number): Promise<void> => {

@@ -25,7 +25,7 @@ const ends = (c: SseClient, ms = 5000): Promise<void> =>
     ),
   ]);
 
-describe('watch: a stream opened with a user token ends with the token (issue 15 item 5)', () => {
+describe('watch: a stream opened with a user token ends with the token', () => {
   let cp: ControlPlane;
   let port: number;
   const open: SseClient[] = [];

@@ -19,7 +19,7 @@ const ids = (events: SseEvent[]): number[] =>
 const range = (from: number, to: number): number[] =>
   Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
-describe('watch: GET /_events with Accept: text/event-stream (issue 6, decisions §8)', () => {
+describe('watch: GET /_events with Accept: text/event-stream (decisions §8)', () => {
   let cp: ControlPlane;
   let port: number;
   const open: SseClient[] = [];

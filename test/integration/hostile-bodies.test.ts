@@ -3,7 +3,7 @@ import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { startTestPlane } from '../helpers/control-plane.js';
 import { expectErrorShape } from '../helpers/error-shape.js';
 
-// Issue 15 items 2 and 3: bodies that cost far more than their size.
+// Bodies that cost far more than their size.
 
 const TP_URL = '/meshes/default/traffic-permissions/tp';
 const trafficPermission = (sources: unknown[]) => ({
@@ -30,7 +30,7 @@ async function expectYamlRefused(
   return body;
 }
 
-describe('invalid arrays (issue 15 item 3)', () => {
+describe('invalid arrays', () => {
   let cp: ControlPlane;
   beforeAll(async () => {
     cp = await startTestPlane();
@@ -157,7 +157,7 @@ describe('invalid arrays (issue 15 item 3)', () => {
   });
 });
 
-describe('YAML alias amplification and stored size (issue 15 item 2)', () => {
+describe('YAML alias amplification and stored size', () => {
   let cp: ControlPlane;
   beforeAll(async () => {
     cp = await startTestPlane();
@@ -231,7 +231,7 @@ describe('YAML alias amplification and stored size (issue 15 item 2)', () => {
   });
 });
 
-describe('stored JSON larger than apiServer.bodyLimit (issue 15 item 2)', () => {
+describe('stored JSON larger than apiServer.bodyLimit', () => {
   const LIMIT = 4000;
   let cp: ControlPlane;
   beforeAll(async () => {
@@ -286,7 +286,7 @@ describe('stored JSON larger than apiServer.bodyLimit (issue 15 item 2)', () => 
   });
 });
 
-describe("the stored-size limit is the API's (issue 15 item 2)", () => {
+describe("the stored-size limit is the API's", () => {
   it('start-up still writes signing keys larger than a small apiServer.bodyLimit', async () => {
     const cp = await startTestPlane({ MESH_API_SERVER_BODY_LIMIT: '500' });
     try {

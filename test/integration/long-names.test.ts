@@ -23,7 +23,7 @@ function expectOurError(res: LightMyRequestResponse, status: number): Record<str
   return body;
 }
 
-describe('names of 101 to 253 characters (issue 15 item 4)', () => {
+describe('names of 101 to 253 characters', () => {
   let cp: ControlPlane;
   const samples = samplesBySegment();
   const standalone = { mode: 'standalone', environment: 'universal', readOnly: false } as const;

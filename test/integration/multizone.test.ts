@@ -265,7 +265,7 @@ describe('Global and a zone in one process (gRPC on port 0, TLS)', () => {
     expect(zone.views.get('Dataplane', 'default', 'zone-1.dp-1')).toBeUndefined();
   });
 
-  it('serves a zone proxy of 95 characters on Global, where it is named with 102 (issue 15)', async () => {
+  it('serves a zone proxy of 95 characters on Global, where it is named with 102', async () => {
     const name = 'p'.repeat(95);
     expect(await put(zone, `/meshes/default/dataplanes/${name}`, dp(name, 'web'))).toBe(201);
     const onGlobal = `zone-1.${name}`;
@@ -533,7 +533,7 @@ describe('zones that must not connect', () => {
       'tls failure',
     );
     expect(link.connected).toBe(false);
-    // Issue 18: the reason says which key to set.
+    // The reason says which key to set.
     expect(link.lastError).toContain(
       'is not trusted (self-signed certificate): set multizone.zone.kds.rootCaFile',
     );

@@ -23,7 +23,7 @@ const PROBE = { mesh: 'default', name: 'openapi-probe' };
 const concrete = (path: string): string =>
   path.replace(/\{(\w+)\}/g, (_m, p: string) => PROBE[p as keyof typeof PROBE] ?? `unknown-${p}`);
 
-/** Issue 18 point 2: `GET /openapi.json` describes the API the server really serves. */
+/** `GET /openapi.json` describes the API the server really serves. */
 describe('GET /openapi.json', () => {
   let cp: ControlPlane;
   let doc: { openapi: string; paths: Record<string, Partial<Record<string, Operation>>>; components: Json };

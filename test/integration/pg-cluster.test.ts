@@ -22,7 +22,7 @@ function route(name: string, weight: number, mesh = 'default'): Record<string, u
   };
 }
 
-describe('several control planes on one PostgreSQL log (issue 19, in process)', () => {
+describe('several control planes on one PostgreSQL log (in process)', () => {
   const databases: TestDatabase[] = [];
   const planes: ControlPlane[] = [];
 

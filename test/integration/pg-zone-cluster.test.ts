@@ -10,7 +10,7 @@ import { eventually } from '../helpers/eventually.js';
 /** Waits until `check` holds (polling), for up to 20 s: sync and leader changes here take a few seconds at most. */
 const until = (check: () => boolean | Promise<boolean>): Promise<true> => eventually(check, 20_000);
 
-describe('a zone of several instances on one PostgreSQL log (issue 19)', () => {
+describe('a zone of several instances on one PostgreSQL log', () => {
   const cleanups: (() => Promise<void> | void)[] = [];
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();

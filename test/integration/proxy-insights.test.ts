@@ -7,7 +7,7 @@ import { putDataplane } from '../helpers/xds.js';
 
 const SVC = 'mesh.io/service';
 
-describe('proxy insights from ADS streams (issue 17 point 4, decisions §11)', () => {
+describe('proxy insights from ADS streams (decisions §11)', () => {
   let cp: ControlPlane;
   let clock = Date.parse('2026-11-26T10:00:00.000Z');
   const now = () => new Date(clock);

@@ -9,7 +9,7 @@ import { tempDir } from '../helpers/control-plane.js';
 import { capturingLogger, eventually, startGlobal, zoneToken } from '../helpers/multizone.js';
 import { syncClientOf } from '../helpers/sync-wire.js';
 
-describe("a zone's Hello with control or bidi characters (issue 15 item 7)", () => {
+describe("a zone's Hello with control or bidi characters", () => {
   const dir = tempDir('mz-hello-');
   const { logger, lines } = capturingLogger();
   let global: ControlPlane;

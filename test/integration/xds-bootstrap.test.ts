@@ -32,7 +32,7 @@ const standaloneBootstrap = (serverUri: string, mesh: string, name: string) => (
   server_listener_resource_name_template: SERVER_LISTENER_TEMPLATE,
 });
 
-describe('GET /meshes/{mesh}/dataplanes/{name}/bootstrap (issue 17, decisions §11)', () => {
+describe('GET /meshes/{mesh}/dataplanes/{name}/bootstrap (decisions §11)', () => {
   let cp: ControlPlane;
   beforeAll(async () => {
     cp = await startTestPlane({
@@ -123,7 +123,7 @@ describe('the bootstrap xDS address (xdsServer.advertisedAddress, else general.a
   });
 });
 
-describe('bootstrapServer.params.xdsHost and xdsPort (issue 18): each wins over its part of the advertised address', () => {
+describe('bootstrapServer.params.xdsHost and xdsPort: each wins over its part of the advertised address', () => {
   const uri = (env: Record<string, string>) => xdsBootstrapSettings(testConfig(env))?.serverUri;
 
   it('answers the configured host and port in the bootstrap', async () => {

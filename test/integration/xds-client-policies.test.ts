@@ -7,8 +7,8 @@ import { ECHO, echo, echoBackend, meshSourceOf, serveXdsToThisProcess } from '..
 
 /**
  * Timeout, Retry, FaultInjection and TrafficRoute http matches written through the API, obeyed by the real @grpc/grpc-js-xds
- * client (in this process; issue 17's "how it is checked"). The mesh has no default policies, so
- * that each case sees only its own.
+ * client (in this process; test/e2e/xds.test.ts checks the same with real processes). The mesh has
+ * no default policies, so that each case sees only its own.
  */
 const SVC = 'mesh.io/service';
 const everyone = [{ match: { [SVC]: '*' } }];

@@ -13,7 +13,7 @@ import { echo, echoBackend, meshSourceOf, serveXdsToThisProcess } from '../helpe
  */
 const SVC = 'mesh.io/service';
 
-describe('xDS config from the mesh, obeyed by @grpc/grpc-js-xds (issue 17, first end-to-end step)', () => {
+describe('xDS config from the mesh, obeyed by @grpc/grpc-js-xds', () => {
   let cp: ControlPlane;
   let ads: AdsServer;
   let client: grpc.Client;

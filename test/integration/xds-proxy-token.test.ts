@@ -10,7 +10,7 @@ import { gatewayProxy, putDataplane, sidecar } from '../helpers/xds.js';
 
 const SVC = 'mesh.io/service';
 
-/** Issue 17: data plane tokens issued through the API, checked against the Dataplane of a proxy. */
+/** Data plane tokens issued through the API, checked against the Dataplane of a proxy. */
 describe('proxy token check (decisions §11)', () => {
   let cp: ControlPlane;
   // A clock the test moves: the token service verifies expiry by it.

@@ -8,7 +8,7 @@ import { putDataplane, rawAdsClient, rawNode, type RawAdsClient } from '../helpe
 
 const SVC = 'mesh.io/service';
 
-describe('Global answers a zone proxy’s views through its zone (issue 17, point 5)', () => {
+describe('Global answers a zone proxy’s views through its zone', () => {
   const gdir = tempDir('views-global-');
   let global: ControlPlane;
   let zone: ControlPlane | undefined;

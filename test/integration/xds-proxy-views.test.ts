@@ -8,7 +8,7 @@ import { rawAdsClient, rawNode, type RawAdsClient } from '../helpers/xds.js';
 const SVC = 'mesh.io/service';
 type Dump = { configs: Array<Record<string, any>> }; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-describe('/xds, /stats and /clusters of a proxy (issue 17, point 5)', () => {
+describe('/xds, /stats and /clusters of a proxy', () => {
   let cp: ControlPlane;
   let token: string;
   const get = (url: string) => cp.app.inject({ method: 'GET', url });

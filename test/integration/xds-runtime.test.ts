@@ -10,7 +10,7 @@ import { putDataplane, rawAdsClient, rawNode } from '../helpers/xds.js';
 
 const SVC = 'mesh.io/service';
 
-describe('the data plane server of a standalone control plane (issue 17, decisions §11)', () => {
+describe('the data plane server of a standalone control plane (decisions §11)', () => {
   let cp: ControlPlane;
   let token: string;
   const get = async (url: string) => (await cp.app.inject({ method: 'GET', url })).json();

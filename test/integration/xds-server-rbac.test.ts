@@ -10,7 +10,7 @@ import { LISTENER } from '../../src/xds/type-urls.js';
 import { echo } from '../helpers/xds.js';
 
 /**
- * TrafficPermission and MeshTrafficPermission at a proxyless gRPC *server* (issue 17): a real
+ * TrafficPermission and MeshTrafficPermission at a proxyless gRPC *server*: a real
  * control plane in this process, an `XdsServer` of @grpc/grpc-js-xds in a child process (fixture
  * xds-greeter-server.mjs) that gets its Listener with the RBAC filter over ADS, and a plain
  * @grpc/grpc-js client dialling it directly.

@@ -39,7 +39,7 @@ const ALLOWED_IMPORTS: Record<string, readonly string[]> = {
     'config',
   ],
   cli: ['runtime', 'app', 'config', 'util', 'events', 'resources'],
-  // The client (issue 18), as the design's table says: the registry's kinds (a literal in dist, see
+  // The client, as the design's table says: the registry's kinds (a literal in dist, see
   // scripts/build.mjs); it talks to a server over HTTP and never loads one (the wire shapes it
   // reads are its own, src/meshctl/wire-types.ts).
   meshctl: ['resources', 'util'],

@@ -38,7 +38,7 @@ const anchorsOf = (markdown: string): Set<string> =>
       .map((l) => slug(l.replace(/^#+ /, '').replace(/`/g, ''))),
   );
 
-describe('relative links of the README and docs/ (issue 18)', () => {
+describe('relative links of the README and docs/', () => {
   it.each(PAGES)('%s links only to files (and headings) that exist', (page) => {
     const markdown = readFileSync(join(REPO_ROOT, page), 'utf8');
     const broken: string[] = [];

@@ -6,7 +6,7 @@ import { createStatusStore } from '../../src/status/status-store.js';
 const sub = (id: string, connectTime: string, disconnectTime?: string) =>
   disconnectTime === undefined ? { id, connectTime } : { id, connectTime, disconnectTime };
 
-describe('runtime status merged over several instances (issue 19)', () => {
+describe('runtime status merged over several instances', () => {
   it('merges subscriptions oldest first, keeps the last ones, and prefers the open copy of one', () => {
     const a = {
       subscriptions: [

@@ -42,7 +42,7 @@ const entry = (
   inbound: Array<Record<string, unknown>>,
 ): LogEntry => dataplaneEntry(op, mesh, name, inbound, origin);
 
-describe('service counts of the zones (issue 5, point 6: ingress availableServices)', () => {
+describe('service counts of the zones (ingress availableServices)', () => {
   it('equal a full pass over the data planes through creates, updates, moves between zones and deletes', () => {
     let seed = 11;
     const rand = (n: number): number => {

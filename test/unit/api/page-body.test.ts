@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { pageBody } from '../../../src/api/page-body.js';
 
-describe('pageBody (issue 15: a page of large items must not be one string)', () => {
+describe('pageBody (a page of large items must not be one string)', () => {
   const items = Array.from({ length: 50 }, (_, i) => ({
     revision: i,
     resource: { name: `r-${i}`, data: 'é'.repeat(i * 10) },

@@ -61,7 +61,7 @@ const errorOf = (fn: () => unknown): AppError => {
   throw new Error('expected an AppError');
 };
 
-describe('decidePut: stored size (issue 15)', () => {
+describe('decidePut: stored size', () => {
   const meshes = given([{ kind: 'Mesh', name: 'default', revision: 1 }]);
 
   it('answers the JSON of the resource it decides', () => {

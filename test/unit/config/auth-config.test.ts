@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { listConfigKeys, loadConfig } from '../../../src/config/load.js';
 
-describe('auth config keys (issue 4)', () => {
+describe('auth config keys', () => {
   it('has env names for the new keys', () => {
     expect(listConfigKeys()).toEqual(
       expect.arrayContaining([

@@ -8,7 +8,7 @@ import { configSchema } from '../../../src/config/schema.js';
 import { tempDir } from '../../helpers/control-plane.js';
 import { REPO_ROOT } from '../../helpers/process.js';
 
-/** The keys found, by reading the code, to be accepted but not acted on (issue 18 point 4). */
+/** The keys found, by reading the code, to be accepted but not acted on. */
 const INERT = [
   'adminServer.apis.dataplaneToken.enabled',
   'adminServer.local.port',
@@ -53,7 +53,7 @@ function leafPaths(value: unknown, path: string[] = []): string[] {
   return Object.entries(value).flatMap(([name, child]) => leafPaths(child, [...path, name]));
 }
 
-describe('the config key table (issue 18)', () => {
+describe('the config key table', () => {
   const table = configKeyTable();
 
   it('has every leaf of the effective config, each with its env name, default and one line of meaning', () => {
@@ -93,7 +93,7 @@ describe('the config key table (issue 18)', () => {
   });
 });
 
-describe('inert keys set at start (issue 18)', () => {
+describe('inert keys set at start', () => {
   it('none by default', () => {
     expect(inertKeysSet(loadConfig({ env: {} }))).toEqual([]);
   });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { listConfigKeys, loadConfig } from '../../../src/config/load.js';
 import { AppError } from '../../../src/util/errors.js';
 
-/** Config keys of issue 6: snapshots and the watch streams. */
+/** Config keys of the history: snapshots and the watch streams. */
 describe('history config keys', () => {
   it('have their MESH_* names and defaults', () => {
     const keys = new Map(listConfigKeys().map((k) => [k.path, k.env]));

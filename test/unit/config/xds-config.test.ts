@@ -13,8 +13,8 @@ function refusal(env: Record<string, string>): string {
   throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
 }
 
-/** Config keys of issue 17: the bootstrap's xDS address and the proxy authentication type. */
-describe('xds config keys (issue 17)', () => {
+/** Config keys of the xDS server: the bootstrap's xDS address and the proxy authentication type. */
+describe('xds config keys', () => {
   it('have their MESH_* names and defaults', () => {
     const keys = new Map(listConfigKeys().map((k) => [k.path, k.env]));
     expect(keys.get('xdsServer.advertisedAddress')).toBe('MESH_XDS_SERVER_ADVERTISED_ADDRESS');

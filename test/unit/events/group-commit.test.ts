@@ -178,7 +178,7 @@ describe('group commit', () => {
     expect(() => core.append([input])).toThrow(AppError);
   });
 
-  describe('in a log shared with other writers (issue 19)', () => {
+  describe('in a log shared with other writers', () => {
     const named = (name: string): EventInput => ({ ...input, name, resource: { ...input.resource!, name } });
     const reading = (...names: string[]): ReadSet => ({
       keys: new Set(names.map((name) => readKey('Mesh', undefined, name))),

@@ -62,7 +62,7 @@ describe('LevelDB snapshot store', () => {
     expect(read.hash).toBe(snapshot.hash);
   });
 
-  it("ends a chunk at 16 MiB however few resources it holds (issue 15: 1,000 of 1 MB pass V8's longest string)", async () => {
+  it("ends a chunk at 16 MiB however few resources it holds (1,000 of 1 MB pass V8's longest string)", async () => {
     const big = 'x'.repeat(1_000_000);
     const items = snapshot.items.map((item, i) =>
       i < 40 ? { ...item, resource: { ...item.resource, data: big } as WireResource } : item,

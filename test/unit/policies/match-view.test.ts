@@ -214,7 +214,7 @@ function recompute(views: ReturnType<typeof createResourceViews>) {
   return { proxies, affected, candidates };
 }
 
-describe('the match view (issue 16 point 6): incremental equals a full recomputation', () => {
+describe('the match view: incremental equals a full recomputation', () => {
   for (const seed of process.env.MV_SEEDS
     ? Array.from({ length: Number(process.env.MV_SEEDS) }, (_, i) => i + 1)
     : [1, 2, 3, 4, 5]) {

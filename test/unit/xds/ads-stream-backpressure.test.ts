@@ -69,7 +69,7 @@ function setUp() {
   return { call, change, names };
 }
 
-describe('AdsStream backpressure (issue 17 point 3): a full call gets only the latest state on drain', () => {
+describe('AdsStream backpressure: a full call gets only the latest state on drain', () => {
   it('with room, every change is written', async () => {
     const { change, names } = setUp();
     await change(2);

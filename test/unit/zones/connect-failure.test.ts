@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { explainConnectFailure } from '../../../src/zones/connect-failure.js';
 
-/** gRPC's own texts, as a zone saw them against each kind of wrong address (issue 18). */
+/** gRPC's own texts, as a zone saw them against each kind of wrong address. */
 const seen = (last: string) =>
   `Global→zone: UNAVAILABLE: No connection established. Last error: ${last}. Resolution note: `;
 const G = 'grpcs://127.0.0.1:5681';

@@ -109,7 +109,7 @@ describe('entry sender and change sets', () => {
   });
 });
 
-describe('entry sender limits (issue 5: batches and the window)', () => {
+describe('entry sender limits (batches and the window)', () => {
   let sender: EntrySender | undefined;
   afterEach(() => sender?.stop());
 
