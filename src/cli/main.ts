@@ -96,6 +96,8 @@ async function run(opts: { config?: string }): Promise<void> {
         : { snapshot: plane.startup.snapshot, snapshotResources: plane.startup.snapshotResources }),
       startupMs: plane.startup.ms,
       ...(plane.tls ? { tls: plane.tls.source, tlsCertFile: plane.tls.certFile } : {}),
+      // Where a person opens the web GUI (on this machine, or at the API's own address).
+      ...(config.apiServer.gui.enabled ? { gui: guiUrl(config.apiServer.bindAddress, plane.ports.api) } : {}),
     },
     'mesh-cp ready',
   );
@@ -124,3 +126,10 @@ program
 registerConfigKeysCommand(program);
 registerLogCommands(program);
 await program.parseAsync(process.argv);
+
+/** The URL of the web GUI for a person on this machine: localhost unless the API binds one address. */
+function guiUrl(bindAddress: string, port: number): string {
+  const any = bindAddress === '0.0.0.0' || bindAddress === '::';
+  const host = any ? 'localhost' : bindAddress.includes(':') ? `[${bindAddress}]` : bindAddress;
+  return `http://${host}:${port}/gui`;
+}

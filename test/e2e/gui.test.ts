@@ -138,6 +138,11 @@ async function visit(page: Page, origin: string, path: string): Promise<void> {
 }
 
 describe('the GUI served by the control plane', () => {
+  it('the ready line says where to open it', () => {
+    const line = cp.lines.find((l) => l.msg === 'mesh-cp ready');
+    expect(line?.gui).toBe(`http://127.0.0.1:${port}/gui`);
+  });
+
   it('loads every view with the seeded data, no console error, no failed request, no serious axe violation', async () => {
     const { page, context, problems, origin } = await openPage();
     const catalogue = (await call('GET', '/policies')).json() as {
