@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../util/errors.js';
 import type { RouteInfo } from './resource-routes.js';
+import { openEventStream } from './event-stream.js';
 
 /** What the status stream needs: the runtime status store's change feed and a proxy's online state. */
 export interface StatusWatchDeps {
@@ -72,16 +73,7 @@ export function registerStatusWatch(app: FastifyInstance, deps: StatusWatchDeps)
           'this is a stream of server-sent events: ask with "Accept: text/event-stream"',
         );
       }
-      reply.hijack();
-      const res = reply.raw;
-      const headers: Record<string, string | string[] | number> = {};
-      for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) headers[k] = v;
-      res.writeHead(200, {
-        ...headers,
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache',
-        'x-accel-buffering': 'no',
-      });
+      const res = openEventStream(reply);
       // A first comment, so that the client knows the stream is open.
       res.write(': status of data plane proxies\n\n');
       clients.add(res);

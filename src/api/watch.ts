@@ -4,6 +4,7 @@ import { deadlineTimer } from '../util/deadline-timer.js';
 import type { History, SecretData } from '../app/history.js';
 import { eventItem } from '../app/history.js';
 import type { LogEntry } from '../events/types.js';
+import { openEventStream } from './event-stream.js';
 
 /** Limits of the watch streams (config `apiServer.watch`). */
 export interface WatchOptions {
@@ -265,17 +266,7 @@ export function createWatchHub(deps: {
         credential?: StreamCredential;
       },
     ) {
-      reply.hijack();
-      const res = reply.raw;
-      const headers: Record<string, string | string[] | number> = {};
-      for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) headers[k] = v;
-      res.writeHead(200, {
-        ...headers,
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache',
-        'x-accel-buffering': 'no',
-        'x-mesh-revision': String(history.head()),
-      });
+      const res = openEventStream(reply, { 'x-mesh-revision': String(history.head()) });
       res.flushHeaders();
       const w: Watcher = {
         res,

@@ -51,7 +51,13 @@ import {
 } from './proxy-interfaces.js';
 import { compileSelector, matches, type CompiledSelector } from './policy-facts.js';
 import { reachSelectors } from './reach-selectors.js';
-import { matchClassKey, SidecarCells, SIDECAR_KINDS, type Candidates } from './sidecar-cells.js';
+import {
+  matchClassKey,
+  SidecarCells,
+  SIDECAR_KINDS,
+  type Candidates,
+  type SlotDiff,
+} from './sidecar-cells.js';
 import { SERVICE_TAG } from '../resources/fragments.js';
 import { MATCH_ALL, tagSelectorMatches } from './tag-selector.js';
 import { DIALLED_KINDS, GATEWAY_KIND, GATEWAY_ROUTE_KIND, ROUTE_KIND } from './kind-sets.js';
@@ -317,20 +323,8 @@ export interface PolicyWrite {
   after: PolicyResource | undefined;
 }
 
-/** What a preview would change at one attachment of a proxy, for one policy kind. */
-export interface AttachmentImpact {
-  /** The matched-policies item (`inbound`, `outbound`, `service`, `dataplane`), or `gateway` for a gateway proxy's view. */
-  type: SidecarItem['type'] | 'gateway';
-  name: string;
-  service: string;
-  policyKind: string;
-  /** Listed after and not before. */
-  added: string[];
-  /** Listed before and not after. */
-  removed: string[];
-  /** Listed before and after, in another version (the policy written). */
-  replaced: string[];
-}
+/** What a preview would change at one attachment of a proxy, for one policy kind; `gateway` for a gateway proxy's view. */
+export type AttachmentImpact = Omit<SlotDiff, 'type'> & { type: SlotDiff['type'] | 'gateway' };
 
 /** What a preview would change for one proxy. */
 export interface MatchImpact {
