@@ -34,17 +34,20 @@ import { overlayViews } from '../projections/overlay-views.js';
 import { deepEqual } from '../util/deep-equal.js';
 import type { ResourceViews } from '../projections/resource-views.js';
 
+/** A proxy's served xDS resources (`type\0name` → the resource), or undefined when it has none. */
+export type Render = (
+  views: ResourceViews,
+  matches: MatchReads<unknown>,
+  mesh: string,
+  name: string,
+  /** Only the resources of these dialled services (undefined: all of them). */
+  only?: ReadonlySet<string>,
+) => ReadonlyMap<string, Readonly<Record<string, unknown>>> | undefined;
+
 /** How a proxy's served xDS config is rendered, given by the xDS layer. */
 export interface RenderResources {
-  /** A proxy's served xDS resources (`type\0name` → the resource), or undefined when it has none. */
-  render(
-    views: ResourceViews,
-    matches: MatchReads<unknown>,
-    mesh: string,
-    name: string,
-    /** Only the resources of these dialled services (undefined: all of them). */
-    only?: ReadonlySet<string>,
-  ): ReadonlyMap<string, Readonly<Record<string, unknown>>> | undefined;
+  /** A renderer for one computation: the proxies rendered from one state share what they read of the mesh. */
+  begin(): Render;
   /** Whether a change of policies at this attachment can change the config (else it is not rendered to see). */
   reads(at: AttachmentImpact): boolean;
 }
@@ -109,7 +112,9 @@ const meshOf = (e: EventInput): string | undefined => (e.kind === 'Mesh' ? e.nam
 /** Creates the impact computation over the live views and match view. */
 export function createImpact(deps: ImpactDeps): (events: readonly EventInput[], q: ImpactQuery) => Impact {
   const { views, matches } = deps;
-  const { render, reads } = deps.render;
+  const { reads } = deps.render;
+  /** The renderer of the computation under way (one per computation: the states it reads are its own). */
+  let render: Render = deps.render.begin();
 
   const zoneOf = (v: ResourceViews, mesh: string, name: string): string | null => {
     const item = v.get('Dataplane', mesh, name);
@@ -251,6 +256,7 @@ export function createImpact(deps: ImpactDeps): (events: readonly EventInput[], 
   };
 
   return (events, q) => {
+    render = deps.render.begin();
     const byMesh = new Map<string, EventInput[]>();
     for (const e of events) {
       const mesh = meshOf(e);

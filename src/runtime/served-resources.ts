@@ -3,9 +3,9 @@
  * (as for a proxy that is not connected, `wouldBeServedConfig`) split into its Listeners, Clusters
  * and ClusterLoadAssignments by name. The xDS renderers load on first use.
  */
-import { createImpact, type RenderResources } from '../app/impact.js';
+import { createImpact, type Render, type RenderResources } from '../app/impact.js';
 import type { LoadImpact } from '../api/impact-query.js';
-import type { MatchView } from '../policies/match-view.js';
+import type { MatchReads, MatchView } from '../policies/match-view.js';
 import type { GatewayView } from '../policies/match-gateway.js';
 import type { ResourceViews } from '../projections/resource-views.js';
 import { xdsSources } from './xds-sources.js';
@@ -17,12 +17,27 @@ import { xdsSources } from './xds-sources.js';
 export async function servedResources(localZone: string | undefined): Promise<RenderResources> {
   const { wouldBeServedConfig } = await import('../xds/dump.js');
   const { configReads } = await import('../xds/proxyless/config.js');
-  const render: RenderResources['render'] = (views, matches, mesh, name, only) => {
+  const { entryMesh } = await import('../xds/render-proxy.js');
+  type MeshView = ReturnType<typeof entryMesh>;
+  // The proxies rendered from one state share its mesh (endpoints and their faults, read once).
+  const begin = (): Render => {
+    const shared = new Map<MatchReads<unknown>, Map<string, MeshView>>();
+    const meshViewOf = (matches: MatchReads<unknown>, mesh: string): MeshView => {
+      let byMesh = shared.get(matches);
+      if (!byMesh) shared.set(matches, (byMesh = new Map()));
+      let view = byMesh.get(mesh);
+      if (!view) byMesh.set(mesh, (view = entryMesh(matches, mesh)));
+      return view;
+    };
+    return (views, matches, mesh, name, only) =>
+      render(views, matches, mesh, name, only, meshViewOf(matches, mesh));
+  };
+  const render = (...[views, matches, mesh, name, only, meshView]: [...Parameters<Render>, MeshView]) => {
     const item = views.get('Dataplane', mesh, name);
     const zone = localZone ?? (item && item.origin !== 'local' ? item.origin : undefined);
     const sources = xdsSources(views, matches, zone);
     if (!sources.meshExists(mesh) || !item) return undefined;
-    const served = wouldBeServedConfig(sources, mesh, name, only);
+    const served = wouldBeServedConfig(sources, mesh, name, only, meshView);
     const out = new Map<string, Record<string, unknown>>();
     const put = (type: string, list: ReadonlyArray<Record<string, unknown>>, key: string): void => {
       for (const r of list) out.set(`${type}\u0000${String(r[key])}`, r);
@@ -32,7 +47,7 @@ export async function servedResources(localZone: string | undefined): Promise<Re
     put('ClusterLoadAssignment', served.assignments, 'cluster_name');
     return out;
   };
-  return { render, reads: configReads };
+  return { begin, reads: configReads };
 }
 
 /** The impact of writes over the live state, its renderer loaded on the first write that asks. */

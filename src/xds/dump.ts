@@ -5,10 +5,11 @@
  * endpoints, at the current revision. A connected proxy's dump (what its stream was served, with its
  * NACKs) is `stream-dump.ts`.
  */
-import type { MatchReads } from '../policies/match-view.js';
+import type { EndpointRef, MatchReads } from '../policies/match-view.js';
 import { proxyInterfaces, type Networking } from '../policies/proxy-interfaces.js';
 import { AppError } from '../util/errors.js';
 import { configDump } from './config-dump.js';
+import type { EntryMesh } from './proxyless/config.js';
 import { entryMesh, renderProxy } from './render-proxy.js';
 
 /** What the dump reads, given by the runtime. */
@@ -33,6 +34,7 @@ function rendered(
   name: string,
   withEndpoints: boolean,
   only?: ReadonlySet<string>,
+  meshView: EntryMesh<EndpointRef> = entryMesh(src.matches, mesh),
 ) {
   const entry = src.meshExists(mesh) ? src.matches.proxy(mesh, name) : undefined;
   if (!entry) return undefined;
@@ -44,7 +46,7 @@ function rendered(
     entry,
     names,
     mesh,
-    meshView: entryMesh(src.matches, mesh),
+    meshView,
     sources: src,
     withEndpoints,
   });
@@ -95,13 +97,16 @@ export function wouldBeServedConfig(
   name: string,
   /** Only the resources of these dialled services (each service's are the same rendered alone). */
   only?: ReadonlySet<string>,
+  /** The mesh as read from `src.matches`, shared by several proxies rendered from one state. */
+  meshView?: EntryMesh<EndpointRef>,
 ) {
   if (!src.meshExists(mesh)) throw new AppError('NOT_FOUND', 'Not found', `Mesh "${mesh}" not found`);
   const networking = src.dataplane(mesh, name);
   if (!networking) {
     throw new AppError('NOT_FOUND', 'Not found', `Dataplane "${name}" not found in mesh "${mesh}"`);
   }
-  const served = (rendered(src, mesh, name, true, only) as NonNullable<ReturnType<typeof rendered>>).config;
+  const served = (rendered(src, mesh, name, true, only, meshView) as NonNullable<ReturnType<typeof rendered>>)
+    .config;
   const cluster =
     proxyInterfaces(networking).inbounds[0]?.service ?? networking.gateway?.tags['mesh.io/service'] ?? '';
   return { node: { id: `${mesh}.${name}`, cluster }, revision: src.revision(), ...served };

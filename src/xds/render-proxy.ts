@@ -6,6 +6,7 @@
 import type { EndpointRef, MatchReads, ProxyMatches } from '../policies/match-view.js';
 import { proxyInterfaces, type Networking } from '../policies/proxy-interfaces.js';
 import { SETTING_KINDS } from '../policies/kind-sets.js';
+import type { PolicyResource } from '../policies/policy-resource.js';
 import { renderProxyless, type EntryMesh, type ProxylessConfig } from './proxyless/config.js';
 import { withServerListeners } from './proxyless/server-listener.js';
 
@@ -20,17 +21,26 @@ export interface RenderSources {
   localZone?: string;
 }
 
-/** The rest of the mesh as rendering reads it: endpoints and their inbounds' faults, from the match view. */
+/**
+ * The rest of the mesh as rendering reads it: endpoints and their inbounds' faults, from the match
+ * view. Both are kept as first read: one is made per state (per revision for the xDS server), and
+ * shared by the proxies rendered from it.
+ */
 export function entryMesh(matches: MatchReads<unknown>, mesh: string): EntryMesh<EndpointRef> {
   const endpoints = new Map<string, EndpointRef[]>();
+  const faults = new Map<EndpointRef, readonly PolicyResource[]>();
   return {
     endpoints(service) {
       let list = endpoints.get(service);
       if (!list) endpoints.set(service, (list = matches.endpoints(mesh, service)));
       return list;
     },
-    faults: (e) =>
-      FAULT_KIND === undefined ? [] : matches.inboundPolicies(mesh, e.proxy, e.index, FAULT_KIND),
+    faults(e) {
+      if (FAULT_KIND === undefined) return [];
+      let list = faults.get(e);
+      if (!list) faults.set(e, (list = matches.inboundPolicies(mesh, e.proxy, e.index, FAULT_KIND)));
+      return list;
+    },
   };
 }
 
