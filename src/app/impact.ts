@@ -114,7 +114,7 @@ export function createImpact(deps: ImpactDeps): (events: readonly EventInput[], 
   const { views, matches } = deps;
   const { reads } = deps.render;
   /** The renderer of the computation under way (one per computation: the states it reads are its own). */
-  let render: Render = deps.render.begin();
+  let render: Render;
 
   const zoneOf = (v: ResourceViews, mesh: string, name: string): string | null => {
     const item = v.get('Dataplane', mesh, name);
@@ -156,17 +156,22 @@ export function createImpact(deps: ImpactDeps): (events: readonly EventInput[], 
         after: e.operation === 'delete' ? undefined : (e.resource as never),
       })),
     );
-    // Callers whose matches stay but whose config reads the faults that change: rendered to see.
     const resourcesOf = (name: string, diff: boolean, only?: ReadonlySet<string>): ResourceChange[] =>
       resourceChanges(
         render(views, matches, mesh, name, only),
         render(views, preview.after, mesh, name, only),
         diff,
       );
+    // Callers whose matches stay but whose config reads the faults that change: rendered to see,
+    // and what they showed kept for the page (asked again only for the diffs).
     const callerSet = new Set(preview.callers());
-    const callers = preview
-      .callers()
-      .filter((name) => !preview.impact(name) && resourcesOf(name, false).length > 0);
+    const callerResources = new Map<string, ResourceChange[]>();
+    for (const name of callerSet) {
+      if (preview.impact(name)) continue;
+      const resources = resourcesOf(name, false);
+      if (resources.length > 0) callerResources.set(name, resources);
+    }
+    const callers = [...callerResources.keys()];
     /**
      * The resources that change for one proxy: rendered only when a change its config reads is
      * among its attachments, or it calls where faults change; and when the changes it reads are all
@@ -177,6 +182,8 @@ export function createImpact(deps: ImpactDeps): (events: readonly EventInput[], 
       found: MatchImpact | undefined,
       diff: boolean,
     ): ResourceChange[] => {
+      const seen = diff ? undefined : callerResources.get(name);
+      if (seen) return seen;
       if (!found || callerSet.has(name)) return resourcesOf(name, diff);
       const read = found.attachments.filter(reads);
       if (read.length === 0) return [];

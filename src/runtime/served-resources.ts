@@ -29,23 +29,21 @@ export async function servedResources(localZone: string | undefined): Promise<Re
       if (!view) byMesh.set(mesh, (view = entryMesh(matches, mesh)));
       return view;
     };
-    return (views, matches, mesh, name, only) =>
-      render(views, matches, mesh, name, only, meshViewOf(matches, mesh));
-  };
-  const render = (...[views, matches, mesh, name, only, meshView]: [...Parameters<Render>, MeshView]) => {
-    const item = views.get('Dataplane', mesh, name);
-    const zone = localZone ?? (item && item.origin !== 'local' ? item.origin : undefined);
-    const sources = xdsSources(views, matches, zone);
-    if (!sources.meshExists(mesh) || !item) return undefined;
-    const served = wouldBeServedConfig(sources, mesh, name, only, meshView);
-    const out = new Map<string, Record<string, unknown>>();
-    const put = (type: string, list: ReadonlyArray<Record<string, unknown>>, key: string): void => {
-      for (const r of list) out.set(`${type}\u0000${String(r[key])}`, r);
+    return (views, matches, mesh, name, only) => {
+      const item = views.get('Dataplane', mesh, name);
+      const zone = localZone ?? (item && item.origin !== 'local' ? item.origin : undefined);
+      const sources = xdsSources(views, matches, zone);
+      if (!sources.meshExists(mesh) || !item) return undefined;
+      const served = wouldBeServedConfig(sources, mesh, name, only, meshViewOf(matches, mesh));
+      const out = new Map<string, Record<string, unknown>>();
+      const put = (type: string, list: ReadonlyArray<Record<string, unknown>>, key: string): void => {
+        for (const r of list) out.set(`${type}\u0000${String(r[key])}`, r);
+      };
+      put('Listener', served.listeners, 'name');
+      put('Cluster', served.clusters, 'name');
+      put('ClusterLoadAssignment', served.assignments, 'cluster_name');
+      return out;
     };
-    put('Listener', served.listeners, 'name');
-    put('Cluster', served.clusters, 'name');
-    put('ClusterLoadAssignment', served.assignments, 'cluster_name');
-    return out;
   };
   return { begin, reads: configReads };
 }
