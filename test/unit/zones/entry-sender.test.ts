@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createSyncSource } from '../../../src/app/sync-source.js';
 import { createMemoryLog } from '../../../src/events/memory-log.js';
 import type { EventLog } from '../../../src/events/types.js';
-import { createResourceViews } from '../../../src/projections/resource-views.js';
+import { createResourceViews, type ResourceViews } from '../../../src/projections/resource-views.js';
 import { registry } from '../../../src/resources/registry.js';
 import type { EntrySender } from '../../../src/zones/entry-sender.js';
 import { DEFAULT_LIMITS, createEntrySender } from '../../../src/zones/entry-sender.js';
@@ -44,25 +44,39 @@ async function logOf(n: number, changeSet?: string): Promise<EventLog> {
   return log;
 }
 
+/**
+ * A sender of the TrafficPermission entries of `log` from `from` on, its batches pushed to `sent`
+ * (`onSend` after each); `views`: the projections its source reads (a fresh one by default).
+ */
+function startSender(
+  log: EventLog,
+  sent: Batch[],
+  opts: { from?: number; views?: ResourceViews; onSend?: () => void } = {},
+): EntrySender {
+  const s = createEntrySender({
+    log,
+    source: createSyncSource({ registry, views: opts.views ?? createResourceViews(registry) }),
+    selectEntry: (e) => e.kind === 'TrafficPermission',
+    selectItem: () => false,
+    send: (msg: SyncMessage) => {
+      if ('batch' in msg && msg.batch) sent.push(msg.batch);
+      opts.onSend?.();
+    },
+    events: { sent: () => undefined, acked: () => undefined },
+    onError: (err) => {
+      throw err;
+    },
+  });
+  s.start({ start: 'resume', from: opts.from ?? 1 });
+  return s;
+}
+
 describe('entry sender and change sets', () => {
   let sender: EntrySender | undefined;
   afterEach(() => sender?.stop());
 
   const start = (log: EventLog, sent: Batch[], from: number) => {
-    sender = createEntrySender({
-      log,
-      source: createSyncSource({ registry, views: createResourceViews(registry) }),
-      selectEntry: (e) => e.kind === 'TrafficPermission',
-      selectItem: () => false,
-      send: (msg: SyncMessage) => {
-        if ('batch' in msg && msg.batch) sent.push(msg.batch);
-      },
-      events: { sent: () => undefined, acked: () => undefined },
-      onError: (err) => {
-        throw err;
-      },
-    });
-    sender.start({ start: 'resume', from });
+    sender = startSender(log, sent, { from });
   };
 
   it('sends a set of more entries than a batch holds, read from the log, in one batch with its id', async () => {
@@ -118,21 +132,7 @@ describe('entry sender limits (batches and the window)', () => {
     const log = await logOf(5000);
     const sent: Batch[] = [];
     let wake: (() => void) | undefined;
-    sender = createEntrySender({
-      log,
-      source: createSyncSource({ registry, views: createResourceViews(registry) }),
-      selectEntry: (e) => e.kind === 'TrafficPermission',
-      selectItem: () => false,
-      send: (msg: SyncMessage) => {
-        if ('batch' in msg && msg.batch) sent.push(msg.batch);
-        wake?.();
-      },
-      events: { sent: () => undefined, acked: () => undefined },
-      onError: (err) => {
-        throw err;
-      },
-    });
-    sender.start({ start: 'resume', from: 1 });
+    sender = startSender(log, sent, { onSend: () => wake?.() });
     const until = async (count: number): Promise<void> => {
       const end = Date.now() + 5000;
       while (sent.length < count && Date.now() < end) await new Promise<void>((r) => (wake = r));
@@ -156,20 +156,7 @@ describe('entry sender limits (batches and the window)', () => {
     const views = createResourceViews(registry);
     const streams = [0, 1, 2].map(() => {
       const sent: Batch[] = [];
-      const s = createEntrySender({
-        log,
-        source: createSyncSource({ registry, views }),
-        selectEntry: (e) => e.kind === 'TrafficPermission',
-        selectItem: () => false,
-        send: (msg: SyncMessage) => {
-          if ('batch' in msg && msg.batch) sent.push(msg.batch);
-        },
-        events: { sent: () => undefined, acked: () => undefined },
-        onError: (err) => {
-          throw err;
-        },
-      });
-      s.start({ start: 'resume', from: 1 });
+      const s = startSender(log, sent, { views });
       return { s, sent };
     });
     try {
