@@ -335,14 +335,24 @@ export async function engineFigures(opts: GroupOptions): Promise<Figure[]> {
         await timed(urlOf(o, timeoutAll(10)), putInit(timeoutAll(10)));
         const shaping: number[] = [];
         let shaped = 0;
+        let page: string[] = [];
         for (let i = 0; i < (opts.quick ? 5 : 20); i++) {
           const t = performance.now();
           const p = timeoutAll(11 + (i % 5));
           const res = await fetch(`${urlOf(o, p)}?dryRun=true&impact=true`, putInit(p));
-          const body = (await res.json()) as { impact?: { total: number } };
+          const body = (await res.json()) as { impact?: { total: number; items: Array<{ name: string }> } };
           shaping.push((performance.now() - t) * 1000);
           if (!res.ok || !body.impact) throw new Error(`bench-timeout-all: ${res.status}`);
           shaped = body.impact.total;
+          page = body.impact.items.map((item) => item.name);
+        }
+        // The floor of that page's work: each of its proxies' config rendered once, read through
+        // `/xds` (the impact renders each twice, before and after), less a GET's own cost (a GET of
+        // one proxy), both summed over the page.
+        const floor = { xds: 0, get: 0 };
+        for (const name of page) {
+          floor.xds += await timed(`${o}/meshes/default/dataplanes/${name}/xds`);
+          floor.get += await timed(`${o}/meshes/default/dataplanes/${name}`);
         }
         // The stored version is meshWide(!allow) now: each dry run flips it.
         await timed(settled);
@@ -355,6 +365,7 @@ export async function engineFigures(opts: GroupOptions): Promise<Figure[]> {
           `a dry run right after a write, its deferred matching of 10,000 proxies not yet applied, p50 µs ${percentile(unsettled, 50).toFixed(0)}; ` +
           `a version that names other callers (each class it reaches placed twice to see that nothing moves) p50 µs ${percentile(reselected, 50).toFixed(0)}; ` +
           `bench-timeout-all's request timeout changed (${shaped} proxies, the page's Listeners rendered in both states) p50 µs ${percentile(shaping, 50).toFixed(0)}; ` +
+          `the floor of its page, each proxy's config rendered once (${page.length} GETs of /xds less as many GETs of the proxy): µs ${(floor.xds - floor.get).toFixed(0)}, twice that for both states; ` +
           `bench-put-2000 turned off (2,000 proxies lose it: their classes copied and matched again, the page rendered) p50 µs ${percentile(moved, 50).toFixed(0)}; ` +
           `with each resource's diff (?impact=diff) p50 µs ${percentile(diffed, 50).toFixed(0)}`;
       } finally {

@@ -98,6 +98,9 @@ export interface ImpactDeps {
 
 type Matches = MatchReads<unknown>;
 
+/** No render (the proxy or its mesh is not in that state), as a key. */
+const NO_RENDER: ReadonlyMap<string, unknown> = new Map();
+
 /** The proxies of one mesh a write changes: how many, which (sorted), and each one's impact. */
 interface MeshImpact {
   total: number;
@@ -124,6 +127,28 @@ export function createImpact(deps: ImpactDeps): (events: readonly EventInput[], 
 
   const kindOf = (entry: ProxyMatches<unknown>): ProxyImpact['kind'] =>
     entry.kind === 'MeshGatewayDataplane' ? 'gateway' : entry.dialled ? 'proxyless' : 'sidecar';
+
+  /**
+   * What `resourceChanges` found per pair of renders, in the computation under way: a renderer may
+   * hand one render to every proxy that shares it (a match class), and their changes are then
+   * compared once.
+   */
+  let pairs: WeakMap<object, WeakMap<object, { plain?: ResourceChange[]; diffed?: ResourceChange[] }>>;
+  const changesOnce = (
+    before: ReadonlyMap<string, unknown> | undefined,
+    after: ReadonlyMap<string, unknown> | undefined,
+    diff: boolean,
+  ): ResourceChange[] => {
+    const b = before ?? NO_RENDER;
+    const a = after ?? NO_RENDER;
+    let byAfter = pairs.get(b);
+    if (!byAfter) pairs.set(b, (byAfter = new WeakMap()));
+    let found = byAfter.get(a);
+    if (!found) byAfter.set(a, (found = {}));
+    return diff
+      ? (found.diffed ??= resourceChanges(before, after, true))
+      : (found.plain ??= resourceChanges(before, after, false));
+  };
 
   /** The xDS resources that differ between two renders, sorted by type then name. */
   const resourceChanges = (
@@ -157,7 +182,7 @@ export function createImpact(deps: ImpactDeps): (events: readonly EventInput[], 
       })),
     );
     const resourcesOf = (name: string, diff: boolean, only?: ReadonlySet<string>): ResourceChange[] =>
-      resourceChanges(
+      changesOnce(
         render(views, matches, mesh, name, only),
         render(views, preview.after, mesh, name, only),
         diff,
@@ -233,7 +258,7 @@ export function createImpact(deps: ImpactDeps): (events: readonly EventInput[], 
       const entry = (a ?? b) as ProxyMatches<unknown> | undefined;
       if (!entry) return undefined;
       const attachments = attachmentsBetween(b, a, written);
-      const resources = resourceChanges(
+      const resources = changesOnce(
         meshBefore ? render(views, matches, mesh, name) : undefined,
         meshAfter ? render(afterViews, afterMatches, mesh, name) : undefined,
         diff,
@@ -264,6 +289,7 @@ export function createImpact(deps: ImpactDeps): (events: readonly EventInput[], 
 
   return (events, q) => {
     render = deps.render.begin();
+    pairs = new WeakMap();
     const byMesh = new Map<string, EventInput[]>();
     for (const e of events) {
       const mesh = meshOf(e);

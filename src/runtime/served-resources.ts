@@ -18,22 +18,38 @@ export async function servedResources(localZone: string | undefined): Promise<Re
   const { wouldBeServedConfig } = await import('../xds/dump.js');
   const { configReads } = await import('../xds/proxyless/config.js');
   const { entryMesh } = await import('../xds/render-proxy.js');
+  const { assignmentMemo } = await import('../xds/proxyless/clusters.js');
   type MeshView = ReturnType<typeof entryMesh>;
+  type Resources = ReadonlyMap<string, Readonly<Record<string, unknown>>>;
   // The proxies rendered from one state share its mesh (endpoints and their faults, read once).
   const begin = (): Render => {
     const shared = new Map<MatchReads<unknown>, Map<string, MeshView>>();
+    // Both states build equal assignments where the endpoints stay: built once, the same objects.
+    const assignment = assignmentMemo();
     const meshViewOf = (matches: MatchReads<unknown>, mesh: string): MeshView => {
       let byMesh = shared.get(matches);
       if (!byMesh) shared.set(matches, (byMesh = new Map()));
       let view = byMesh.get(mesh);
-      if (!view) byMesh.set(mesh, (view = entryMesh(matches, mesh)));
+      if (!view) byMesh.set(mesh, (view = entryMesh(matches, mesh, assignment)));
       return view;
     };
+    // Sidecars of one match class in one zone are served the same resources for the same services
+    // (as the xDS server shares them): rendered once per state and shared, the same map each time.
+    const byClass = new Map<MatchReads<unknown>, Map<string, Resources>>();
     return (views, matches, mesh, name, only) => {
       const item = views.get('Dataplane', mesh, name);
       const zone = localZone ?? (item && item.origin !== 'local' ? item.origin : undefined);
       const sources = xdsSources(views, matches, zone);
       if (!sources.meshExists(mesh) || !item) return undefined;
+      const entry = matches.proxy(mesh, name);
+      const key =
+        entry?.kind === 'SidecarDataplane'
+          ? `${mesh}\u0000${zone ?? ''}\u0000${entry.classKey}\u0000${only ? [...only].sort().join('\u0000') : '*'}`
+          : undefined;
+      let classes = byClass.get(matches);
+      if (!classes) byClass.set(matches, (classes = new Map()));
+      const seen = key === undefined ? undefined : classes.get(key);
+      if (seen) return seen;
       const served = wouldBeServedConfig(sources, mesh, name, only, meshViewOf(matches, mesh));
       const out = new Map<string, Record<string, unknown>>();
       const put = (type: string, list: ReadonlyArray<Record<string, unknown>>, key: string): void => {
@@ -42,6 +58,7 @@ export async function servedResources(localZone: string | undefined): Promise<Re
       put('Listener', served.listeners, 'name');
       put('Cluster', served.clusters, 'name');
       put('ClusterLoadAssignment', served.assignments, 'cluster_name');
+      if (key !== undefined) classes.set(key, out);
       return out;
     };
   };

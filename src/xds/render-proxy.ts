@@ -9,6 +9,7 @@ import { SETTING_KINDS } from '../policies/kind-sets.js';
 import type { PolicyResource } from '../policies/policy-resource.js';
 import { renderProxyless, type EntryMesh, type ProxylessConfig } from './proxyless/config.js';
 import { withServerListeners } from './proxyless/server-listener.js';
+import { assignmentMemo } from './proxyless/clusters.js';
 
 /** The kind whose policies on an endpoint's inbound a caller applies itself (faults). */
 const FAULT_KIND = SETTING_KINDS.fault;
@@ -26,7 +27,12 @@ export interface RenderSources {
  * view. Both are kept as first read: one is made per state (per revision for the xDS server), and
  * shared by the proxies rendered from it.
  */
-export function entryMesh(matches: MatchReads<unknown>, mesh: string): EntryMesh<EndpointRef> {
+export function entryMesh(
+  matches: MatchReads<unknown>,
+  mesh: string,
+  /** Shared with other states' views to share their equal assignments (one per view by default). */
+  assignment: EntryMesh['assignment'] = assignmentMemo(),
+): EntryMesh<EndpointRef> {
   const endpoints = new Map<string, EndpointRef[]>();
   const faults = new Map<EndpointRef, readonly PolicyResource[]>();
   return {
@@ -41,6 +47,7 @@ export function entryMesh(matches: MatchReads<unknown>, mesh: string): EntryMesh
       if (!list) faults.set(e, (list = matches.inboundPolicies(mesh, e.proxy, e.index, FAULT_KIND)));
       return list;
     },
+    assignment,
   };
 }
 

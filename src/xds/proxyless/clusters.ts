@@ -177,3 +177,34 @@ export function buildAssignment(
     }));
   return { assignment: { cluster_name: name, endpoints: localities }, notes };
 }
+
+/**
+ * `buildAssignment` that hands back the assignment it built before for the same cluster and zone
+ * when the endpoints are the same (same address, port and zone each, in the same order): proxies
+ * of several classes that call one service share its assignments, as objects (compared and encoded
+ * once). One is made per state of a mesh; the endpoints it keeps are that state's.
+ */
+export function assignmentMemo(): typeof buildAssignment {
+  const built = new Map<string, { endpoints: readonly Endpoint[]; result: AssignmentResult }>();
+  return (name, endpoints, localZone) => {
+    const key = `${localZone ?? ''}\u0000${name}`;
+    const hit = built.get(key);
+    if (hit && sameEndpoints(hit.endpoints, endpoints)) return hit.result;
+    const result = buildAssignment(name, endpoints, localZone);
+    built.set(key, { endpoints, result });
+    return result;
+  };
+}
+
+/** Whether two endpoint lists give the same assignment: what `buildAssignment` reads of each is equal. */
+function sameEndpoints(a: readonly Endpoint[], b: readonly Endpoint[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i];
+    const y = b[i];
+    if (x === y) continue;
+    if (x.address !== y.address || x.port !== y.port || x.tags[ZONE_TAG] !== y.tags[ZONE_TAG]) return false;
+  }
+  return true;
+}

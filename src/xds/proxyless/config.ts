@@ -42,6 +42,8 @@ export interface EntryMesh<E extends ServedEndpoint = ServedEndpoint> {
   endpoints(service: string): readonly E[];
   /** The FaultInjections listed on that inbound, best first (its matched policies). */
   faults(endpoint: E): readonly PolicyResource[];
+  /** Builds a load assignment (`buildAssignment`, or one that shares what it built: `assignmentMemo`). */
+  assignment?: typeof buildAssignment;
 }
 
 /** A proxy's entry: its interfaces (dialled services among the outbounds) and matched policies. */
@@ -155,9 +157,19 @@ export function renderProxyless<E extends ServedEndpoint>(input: RenderInput<E>)
     return ob && itemOf.get(`outbound\u0000${ob.name}`);
   };
   const serviceItem = (service: string) => itemOf.get(`service\u0000${service}`);
-  /** The fault a call to an endpoint gets: the first of its inbound's whose sources match the client. */
-  const faultFor = (e: E): PolicyResource | undefined =>
-    mesh.faults(e).find((f) => bestSelectorRank(f.sources, tagSets) !== undefined);
+  /**
+   * The fault a call to an endpoint gets: the first of its inbound's whose sources match the client.
+   * Endpoints of one match class share their list of faults: each list is searched once.
+   */
+  const faultOfList = new Map<readonly PolicyResource[], PolicyResource | undefined>();
+  const faultFor = (e: E): PolicyResource | undefined => {
+    const list = mesh.faults(e);
+    if (list.length === 0) return undefined;
+    if (faultOfList.has(list)) return faultOfList.get(list);
+    const found = list.find((f) => bestSelectorRank(f.sources, tagSets) !== undefined);
+    faultOfList.set(list, found);
+    return found;
+  };
 
   const listeners: ProxylessConfig['listeners'] = [];
   const clusters = new Map<string, Record<string, unknown>>();
@@ -212,7 +224,7 @@ export function renderProxyless<E extends ServedEndpoint>(input: RenderInput<E>)
         clusters.set(plan.name, built.cluster);
         said.push(...built.notes);
         if (!input.withEndpoints) continue;
-        const assigned = buildAssignment(plan.name, plan.endpoints, input.localZone);
+        const assigned = (mesh.assignment ?? buildAssignment)(plan.name, plan.endpoints, input.localZone);
         assignments.set(plan.name, assigned.assignment);
         said.push(...assigned.notes);
       }
