@@ -89,6 +89,7 @@ export class GlobalStream {
     this.helloTimer.unref();
   }
 
+  /** A message of the zone, whatever the state (pings never come here). */
   private onMessage(m: ReceivedMessage): void {
     const { stream, url, server } = this;
     if (m.body === 'undecodable') {
@@ -149,11 +150,13 @@ export class GlobalStream {
     this.state = 'open';
   }
 
+  /** The idle timeout since the stream opened: a zone that sent no Hello is cut off. */
   private onHelloTimeout(): void {
     if (this.state === 'awaiting-hello')
       this.stream.close({ code: grpc.status.DEADLINE_EXCEEDED, details: 'no Hello received' });
   }
 
+  /** The stream ended, whichever side ended it: so does its session. */
   private onEnd(end: StreamEnd): void {
     this.state = 'ended';
     clearTimeout(this.helloTimer);

@@ -132,6 +132,7 @@ export class ZoneSession {
     this.up.send(this.hello(null));
   }
 
+  /** The zone's Hello, the same on both streams but for the cursor. */
   private hello(cursor: WireCursor | null): { hello: Hello } {
     const { deps } = this;
     return {
@@ -166,6 +167,7 @@ export class ZoneSession {
     if (m.body === 'ack' && m.ack) this.sender?.onAck(m.ack);
   }
 
+  /** Either stream ended, whichever side ended it: the session closes, naming the stream. */
   private onStreamEnd(which: string, e: StreamEnd): void {
     this.close({ code: e.code, details: `${which}: ${statusName(e.code)}: ${e.details}` });
   }
