@@ -5,6 +5,7 @@ import { rulesOnZone } from '../app/decide-sync.js';
 import type { SyncApplier } from '../app/sync-apply.js';
 import type { SyncSource } from '../app/sync-source.js';
 import type { EventLog } from '../events/types.js';
+import { meshNameKey } from '../resources/keys.js';
 import type { Registry } from '../resources/registry.js';
 import type { StatusStore } from '../status/status-store.js';
 import { AppError } from '../util/errors.js';
@@ -171,7 +172,7 @@ export function createZoneSyncClient(deps: ZoneSyncDeps): ZoneSyncClient {
       };
       statusSink = (mesh, name) => {
         if (finished || !upReady) return;
-        dirty.set(`${mesh}\u0000${name}`, { mesh, name });
+        dirty.set(meshNameKey(mesh, name), { mesh, name });
         statusTimer ??= setTimeout(sendStatus, STATUS_FLUSH_MS);
       };
 
