@@ -136,7 +136,7 @@ const compareTargetRefs = (a: Placed, b: Placed): number =>
 const orderOf = (kind: string): ((a: Placed, b: Placed) => number) =>
   TARGET_REF.has(kind) ? compareTargetRefs : comparePlaced;
 
-/** A place of a class: `i` an inbound, `o` an outbound, `d` the proxy, `s` a service. */
+/** A place of a class, the first letter of its locations: `i` an inbound, `o` an outbound, `d` the proxy, `s` a service. */
 type Place = LocationPlace;
 
 /** What the cells of one sidecar kind go by, derived once per kind from the declarations above. */
