@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../util/errors.js';
+import { meshNameKey } from '../resources/keys.js';
 import type { RouteInfo } from './resource-routes.js';
 import { openEventStream } from './event-stream.js';
 
@@ -45,7 +46,7 @@ export function registerStatusWatch(app: FastifyInstance, deps: StatusWatchDeps)
   };
   const onChange = (mesh: string, name?: string): void => {
     if (name === undefined || clients.size === 0) return;
-    const key = `${mesh}/${name}`;
+    const key = meshNameKey(mesh, name);
     const now = deps.dataplaneOnline(mesh, name);
     if (online.get(key) === now) return;
     online.set(key, now);

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Queries } from '../app/queries.js';
 import type { Config } from '../config/schema.js';
 import type { Registry } from '../resources/registry.js';
+import { nodeId } from '../resources/keys.js';
 import { AppError } from '../util/errors.js';
 import type { RouteInfo } from './resource-routes.js';
 import { localZoneOf } from '../config/local-zone.js';
@@ -69,7 +70,7 @@ export function dataplaneBootstrap(settings: XdsBootstrapSettings, mesh: string,
       },
     ],
     node: {
-      id: `${mesh}.${name}`,
+      id: nodeId(mesh, name),
       locality: settings.zone === undefined ? {} : { zone: settings.zone },
       metadata: { 'dataplane.mesh': mesh, 'dataplane.name': name },
     },

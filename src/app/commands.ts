@@ -1,4 +1,5 @@
-import { AppendConflict, readKey } from '../events/types.js';
+import { AppendConflict } from '../events/types.js';
+import { kindOfResourceKey, resourceKey } from '../resources/keys.js';
 import type { Actor, EventInput, EventLog, ReadSet, WireResource } from '../events/types.js';
 import type { ResourceViews } from '../projections/resource-views.js';
 import type { Registry } from '../resources/registry.js';
@@ -209,7 +210,7 @@ export function createCommands(deps: {
 
   const state: DecideState = {
     get(kind, mesh, name) {
-      const key = readKey(kind, mesh, name);
+      const key = resourceKey(kind, mesh, name);
       reads?.keys.add(key);
       const o = overlay.get(key);
       if (o) return o.current ?? undefined;
@@ -222,7 +223,7 @@ export function createCommands(deps: {
       const seen = new Set<string>();
       for (const kind of meshKinds) {
         views.each(kind, mesh, (item) => {
-          const key = readKey(kind, mesh, item.name);
+          const key = resourceKey(kind, mesh, item.name);
           seen.add(key);
           const cur = state.get(kind, mesh, item.name);
           if (cur) out.push({ kind, name: item.name, current: cur });
@@ -230,7 +231,7 @@ export function createCommands(deps: {
       }
       for (const [key, o] of overlay) {
         if (seen.has(key) || !o.current || o.current.resource.mesh !== mesh) continue;
-        const kind = key.slice(0, key.indexOf('\u0001'));
+        const kind = kindOfResourceKey(key);
         out.push({ kind, name: o.current.resource.name, current: o.current });
       }
       return out;
@@ -312,7 +313,7 @@ export function createCommands(deps: {
     const { entries, durable } = log.append(events, meta, decidedOn);
     const keys: Array<[string, number]> = [];
     for (const e of entries) {
-      const key = readKey(e.kind, e.mesh, e.name);
+      const key = resourceKey(e.kind, e.mesh, e.name);
       const current = e.resource ? { resource: e.resource, revision: e.revision, origin: e.origin } : null;
       overlay.set(key, { current, revision: e.revision });
       keys.push([key, e.revision]);

@@ -18,6 +18,7 @@ import { gatewayMatcher } from '../policies/gateway-matcher.js';
 import { createMatchView, type MatchView } from '../policies/match-view.js';
 import { createResourceViews, type ResourceViews } from '../projections/resource-views.js';
 import type { Registry } from '../resources/registry.js';
+import { meshNameKey } from '../resources/keys.js';
 
 /** What became of the config at one revision. */
 export type ConfigChange = 'created' | 'changed' | 'removed';
@@ -79,7 +80,7 @@ export function createConfigTimeline(deps: {
   return {
     async timeline(mesh, name) {
       const render = await deps.renderer();
-      const key = `${mesh}\u0000${name}`;
+      const key = meshNameKey(mesh, name);
       const kept = replays.get(key);
       replays.delete(key);
       const { replay, upTo } = kept ?? { replay: start(mesh, name), upTo: 0 };

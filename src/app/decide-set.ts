@@ -1,5 +1,6 @@
 import type { EventInput, WireResource } from '../events/types.js';
 import type { Registry } from '../resources/registry.js';
+import { kindOfResourceKey, resourceKey } from '../resources/keys.js';
 import { AppError } from '../util/errors.js';
 import type { Current, DecideOptions, DecideState, DeleteCommand, PutCommand } from './decide.js';
 import { decideDelete, decidePut } from './decide.js';
@@ -63,9 +64,6 @@ export class SetItemError extends AppError {
   }
 }
 
-const keyOf = (kind: string, mesh: string | undefined, name: string): string =>
-  `${kind}\u0001${mesh ?? ''}\u0000${name}`;
-
 /**
  * Decides a change set (pure): each item is decided by the single-write decisions (`decidePut`,
  * `decideDelete`) on the state overlaid with the items before it, so an item sees what the earlier
@@ -82,16 +80,16 @@ export function decideSet(
   const local = new Map<string, { current: Current | null; at: number }>();
   const layered: DecideState = {
     get(kind, mesh, name) {
-      const o = local.get(keyOf(kind, mesh, name));
+      const o = local.get(resourceKey(kind, mesh, name));
       if (o) return o.current ?? undefined;
       return state.get(kind, mesh, name);
     },
     inMesh(mesh) {
-      const out = state.inMesh(mesh).filter((c) => !local.has(keyOf(c.kind, mesh, c.name)));
+      const out = state.inMesh(mesh).filter((c) => !local.has(resourceKey(c.kind, mesh, c.name)));
       for (const [key, o] of local) {
         if (!o.current || o.current.resource.mesh !== mesh) continue;
         out.push({
-          kind: key.slice(0, key.indexOf('\u0001')),
+          kind: kindOfResourceKey(key),
           name: o.current.resource.name,
           current: o.current,
         });
@@ -101,13 +99,13 @@ export function decideSet(
     ownedBy: state.ownedBy
       ? (origin) => {
           const out = (state.ownedBy?.(origin) ?? []).filter(
-            (o) => !local.has(keyOf(o.kind, o.mesh, o.name)),
+            (o) => !local.has(resourceKey(o.kind, o.mesh, o.name)),
           );
           for (const [key, o] of local) {
             if (!o.current || o.current.origin !== origin) continue;
             const r = o.current.resource;
             out.push({
-              kind: key.slice(0, key.indexOf('\u0001')),
+              kind: kindOfResourceKey(key),
               mesh: r.mesh,
               name: r.name,
               current: o.current,
@@ -130,7 +128,7 @@ export function decideSet(
         decided = d.events;
         if (d.unchangedRevision !== undefined) {
           const earlier = local.get(
-            keyOf(cmd.kind, registry.get(cmd.kind).scope === 'mesh' ? cmd.mesh : undefined, cmd.name),
+            resourceKey(cmd.kind, registry.get(cmd.kind).scope === 'mesh' ? cmd.mesh : undefined, cmd.name),
           );
           item = { operation: 'unchanged', offset, count: 0, resource: d.resource, json: d.json };
           if (earlier) item.revisionAtOffset = earlier.at;
@@ -158,7 +156,7 @@ export function decideSet(
       events.push(e);
       // A revision the log has not given yet: an If-Match of a later item cannot name it.
       const current = e.resource ? { resource: e.resource, revision: -1, origin: e.origin } : null;
-      local.set(keyOf(e.kind, e.mesh, e.name), { current, at });
+      local.set(resourceKey(e.kind, e.mesh, e.name), { current, at });
     }
     items.push(item);
   });

@@ -1,6 +1,7 @@
 import type { Actor, EventInput, Operation, WireResource } from '../events/types.js';
 import type { ResourceDescriptor } from '../resources/descriptor.js';
 import { resourceName } from '../resources/fragments.js';
+import { resourceKey, zonedName } from '../resources/keys.js';
 import type { Registry } from '../resources/registry.js';
 import { validateBody } from '../resources/validate.js';
 import { AppError } from '../util/errors.js';
@@ -64,9 +65,9 @@ export function rulesOnGlobal(
   return {
     origin: zone,
     accepts: (desc) => desc.zoneOwned,
-    localName: (name) => `${zone}.${name}`,
+    localName: (name) => zonedName(zone, name),
     validName: (name) =>
-      resourceName.safeParse(name).success && resourceName.safeParse(`${zone}.${name}`).success,
+      resourceName.safeParse(name).success && resourceName.safeParse(zonedName(zone, name)).success,
     // Names may hold dots: `a.b` + `c` and `a` + `b.c` meet; the first owner keeps the name.
     mayReplace: (_desc, current) => current.origin === zone,
     adjust: adjust && ((desc, spec) => (desc.kind === 'ZoneIngress' ? adjust(desc, spec) : spec)),
@@ -168,13 +169,9 @@ export function decideSynced(
   );
 }
 
-/** The key of a resource in snapshot bookkeeping. */
-export const syncKey = (kind: string, mesh: string | undefined, name: string): string =>
-  `${kind}\u0001${mesh ?? ''}\u0000${name}`;
-
 /**
  * After a snapshot (pure): deletes of what the peer owned here that the snapshot did not contain
- * (`seen` holds the local keys of every snapshot entry).
+ * (`seen` holds the `resourceKey` of every snapshot entry, by its local name).
  */
 export function decideSnapshotCleanup(
   registry: Registry,
@@ -186,7 +183,7 @@ export function decideSnapshotCleanup(
   const events: EventInput[] = [];
   for (const o of state.ownedBy?.(rules.origin) ?? []) {
     const desc = registry.get(o.kind);
-    if (!rules.accepts(desc) || seen.has(syncKey(o.kind, o.mesh, o.name))) continue;
+    if (!rules.accepts(desc) || seen.has(resourceKey(o.kind, o.mesh, o.name))) continue;
     events.push({
       kind: o.kind,
       mesh: o.mesh,

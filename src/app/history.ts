@@ -4,6 +4,7 @@ import type { Actor, EventLog, LogEntry, Operation, WireResource } from '../even
 import type { PointInTime } from '../projections/point-in-time.js';
 import type { ResourceDescriptor } from '../resources/descriptor.js';
 import type { Registry } from '../resources/registry.js';
+import { resourceKey } from '../resources/keys.js';
 import { validateBody } from '../resources/validate.js';
 import { AppError } from '../util/errors.js';
 import type { ChangeItem, Commands, DeleteResult, PutResult } from './commands.js';
@@ -348,7 +349,7 @@ export function createHistory(deps: {
     /** Items whose state before the set is not valid today, with why. */
     const invalid = new Map<ChangeItem, AppError>();
     for (const e of [...entries].reverse()) {
-      const key = `${e.kind}\u0001${e.mesh ?? ''}\u0000${e.name}`;
+      const key = resourceKey(e.kind, e.mesh, e.name);
       if (seen.has(key)) continue;
       seen.add(key);
       const desc = deps.registry.get(e.kind);

@@ -33,8 +33,9 @@ import type { GatewayView } from '../policies/match-gateway.js';
 import { overlayViews } from '../projections/overlay-views.js';
 import { deepEqual } from '../util/deep-equal.js';
 import type { ResourceViews } from '../projections/resource-views.js';
+import { policyKey, splitServedKey } from '../resources/keys.js';
 
-/** A proxy's served xDS resources (`type\0name` → the resource), or undefined when it has none. */
+/** A proxy's served xDS resources (`servedKey` → the resource), or undefined when it has none. */
 export type Render = (
   views: ResourceViews,
   matches: MatchReads<unknown>,
@@ -162,7 +163,7 @@ export function createImpact(deps: ImpactDeps): (events: readonly EventInput[], 
       const b = before?.get(key);
       const a = after?.get(key);
       if (deepEqual(b, a)) continue;
-      const [type, name] = key.split('\u0000') as [string, string];
+      const [type, name] = splitServedKey(key);
       const change = b === undefined ? 'added' : a === undefined ? 'removed' : 'changed';
       const item: ResourceChange = { type, name, change };
       if (diff) item.diff = jsonDiff(`${type}/${name}`, b, a);
@@ -243,7 +244,7 @@ export function createImpact(deps: ImpactDeps): (events: readonly EventInput[], 
   const compared = (mesh: string, events: readonly EventInput[]): MeshImpact => {
     const afterViews = overlayViews(views, events);
     const afterMatches = matches.over(afterViews);
-    const written = new Set(events.map((e) => `${e.kind}/${e.name}`));
+    const written = new Set(events.map((e) => policyKey(e.kind, e.name)));
     const names = new Set<string>();
     views.each('Dataplane', mesh, (item) => names.add(item.name));
     afterViews.each('Dataplane', mesh, (item) => names.add(item.name));

@@ -6,7 +6,8 @@ import { printable } from '../util/printable.js';
 import type { Commands } from './commands.js';
 import type { Current, DecideState } from './decide.js';
 import type { SyncedChange, SyncRules } from './decide-sync.js';
-import { decideSnapshotCleanup, decideSynced, syncKey } from './decide-sync.js';
+import { decideSnapshotCleanup, decideSynced } from './decide-sync.js';
+import { resourceKey } from '../resources/keys.js';
 
 /** An entry the receiver refused (counted, reported, and the stream goes on). */
 export interface SyncRejection {
@@ -69,7 +70,7 @@ export function createSyncApplier(deps: {
     const local = new Map<string, Current | null>();
     const state: Pick<DecideState, 'get'> = {
       get(kind, mesh, name) {
-        const o = local.get(syncKey(kind, mesh, name));
+        const o = local.get(resourceKey(kind, mesh, name));
         return o === undefined ? commands.state.get(kind, mesh, name) : (o ?? undefined);
       },
     };
@@ -80,14 +81,14 @@ export function createSyncApplier(deps: {
       if (input.snapshotSeen) {
         const desc = registry.find(change.kind);
         const mesh = desc?.scope === 'mesh' ? change.mesh : undefined;
-        input.snapshotSeen.add(syncKey(change.kind, mesh, input.rules.localName(change.name)));
+        input.snapshotSeen.add(resourceKey(change.kind, mesh, input.rules.localName(change.name)));
       }
       try {
         const event = decideSynced(registry, change, state, input.rules, ctx);
         if (!event) continue;
         events.push(event);
         local.set(
-          syncKey(event.kind, event.mesh, event.name),
+          resourceKey(event.kind, event.mesh, event.name),
           event.resource ? { resource: event.resource, revision: 0, origin: event.origin } : null,
         );
       } catch (err) {
@@ -110,7 +111,7 @@ export function createSyncApplier(deps: {
         input.rules,
         input.snapshotSeen,
         input.actor,
-      ).filter((e) => local.get(syncKey(e.kind, e.mesh, e.name)) === undefined);
+      ).filter((e) => local.get(resourceKey(e.kind, e.mesh, e.name)) === undefined);
       removed = cleanup.length;
       // A loop, not push(...cleanup): a zone may own more resources than a call takes arguments.
       for (const e of cleanup) events.push(e);

@@ -3,7 +3,8 @@ import { errorChain } from '../util/error-chain.js';
 import { isoClock } from '../util/iso-clock.js';
 import { GENESIS_HASH, sealEntry } from './hash.js';
 import { assertMetaKey } from './keys.js';
-import { AppendConflict, readKey } from './types.js';
+import { AppendConflict } from './types.js';
+import { resourceKey } from '../resources/keys.js';
 import type { AppendResult, CommitListener, EventInput, EventLogStats, LogEntry, ReadSet } from './types.js';
 
 /** One atomic, synced write: every entry of the batch (revision order), its JSON, and the merged meta. */
@@ -139,7 +140,7 @@ function rethrowLater(error: unknown): void {
 function touches(reads: ReadSet, entry: LogEntry): boolean {
   return (
     reads.all ||
-    reads.keys.has(readKey(entry.kind, entry.mesh, entry.name)) ||
+    reads.keys.has(resourceKey(entry.kind, entry.mesh, entry.name)) ||
     (entry.mesh !== undefined && reads.meshes.has(entry.mesh))
   );
 }

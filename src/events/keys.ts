@@ -1,3 +1,8 @@
+/**
+ * The LevelDB keys of the event log and its snapshots (entries, history index, meta, snapshot
+ * chunks): storage encoding, joined and read back here only. The in-memory composite keys (view,
+ * resource, policy keys, locations, zone-prefixed names) are in resources/keys.ts.
+ */
 import { AppError } from '../util/errors.js';
 
 /** Prefix of log entries: `e!<revision>`. */
@@ -6,10 +11,14 @@ export const ENTRY_PREFIX = 'e!';
 export const HISTORY_PREFIX = 'res!';
 /** Prefix of meta values: `m!<key>`. */
 export const META_PREFIX = 'm!';
+/** Prefix of snapshot keys: `s!<revision>!c<chunk>` (resources) and `s!<revision>!meta`. */
+export const SNAPSHOT_PREFIX = 's!';
 /** Meta key the log keeps its head revision under, written with every batch. */
 export const HEAD_META_KEY = 'head';
 
 const REVISION_WIDTH = 16;
+const SNAPSHOT_META_SUFFIX = '!meta';
+const CHUNK_WIDTH = 7;
 
 /** A revision zero-padded to 16 digits, so keys sort in log order. */
 export function encodeRevision(revision: number): string {
@@ -39,6 +48,26 @@ export function historyKey(kind: string, mesh: string | undefined, name: string,
 /** The key of a meta value. */
 export function metaKey(key: string): string {
   return META_PREFIX + key;
+}
+
+/** The key of the meta record of the snapshot at `revision`. */
+export function snapshotMetaKey(revision: number): string {
+  return `${SNAPSHOT_PREFIX}${encodeRevision(revision)}${SNAPSHOT_META_SUFFIX}`;
+}
+
+/** Whether a snapshot key is a meta record (else a chunk of resources). */
+export function isSnapshotMetaKey(key: string): boolean {
+  return key.endsWith(SNAPSHOT_META_SUFFIX);
+}
+
+/** The key of chunk `chunk` of the snapshot at `revision` (zero-padded: chunks sort in order). */
+export function snapshotChunkKey(revision: number, chunk: number): string {
+  return `${SNAPSHOT_PREFIX}${encodeRevision(revision)}!c${String(chunk).padStart(CHUNK_WIDTH, '0')}`;
+}
+
+/** The revision of a snapshot key. */
+export function snapshotRevisionOf(key: string): number {
+  return Number(key.slice(SNAPSHOT_PREFIX.length, SNAPSHOT_PREFIX.length + REVISION_WIDTH));
 }
 
 /** Bounds covering every key that starts with `prefix`. */

@@ -2,12 +2,17 @@ import { createHash } from 'node:crypto';
 
 import type { Level } from 'level';
 
-import { encodeRevision, entryKey, prefixRange } from './keys.js';
+import {
+  SNAPSHOT_PREFIX,
+  entryKey,
+  isSnapshotMetaKey,
+  prefixRange,
+  snapshotChunkKey,
+  snapshotMetaKey,
+  snapshotRevisionOf,
+} from './keys.js';
 import type { LogEntry, WireResource } from './types.js';
 import { counted } from '../util/plural.js';
-
-/** Prefix of snapshot keys: `s!<revision>!c<chunk>` (resources) and `s!<revision>!meta`. */
-export const SNAPSHOT_PREFIX = 's!';
 
 const FORMAT = 1;
 const CHUNK_ITEMS = 1000;
@@ -16,7 +21,6 @@ const CHUNK_ITEMS = 1000;
  * V8's longest string (~512 M characters) and fail every snapshot ("Invalid string length").
  */
 const CHUNK_CHARS = 16 * 1024 * 1024;
-const META_SUFFIX = '!meta';
 
 /** One stored resource in a snapshot: what the views hold for it. */
 export interface SnapshotItem {
@@ -82,12 +86,6 @@ export interface SnapshotStore {
 
 type Db = Level<string, string>;
 
-const metaKeyOf = (revision: number): string => `${SNAPSHOT_PREFIX}${encodeRevision(revision)}${META_SUFFIX}`;
-const chunkKeyOf = (revision: number, chunk: number): string =>
-  `${SNAPSHOT_PREFIX}${encodeRevision(revision)}!c${String(chunk).padStart(7, '0')}`;
-const revisionOfKey = (key: string): number =>
-  Number(key.slice(SNAPSHOT_PREFIX.length, SNAPSHOT_PREFIX.length + 16));
-
 const yieldTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 interface StoredMeta extends SnapshotInfo {
@@ -103,10 +101,10 @@ export function createLevelSnapshotStore(db: () => Db): SnapshotStore {
       const keys = await db()
         .keys({ ...prefixRange(SNAPSHOT_PREFIX), reverse: true })
         .all();
-      const metaKeys = keys.filter((k) => k.endsWith(META_SUFFIX));
+      const metaKeys = keys.filter(isSnapshotMetaKey);
       const values = await db().getMany(metaKeys);
       return metaKeys.map((key, i) => {
-        const revision = revisionOfKey(key);
+        const revision = snapshotRevisionOf(key);
         try {
           const meta = JSON.parse(values[i] ?? '') as StoredMeta;
           if (meta.format !== FORMAT) return { revision, problem: `unknown format ${String(meta.format)}` };
@@ -120,7 +118,7 @@ export function createLevelSnapshotStore(db: () => Db): SnapshotStore {
 
     async read(revision) {
       const store = db();
-      const raw = await store.get(metaKeyOf(revision));
+      const raw = await store.get(snapshotMetaKey(revision));
       if (raw === undefined) throw new SnapshotDamaged(revision, 'no meta record');
       let meta: StoredMeta;
       try {
@@ -141,7 +139,7 @@ export function createLevelSnapshotStore(db: () => Db): SnapshotStore {
       if (entryHash !== meta.hash) {
         throw new SnapshotDamaged(revision, 'its hash is not the hash of the log entry at its revision');
       }
-      const chunkKeys = Array.from({ length: meta.chunks }, (_, i) => chunkKeyOf(revision, i));
+      const chunkKeys = Array.from({ length: meta.chunks }, (_, i) => snapshotChunkKey(revision, i));
       const values = chunkKeys.length > 0 ? await store.getMany(chunkKeys) : [];
       const sha = createHash('sha256');
       const items: SnapshotItem[] = [];
@@ -181,7 +179,7 @@ export function createLevelSnapshotStore(db: () => Db): SnapshotStore {
         }
         const value = `[${parts.join(',')}]`;
         sha.update(value);
-        await db().put(chunkKeyOf(snapshot.revision, chunks), value);
+        await db().put(snapshotChunkKey(snapshot.revision, chunks), value);
         chunks += 1;
         // Serialising a large snapshot must not hold the event loop: one chunk per turn.
         await yieldTurn();
@@ -197,16 +195,16 @@ export function createLevelSnapshotStore(db: () => Db): SnapshotStore {
         chunks,
         sha256: sha.digest('hex'),
       };
-      await db().put(metaKeyOf(snapshot.revision), JSON.stringify(meta), { sync: true });
+      await db().put(snapshotMetaKey(snapshot.revision), JSON.stringify(meta), { sync: true });
       return true;
     },
 
     async retain(revisions) {
       const keep = new Set(revisions);
       const keys = await db().keys(prefixRange(SNAPSHOT_PREFIX)).all();
-      const doomed = keys.filter((k) => !keep.has(revisionOfKey(k)));
+      const doomed = keys.filter((k) => !keep.has(snapshotRevisionOf(k)));
       if (doomed.length > 0) await db().batch(doomed.map((key) => ({ type: 'del' as const, key })));
-      return new Set(doomed.map(revisionOfKey)).size;
+      return new Set(doomed.map(snapshotRevisionOf)).size;
     },
   };
 }

@@ -61,17 +61,13 @@ export interface LogEntry extends Omit<EventInput, 'resourceJson'> {
  * another writer, newer than the state it was decided on, that touches what it read.
  */
 export interface ReadSet {
-  /** Resources read (present or absent), as {@link readKey} keys. */
+  /** Resources read (present or absent), as `resourceKey` keys (resources/keys.ts). */
   keys: Set<string>;
   /** Meshes read whole (a mesh delete lists everything in it). */
   meshes: Set<string>;
   /** Read more than keys and meshes name (everything a zone owns): any change of another writer conflicts. */
   all: boolean;
 }
-
-/** The key of one resource in a {@link ReadSet}. */
-export const readKey = (kind: string, mesh: string | undefined, name: string): string =>
-  `${kind}\u0001${mesh ?? ''}\u0000${name}`;
 
 /**
  * What `append` hands back at once: the entries, and when they are durable. Their revisions (and

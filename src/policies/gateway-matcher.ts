@@ -14,6 +14,7 @@ import { matchGateway, selectGateway, type GatewayResource, type GatewayView } f
 import type { GatewayMatcher } from './match-view.js';
 import type { PolicyResource } from './policy-resource.js';
 import type { GatewayRouteSpec } from './gateway-hosts.js';
+import { policyKey } from '../resources/keys.js';
 
 const VIEW_KINDS: readonly string[] = [...GATEWAY_DESTINATION_KINDS, ...WHOLE_GATEWAY_KINDS];
 
@@ -29,13 +30,13 @@ export const gatewayMatcher: GatewayMatcher<GatewayView> = {
     return matchGateway(networking, gateway, routes, byKind as CandidatesByKind);
   },
   *policiesIn(view) {
-    for (const [kind, policy] of Object.entries(view.policies ?? {})) yield `${kind}/${policy.name}`;
+    for (const [kind, policy] of Object.entries(view.policies ?? {})) yield policyKey(kind, policy.name);
     for (const listener of view.listeners) {
       for (const host of listener.hosts) {
         for (const route of host.routes) {
-          yield `${GATEWAY_ROUTE_KIND}/${route.route}`;
+          yield policyKey(GATEWAY_ROUTE_KIND, route.route);
           for (const d of route.destinations) {
-            for (const [kind, policy] of Object.entries(d.policies)) yield `${kind}/${policy.name}`;
+            for (const [kind, policy] of Object.entries(d.policies)) yield policyKey(kind, policy.name);
           }
         }
       }

@@ -59,6 +59,14 @@ import {
   type SlotDiff,
 } from './sidecar-cells.js';
 import { SERVICE_TAG } from '../resources/fragments.js';
+import {
+  inboundLocation,
+  itemKey,
+  kindOfPolicyKey,
+  nameOfPolicyKey,
+  policyKey,
+  tagIndexKey,
+} from '../resources/keys.js';
 import { MATCH_ALL, tagSelectorMatches } from './tag-selector.js';
 import { DIALLED_KINDS, GATEWAY_KIND, GATEWAY_ROUTE_KIND, ROUTE_KIND } from './kind-sets.js';
 import { DialledServices } from './dialled-services.js';
@@ -217,7 +225,7 @@ interface MeshMatches<V> {
   candidates: Map<string, Map<string, PolicyResource>>;
   proxies: Map<string, SidecarProxy | GatewayProxy<V>>;
   classes: Map<string, MatchClass>;
-  /** `key\0value` and `key` → the classes one of whose tag sets has that tag (or key). */
+  /** `tagIndexKey(key, value)` and `key` → the classes one of whose tag sets has that tag (or key). */
   classIndex: Map<string, Set<MatchClass>>;
   /** Built-in gateway proxies, re-matched whole on any change that can reach them. */
   gateways: Set<string>;
@@ -350,7 +358,7 @@ export function diffPolicyKeys(
   const now = new Set(after);
   const byKind = new Map<string, AttachmentImpact>();
   const at = (key: string): AttachmentImpact => {
-    const policyKind = key.slice(0, key.indexOf('/'));
+    const policyKind = kindOfPolicyKey(key);
     let a = byKind.get(policyKind);
     if (!a) {
       a = { type: 'gateway', name: '', service: '', policyKind, added: [], removed: [], replaced: [] };
@@ -358,16 +366,15 @@ export function diffPolicyKeys(
     }
     return a;
   };
-  const nameOf = (key: string): string => key.slice(key.indexOf('/') + 1);
-  for (const k of now) if (!was.has(k)) at(k).added.push(nameOf(k));
-  for (const k of was) if (!now.has(k)) at(k).removed.push(nameOf(k));
-  for (const k of now) if (was.has(k) && written.has(k)) at(k).replaced.push(nameOf(k));
+  for (const k of now) if (!was.has(k)) at(k).added.push(nameOfPolicyKey(k));
+  for (const k of was) if (!now.has(k)) at(k).removed.push(nameOfPolicyKey(k));
+  for (const k of now) if (was.has(k) && written.has(k)) at(k).replaced.push(nameOfPolicyKey(k));
   return [...byKind.values()].sort(byAttachment);
 }
 
 /** The attachments whose policies differ between two matched-policies item lists of one proxy. */
 export function diffItems(before: readonly SidecarItem[], after: readonly SidecarItem[]): AttachmentImpact[] {
-  const key = (i: SidecarItem): string => `${i.type}\u0000${i.name}`;
+  const key = (i: SidecarItem): string => itemKey(i.type, i.name);
   const was = new Map(before.map((i) => [key(i), i]));
   const now = new Map(after.map((i) => [key(i), i]));
   const out: AttachmentImpact[] = [];
@@ -404,8 +411,6 @@ export function diffItems(before: readonly SidecarItem[], after: readonly Sideca
 
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-const policyKey = (kind: string, name: string): string => `${kind}/${name}`;
-
 /** Keys kept per class for its members' other dialled services (`MatchClass.redials`). */
 const REDIALS_PER_CLASS = 16;
 
@@ -426,9 +431,7 @@ const AFTER = 2;
 
 /** How many walks of written policies' reach have been made (`policyClasses`). */
 let walks = 0;
-const tagKey = (k: string, v: string): string => `${k}\u0000${v}`;
-
-/** One reach selector of a policy version: its keys in the class index (`tagKey` or the key alone for `*`), and itself compiled. */
+/** One reach selector of a policy version: its keys in the class index (`tagIndexKey` or the key alone for `*`), and itself compiled. */
 interface ReachSelector {
   index: readonly string[];
   selector: CompiledSelector;
@@ -441,7 +444,7 @@ function reachOf(policy: PolicyResource): readonly ReachSelector[] {
   let reach = reachCache.get(policy);
   if (reach === undefined) {
     reach = (reachSelectors(policy) ?? []).map(({ match }) => ({
-      index: Object.keys(match ?? {}).map((k) => (match[k] === MATCH_ALL ? k : tagKey(k, match[k]))),
+      index: Object.keys(match ?? {}).map((k) => (match[k] === MATCH_ALL ? k : tagIndexKey(k, match[k]))),
       selector: compileSelector(match),
     }));
     reachCache.set(policy, reach);
@@ -604,7 +607,7 @@ export function createMatchView<V>(
     for (const tags of cls.tagSets) {
       for (const k in tags) {
         keys.add(k);
-        keys.add(tagKey(k, tags[k]));
+        keys.add(tagIndexKey(k, tags[k]));
       }
     }
     return keys;
@@ -1363,7 +1366,7 @@ export function createMatchView<V>(
           if (!routed && !written.has(kind)) return self.inboundPolicies(meshName, name, index, kind);
           const p = meshName === mesh ? m.proxies.get(name) : undefined;
           const copy = p?.kind === 'SidecarDataplane' ? copyOf(p.cls) : undefined;
-          if (copy) return copy.policiesAt(`i${index}`, kind);
+          if (copy) return copy.policiesAt(inboundLocation(index), kind);
           return self.inboundPolicies(meshName, name, index, kind);
         },
       };
@@ -1425,7 +1428,7 @@ export function createMatchView<V>(
       const p = m?.proxies.get(name);
       if (p?.kind !== 'SidecarDataplane') return [];
       settle(m as MeshMatches<V>, p.cls);
-      return p.cls.cells.policiesAt(`i${index}`, kind);
+      return p.cls.cells.policiesAt(inboundLocation(index), kind);
     },
     setDialled(mesh, name, stream, services) {
       if (!dialledBy.set(mesh, name, stream, services)) return;

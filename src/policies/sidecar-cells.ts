@@ -37,6 +37,7 @@ import { selectsByTargetRef, type PolicyResource } from './policy-resource.js';
 import { proxyInterfaces, type Networking, type ProxyInterfaces } from './proxy-interfaces.js';
 import { callDestinations, routeDestinations } from './route-destinations.js';
 import { compareByTargetRef, targetRefListeners } from './target-ref-match.js';
+import { locationIndex, locationPlace, locationService, type LocationPlace } from '../resources/keys.js';
 
 /**
  * The cells of one kind, by slot: every policy that matches there, in the order they apply (empty
@@ -120,12 +121,12 @@ export const SIDECAR_KINDS: readonly string[] = [
   ...SIDECAR_ATTACHED_KINDS.filter((k) => k !== ROUTE_KIND),
 ];
 
-const isAll = (location: string, kind: string): boolean =>
-  location[0] === 'i'
+const isAll = (place: Place, kind: string): boolean =>
+  place === 'i'
     ? INBOUND_ALL.has(kind)
-    : location[0] === 'o'
+    : place === 'o'
       ? DIALLED.has(kind)
-      : location[0] === 'd' && (DATAPLANE_ALL.has(kind) || TARGET_REF.has(kind));
+      : place === 'd' && (DATAPLANE_ALL.has(kind) || TARGET_REF.has(kind));
 
 /** Negative when `a` applies before `b` among targetRef policies (`compareByTargetRef`). */
 const compareTargetRefs = (a: Placed, b: Placed): number =>
@@ -135,8 +136,8 @@ const compareTargetRefs = (a: Placed, b: Placed): number =>
 const orderOf = (kind: string): ((a: Placed, b: Placed) => number) =>
   TARGET_REF.has(kind) ? compareTargetRefs : comparePlaced;
 
-/** A place of a class: `i` an inbound, `o` an outbound, `d` the proxy, `s` a service. */
-type Place = 'i' | 'o' | 'd' | 's';
+/** A place of a class, the first letter of its locations: `i` an inbound, `o` an outbound, `d` the proxy, `s` a service. */
+type Place = LocationPlace;
 
 /** What the cells of one sidecar kind go by, derived once per kind from the declarations above. */
 interface KindInfo {
@@ -619,8 +620,8 @@ export class SidecarCells {
   }
 
   /**
-   * The policies one cell lists, in order (empty when none); `location` is `i<index>` for an
-   * inbound, `o<index>` for an outbound, `s<service>` for a service, `d` for the proxy.
+   * The policies one cell lists, in order (empty when none); `location` is made by
+   * `inboundLocation`, `outboundLocation`, `serviceLocation` or is `PROXY_LOCATION` (resources/keys.ts).
    */
   policiesAt(location: string, kind: string): readonly PolicyResource[] {
     const slot = this.slotOf(location);
@@ -737,16 +738,16 @@ export class SidecarCells {
     return slot === this.proxySlot ? 'd' : 's';
   }
 
-  /** The slot of a location name (`i<index>`, `o<index>`, `s<service>`, `d`), if the class has it. */
+  /** The slot of a location, if the class has it. */
   private slotOf(location: string): number | undefined {
-    const at = location[0];
-    if (at === 'd') return location.length === 1 ? this.proxySlot : undefined;
-    if (at === 's') return this.serviceSlots.get(location.slice(1));
-    const index = Number(location.slice(1));
-    if (!Number.isInteger(index) || index < 0) return undefined;
+    const at = locationPlace(location);
+    if (at === undefined) return undefined;
+    if (at === 'd') return this.proxySlot;
+    if (at === 's') return this.serviceSlots.get(locationService(location));
+    const index = locationIndex(location);
+    if (index === undefined) return undefined;
     if (at === 'i') return index < this.outboundSlot ? index : undefined;
-    if (at === 'o') return index < this.proxySlot - this.outboundSlot ? this.outboundSlot + index : undefined;
-    return undefined;
+    return index < this.proxySlot - this.outboundSlot ? this.outboundSlot + index : undefined;
   }
 
   /** The policies the cell of `kind` at `slot` lists, in order. */

@@ -1,5 +1,6 @@
 import type { EventLog, LogEntry } from '../events/types.js';
 import type { ResourceViews } from './resource-views.js';
+import { resourceKey } from '../resources/keys.js';
 
 /**
  * The fields an entry's JSON starts with, in the order the log writes them (events/hash.ts
@@ -27,10 +28,10 @@ export async function loadLatest(
       const m = PREFIX.exec(json);
       let entry: LogEntry | undefined;
       let key: string;
-      if (m) key = `${m[2]}\u0001${m[3] ?? ''}\u0000${m[4]}`;
+      if (m) key = resourceKey(m[2], m[3], m[4]);
       else {
         entry = JSON.parse(json) as LogEntry;
-        key = `${entry.kind}\u0001${entry.mesh ?? ''}\u0000${entry.name}`;
+        key = resourceKey(entry.kind, entry.mesh, entry.name);
       }
       if (seen.has(key)) continue;
       seen.add(key);

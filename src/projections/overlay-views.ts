@@ -5,7 +5,7 @@
  * only what changed. Read-only: it never changes, and it cannot be applied to.
  */
 import type { EventInput } from '../events/types.js';
-import { viewKey } from './keys.js';
+import { meshNameKey } from '../resources/keys.js';
 import { ViewItem, type Page, type ResourceViews } from './resource-views.js';
 
 interface Change {
@@ -22,7 +22,7 @@ export function overlayViews(base: ResourceViews, changes: readonly EventInput[]
   for (const e of changes) {
     let byKey = changed.get(e.kind);
     if (!byKey) changed.set(e.kind, (byKey = new Map()));
-    const key = viewKey(e.mesh, e.name);
+    const key = meshNameKey(e.mesh, e.name);
     const item =
       e.operation === 'delete' || !e.resource
         ? undefined
@@ -49,7 +49,7 @@ export function overlayViews(base: ResourceViews, changes: readonly EventInput[]
     revision: () => revision,
     get(kind, mesh, name) {
       const byKey = changed.get(kind);
-      const key = viewKey(mesh, name);
+      const key = meshNameKey(mesh, name);
       const c = byKey?.get(key);
       if (c) return c.item;
       return base.get(kind, mesh, name);

@@ -1,7 +1,7 @@
 import type { LogEntry, WireResource } from '../events/types.js';
 import type { Registry } from '../resources/registry.js';
 import { deepEqual } from '../util/deep-equal.js';
-import { meshRange, viewKey } from './keys.js';
+import { meshNameKey, meshRange, tagIndexKey } from '../resources/keys.js';
 import { SortedList } from './sorted-list.js';
 
 /**
@@ -61,14 +61,14 @@ interface KindView {
   byKey: Map<string, ViewItem>;
   order: SortedList<ViewItem>;
   perMesh: Map<string, number>;
-  /** For kinds with `tagSets`: `key\0value` → the resources that carry that tag, in order. */
+  /** For kinds with `tagSets`: `tagIndexKey(key, value)` → the resources that carry that tag, in order. */
   tagIndex?: Map<string, SortedList<ViewItem>>;
   tagSets?: TagSets;
 }
 
 const tagIndexKeys = (sets: Array<Record<string, string>>): Set<string> => {
   const out = new Set<string>();
-  for (const tags of sets) for (const k in tags) out.add(`${k}\u0000${tags[k]}`);
+  for (const tags of sets) for (const k in tags) out.add(tagIndexKey(k, tags[k]));
   return out;
 };
 
@@ -183,7 +183,7 @@ export function createResourceViews(registry: Registry): ResourceViews {
     apply(entries) {
       for (const e of entries) {
         const v = viewOf(e.kind);
-        const key = viewKey(e.mesh, e.name);
+        const key = meshNameKey(e.mesh, e.name);
         const item = v.byKey.get(key);
         if (e.operation === 'delete') {
           if (item) {
@@ -216,7 +216,7 @@ export function createResourceViews(registry: Registry): ResourceViews {
     advance(revision) {
       if (revision > applied) applied = revision;
     },
-    get: (kind, mesh, name) => viewOf(kind).byKey.get(viewKey(mesh, name)),
+    get: (kind, mesh, name) => viewOf(kind).byKey.get(meshNameKey(mesh, name)),
     page(kind, query) {
       const v = viewOf(kind);
       const tags = query.tags && query.tags.length > 0 ? query.tags : undefined;
@@ -228,7 +228,7 @@ export function createResourceViews(registry: Registry): ResourceViews {
         // Walk only the resources that carry the rarest of the filter's concrete tags.
         let best: { list: SortedList<ViewItem>; lo: number; hi: number } | undefined;
         for (const [k, val] of concrete) {
-          const list = v.tagIndex.get(`${k}\u0000${val}`);
+          const list = v.tagIndex.get(tagIndexKey(k, val));
           if (!list) return { total: 0, items: [] };
           const [lo, hi] = bounds(list, query.mesh);
           if (!best || hi - lo < best.hi - best.lo) best = { list, lo, hi };

@@ -1,7 +1,7 @@
 import type { WireResource } from '../events/types.js';
 import { SERVICE_TAG } from '../resources/fragments.js';
 import { deepEqual } from '../util/deep-equal.js';
-import { viewKey } from './keys.js';
+import { meshNameKey } from '../resources/keys.js';
 import type { ResourceViews } from './resource-views.js';
 
 /** One entry of a zone ingress's `availableServices` (spec 2.13). */
@@ -124,7 +124,7 @@ export function trackServiceCounts(views: ResourceViews): ServiceCounts {
     origin: string,
     resource: WireResource | undefined,
   ): void => {
-    const key = viewKey(mesh, name);
+    const key = meshNameKey(mesh, name);
     if (!resource || mesh === undefined) {
       remove(key);
       return;

@@ -9,6 +9,7 @@ import type { TimelineItem } from '../app/config-timeline.js';
 import type { Config } from '../config/schema.js';
 import type { MatchView } from '../policies/match-view.js';
 import type { ResourceViews } from '../projections/resource-views.js';
+import { nameInZone } from '../resources/keys.js';
 import { AppError } from '../util/errors.js';
 import type { DumpRequest } from '../zones/sync-protocol.js';
 import type { ProxyDumps } from '../xds/proxy-dumps.js';
@@ -52,20 +53,9 @@ export function proxyDump(deps: ProxyDumpDeps): ProxyDumpFn {
     const item = deps.views.get(ref.kind, ref.mesh, ref.name);
     const zone = item?.origin;
     const multizone = deps.multizone();
-    if (
-      !item ||
-      zone === undefined ||
-      zone === 'local' ||
-      !ref.name.startsWith(`${zone}.`) ||
-      !multizone?.proxyDump
-    )
-      return local(ref, view);
-    const req: Omit<DumpRequest, 'id'> = {
-      kind: ref.kind,
-      mesh: ref.mesh ?? '',
-      name: ref.name.slice(zone.length + 1),
-      view,
-    };
+    const there = zone === undefined || zone === 'local' ? undefined : nameInZone(zone, ref.name);
+    if (!item || zone === undefined || there === undefined || !multizone?.proxyDump) return local(ref, view);
+    const req: Omit<DumpRequest, 'id'> = { kind: ref.kind, mesh: ref.mesh ?? '', name: there, view };
     const reply = await multizone.proxyDump(zone, req);
     return {
       contentType: reply.contentType === 'application/json' ? 'application/json' : 'text/plain',
@@ -92,7 +82,8 @@ export function configTimelineOf(deps: ProxyDumpDeps, local: Timeline): Timeline
     if (!item) return undefined;
     const zone = item.origin;
     const multizone = deps.multizone();
-    if (zone === 'local' || !name.startsWith(`${zone}.`) || !multizone?.proxyDump) {
+    const there = zone === 'local' ? undefined : nameInZone(zone, name);
+    if (there === undefined || !multizone?.proxyDump) {
       throw new AppError(
         'BAD_REQUEST',
         'No xDS on Global',
@@ -102,7 +93,7 @@ export function configTimelineOf(deps: ProxyDumpDeps, local: Timeline): Timeline
     const reply = await multizone.proxyDump(zone, {
       kind: 'Dataplane',
       mesh,
-      name: name.slice(zone.length + 1),
+      name: there,
       view: TIMELINE_VIEW,
     });
     return JSON.parse(reply.body.toString('utf8')) as TimelineItem[];

@@ -8,6 +8,7 @@ import type { LoadImpact } from '../api/impact-query.js';
 import type { MatchReads, MatchView } from '../policies/match-view.js';
 import type { GatewayView } from '../policies/match-gateway.js';
 import type { ResourceViews } from '../projections/resource-views.js';
+import { servedKey } from '../resources/keys.js';
 import { xdsSources } from './xds-sources.js';
 
 /**
@@ -44,7 +45,7 @@ export async function servedResources(localZone: string | undefined): Promise<Re
       const entry = matches.proxy(mesh, name);
       const key =
         entry?.kind === 'SidecarDataplane'
-          ? `${mesh}\u0000${zone ?? ''}\u0000${entry.classKey}\u0000${only ? [...only].sort().join('\u0000') : '*'}`
+          ? JSON.stringify([mesh, zone ?? '', entry.classKey, only ? [...only].sort() : null])
           : undefined;
       let classes = byClass.get(matches);
       if (!classes) byClass.set(matches, (classes = new Map()));
@@ -53,7 +54,7 @@ export async function servedResources(localZone: string | undefined): Promise<Re
       const served = wouldBeServedConfig(sources, mesh, name, only, meshViewOf(matches, mesh));
       const out = new Map<string, Record<string, unknown>>();
       const put = (type: string, list: ReadonlyArray<Record<string, unknown>>, key: string): void => {
-        for (const r of list) out.set(`${type}\u0000${String(r[key])}`, r);
+        for (const r of list) out.set(servedKey(type, String(r[key])), r);
       };
       put('Listener', served.listeners, 'name');
       put('Cluster', served.clusters, 'name');

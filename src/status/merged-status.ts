@@ -1,4 +1,5 @@
 import { EventEmitter } from 'eventemitter3';
+import { dataplaneStatusKey, splitDataplaneStatusKey, statusRowKey } from '../resources/keys.js';
 
 import type { Insight, StatusStore, Subscription } from './status-store.js';
 
@@ -63,14 +64,14 @@ export function mergeInsights(parts: readonly Insight[], kept: number): Insight 
  * caller), what it reads is merged with the parts other instances published.
  */
 export function createMergedStatus(own: StatusStore, instanceId: string): MergedStatus {
-  /** `kind\0key` → instance → insight, of the other instances. */
+  /** `statusRowKey` → instance → insight, of the other instances. */
   const remote = new Map<string, Map<string, { json: string; insight: Insight }>>();
   const changed = new Map<string, { kind: StatusKind; key: string }>();
   const events = new EventEmitter<{ change: [string, string | undefined] }>();
   own.onChange((mesh, name) => events.emit('change', mesh, name));
 
   const partsOf = (kind: StatusKind, key: string, mine: Insight | undefined): Insight[] => {
-    const parts = [...(remote.get(`${kind}\u0000${key}`)?.values() ?? [])].map((r) => r.insight);
+    const parts = [...(remote.get(statusRowKey(kind, key))?.values() ?? [])].map((r) => r.insight);
     return mine === undefined ? parts : [mine, ...parts];
   };
   const merged = (kind: StatusKind, key: string, mine: Insight | undefined): Insight | undefined => {
@@ -78,17 +79,17 @@ export function createMergedStatus(own: StatusStore, instanceId: string): Merged
     return parts.length === 1 ? parts[0] : mergeInsights(parts, KEPT[kind]);
   };
   const mark = (kind: StatusKind, key: string): void => {
-    changed.set(`${kind}\u0000${key}`, { kind, key });
+    changed.set(statusRowKey(kind, key), { kind, key });
   };
 
   const store: StatusStore = {
     dataplaneInsight: (mesh, name) =>
-      merged('dataplane', `${mesh}/${name}`, own.dataplaneInsight(mesh, name)),
+      merged('dataplane', dataplaneStatusKey(mesh, name), own.dataplaneInsight(mesh, name)),
     zoneInsight: (name) => merged('zone', name, own.zoneInsight(name)),
     zoneIngressInsight: (name) => own.zoneIngressInsight(name),
     zoneEgressInsight: (name) => own.zoneEgressInsight(name),
     setDataplaneInsight(mesh, name, insight) {
-      mark('dataplane', `${mesh}/${name}`);
+      mark('dataplane', dataplaneStatusKey(mesh, name));
       own.setDataplaneInsight(mesh, name, insight);
     },
     setZoneInsight(name, insight) {
@@ -108,8 +109,8 @@ export function createMergedStatus(own: StatusStore, instanceId: string): Merged
         let insight: Insight | undefined;
         if (kind === 'zone') insight = own.zoneInsight(key);
         else {
-          const at = key.indexOf('/');
-          insight = own.dataplaneInsight(key.slice(0, at), key.slice(at + 1));
+          const [mesh, name] = splitDataplaneStatusKey(key);
+          insight = own.dataplaneInsight(mesh, name);
         }
         rows.push({
           kind,
@@ -124,7 +125,7 @@ export function createMergedStatus(own: StatusStore, instanceId: string): Merged
     applyRemote(rows) {
       for (const row of rows) {
         if (row.instance === instanceId) continue;
-        const id = `${row.kind}\u0000${row.key}`;
+        const id = statusRowKey(row.kind, row.key);
         let parts = remote.get(id);
         const known = parts?.get(row.instance);
         if (known?.json === row.value || (known === undefined && row.value === null)) continue;
@@ -136,13 +137,13 @@ export function createMergedStatus(own: StatusStore, instanceId: string): Merged
         if (parts?.size === 0) remote.delete(id);
         if (row.kind === 'zone') events.emit('change', '', undefined);
         else {
-          const at = row.key.indexOf('/');
-          events.emit('change', row.key.slice(0, at), row.key.slice(at + 1));
+          const [mesh, name] = splitDataplaneStatusKey(row.key);
+          events.emit('change', mesh, name);
         }
       }
     },
     zoneOpenElsewhere(zone) {
-      for (const { insight } of remote.get(`zone\u0000${zone}`)?.values() ?? []) {
+      for (const { insight } of remote.get(statusRowKey('zone', zone))?.values() ?? []) {
         const open = (insight.subscriptions ?? []).find(isOpen);
         if (open) return open;
       }

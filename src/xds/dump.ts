@@ -7,6 +7,7 @@
  */
 import type { EndpointRef, MatchReads } from '../policies/match-view.js';
 import { proxyInterfaces, type Networking } from '../policies/proxy-interfaces.js';
+import { meshNameKey, nodeId } from '../resources/keys.js';
 import { AppError } from '../util/errors.js';
 import { configDump } from './config-dump.js';
 import type { EntryMesh } from './proxyless/config.js';
@@ -82,7 +83,7 @@ export function createPolicyNotes(
       kept.clear();
       revision = now;
     }
-    const key = `${mesh}\0${name}`;
+    const key = meshNameKey(mesh, name);
     if (kept.has(key)) return kept.get(key);
     const notes = policyNotes(src, mesh, name);
     kept.set(key, notes);
@@ -109,7 +110,7 @@ export function wouldBeServedConfig(
     .config;
   const cluster =
     proxyInterfaces(networking).inbounds[0]?.service ?? networking.gateway?.tags['mesh.io/service'] ?? '';
-  return { node: { id: `${mesh}.${name}`, cluster }, revision: src.revision(), ...served };
+  return { node: { id: nodeId(mesh, name), cluster }, revision: src.revision(), ...served };
 }
 
 /** The ConfigDump a proxy would be served now; 404 names a missing mesh or proxy. */

@@ -1,5 +1,6 @@
 import type { Networking } from '../policies/proxy-interfaces.js';
 import { RESOURCE_NAME } from '../resources/fragments.js';
+import { nodeIdSplits } from '../resources/keys.js';
 import { printable } from '../util/printable.js';
 import type { Refusal } from './refusal.js';
 import { refusal } from './refusal.js';
@@ -51,21 +52,6 @@ const createHint = (ref: ProxyRef): string =>
 
 /** The longest node id that can name a Dataplane: a mesh name, a dot, a Dataplane name. */
 export const NODE_ID_MAX_LENGTH = 253 + 1 + 253;
-
-/**
- * Every (mesh, name) reading of a node id: a split at each dot whose two sides are both a valid
- * name (so an id has at most a few hundred, whatever its dots), first dot first.
- */
-export function nodeIdSplits(id: string): ProxyRef[] {
-  const splits: ProxyRef[] = [];
-  // Both sides are at most 253 characters: only the dots in the middle of a long id can split it.
-  const from = Math.max(0, id.length - 254);
-  for (let at = id.indexOf('.', from); at !== -1 && at <= 253; at = id.indexOf('.', at + 1)) {
-    const ref = { mesh: id.slice(0, at), name: id.slice(at + 1) };
-    if (RESOURCE_NAME.test(ref.mesh) && RESOURCE_NAME.test(ref.name)) splits.push(ref);
-  }
-  return splits;
-}
 
 /** A value as a message quotes it: JSON-quoted, control and bidi characters escaped, cut at 64 characters. */
 const quote = (value: string): string =>

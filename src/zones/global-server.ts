@@ -5,6 +5,7 @@ import type { SyncApplier } from '../app/sync-apply.js';
 import type { SyncSource } from '../app/sync-source.js';
 import type { Actor, EventLog } from '../events/types.js';
 import { NO_MULTI_LINE_KEYS, controlCharacterCauses } from '../resources/control-characters.js';
+import { meshNameKey, splitMeshNameKey, zonedName } from '../resources/keys.js';
 import type { Registry } from '../resources/registry.js';
 import { validSpec } from '../resources/validate.js';
 import type { Insight, StatusStore, Subscription } from '../status/status-store.js';
@@ -101,7 +102,7 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
   const timers = deps.timers ?? DEFAULT_TIMERS;
   const sessions = new Map<string, GlobalSession>();
   const lastUrl = new Map<string, string>();
-  /** Proxies whose status a zone sent: `mesh\0name` per zone. */
+  /** Proxies whose status a zone sent: `meshNameKey` keys per zone. */
   const zoneProxies = new Map<string, Set<string>>();
   const insights = createZoneInsights({ status, now: deps.now });
   const ingress = createIngressServices({ log, source, commands: deps.commands, logger });
@@ -112,7 +113,7 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
   const proxiesOffline = (zone: string): void => {
     const now = deps.now().toISOString();
     for (const key of zoneProxies.get(zone) ?? []) {
-      const [mesh, name] = key.split('\u0000');
+      const [mesh, name] = splitMeshNameKey(key);
       const insight = status.dataplaneInsight(mesh, name);
       if (insight) status.setDataplaneInsight(mesh, name, offline(insight, now));
     }
@@ -198,8 +199,8 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
     const seen = new Set<string>();
     for (const p of update.proxies) {
       if (p.kind !== 'Dataplane') continue;
-      const name = `${zone}.${p.name}`;
-      const key = `${p.mesh}\u0000${name}`;
+      const name = zonedName(zone, p.name);
+      const key = meshNameKey(p.mesh, name);
       seen.add(key);
       let insight: Insight | undefined;
       try {
@@ -214,7 +215,7 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
     if (update.full) {
       for (const key of [...tracked]) {
         if (seen.has(key)) continue;
-        const [mesh, name] = key.split('\u0000');
+        const [mesh, name] = splitMeshNameKey(key);
         status.setDataplaneInsight(mesh, name, undefined);
         tracked.delete(key);
       }
@@ -315,7 +316,7 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
     for (const e of entries) {
       if (e.kind === 'Dataplane' && e.operation === 'delete' && e.mesh !== undefined) {
         // A deleted zone proxy's status goes with it.
-        const key = `${e.mesh}\u0000${e.name}`;
+        const key = meshNameKey(e.mesh, e.name);
         for (const tracked of zoneProxies.values()) {
           if (tracked.delete(key)) status.setDataplaneInsight(e.mesh, e.name, undefined);
         }
@@ -325,7 +326,7 @@ export function createGlobalSyncServer(deps: GlobalSyncDeps): GlobalSyncServer {
         insights.forget(e.name);
         lastUrl.delete(e.name);
         for (const key of zoneProxies.get(e.name) ?? []) {
-          const [mesh, name] = key.split('\u0000');
+          const [mesh, name] = splitMeshNameKey(key);
           status.setDataplaneInsight(mesh, name, undefined);
         }
         zoneProxies.delete(e.name);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { rulesOnZone } from '../app/decide-sync.js';
+import { meshNameKey } from '../resources/keys.js';
 import { AppError } from '../util/errors.js';
 import type { EntryReceiver } from './entry-receiver.js';
 import { createEntryReceiver, parseCursor } from './entry-receiver.js';
@@ -105,7 +106,7 @@ export class ZoneSession {
   /** A proxy's status changed: sent up with the others of the next flush, once the sender runs. */
   statusChanged(mesh: string, name: string): void {
     if (this.state === 'closed' || !this.upWelcomed) return;
-    this.dirty.set(`${mesh}\u0000${name}`, { mesh, name });
+    this.dirty.set(meshNameKey(mesh, name), { mesh, name });
     this.statusTimer ??= setTimeout(() => this.flushStatus(), STATUS_FLUSH_MS);
   }
 

@@ -6,6 +6,7 @@ import { sealEntry, verifyEntries } from '../../src/events/hash.js';
 import { createPgLog } from '../../src/events/pg-log.js';
 import { PG_LOCK, PG_LOCK_SPACE, migratePgSchema } from '../../src/events/pg-schema.js';
 import type { EventInput, EventLog, LogEntry } from '../../src/events/types.js';
+import { resourceKey } from '../../src/resources/keys.js';
 import { createTestDatabase, onDatabase, TEST_PG } from '../helpers/postgres.js';
 import type { TestDatabase } from '../helpers/postgres.js';
 import { eventually } from '../helpers/eventually.js';
@@ -104,8 +105,12 @@ describe('PostgreSQL event log: what the contract suite does not cover', () => {
     await b.append([{ ...change('x'), operation: 'update' }]).durable;
     expect(a.head()).toBe(1);
     const reads = (key: string) => ({ keys: new Set([key]), meshes: new Set<string>(), all: false });
-    const onX = a.append([{ ...change('x'), operation: 'update' }], undefined, reads('Mesh\u0001\u0000x'));
-    const onY = a.append([change('y')], undefined, reads('Mesh\u0001\u0000y'));
+    const onX = a.append(
+      [{ ...change('x'), operation: 'update' }],
+      undefined,
+      reads(resourceKey('Mesh', undefined, 'x')),
+    );
+    const onY = a.append([change('y')], undefined, reads(resourceKey('Mesh', undefined, 'y')));
     const refused = await onX.durable.then(
       () => undefined,
       (error: unknown) => error,

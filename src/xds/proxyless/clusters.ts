@@ -185,13 +185,15 @@ export function buildAssignment(
  * once). One is made per state of a mesh; the endpoints it keeps are that state's.
  */
 export function assignmentMemo(): typeof buildAssignment {
-  const built = new Map<string, { endpoints: readonly Endpoint[]; result: AssignmentResult }>();
+  /** By zone (`''`: every zone), then cluster name. */
+  const built = new Map<string, Map<string, { endpoints: readonly Endpoint[]; result: AssignmentResult }>>();
   return (name, endpoints, localZone) => {
-    const key = `${localZone ?? ''}\u0000${name}`;
-    const hit = built.get(key);
+    let inZone = built.get(localZone ?? '');
+    if (!inZone) built.set(localZone ?? '', (inZone = new Map()));
+    const hit = inZone.get(name);
     if (hit && sameEndpoints(hit.endpoints, endpoints)) return hit.result;
     const result = buildAssignment(name, endpoints, localZone);
-    built.set(key, { endpoints, result });
+    inZone.set(name, { endpoints, result });
     return result;
   };
 }

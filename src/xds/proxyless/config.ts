@@ -20,6 +20,7 @@ import type { ProxyInterfaces } from '../../policies/proxy-interfaces.js';
 import { proxyInterfaces, type Networking } from '../../policies/proxy-interfaces.js';
 import { allForInbound, bestSelectorRank } from '../../policies/select-policies.js';
 import { SERVICE_TAG } from '../../resources/fragments.js';
+import { itemKey, policyKey } from '../../resources/keys.js';
 import { proxylessNotes, proxylessSetting, SETTING_KINDS } from '../../policies/kind-sets.js';
 import type { ProxylessSettings } from '../../policies/proxyless-settings.js';
 import { buildAssignment, buildCluster, clusterName, destinationMatches } from './clusters.js';
@@ -151,12 +152,12 @@ export function renderProxyless<E extends ServedEndpoint>(input: RenderInput<E>)
   const { entry, mesh } = input;
   const { tagSets, outbounds } = entry.interfaces;
   const itemOf = new Map<string, SidecarItem>();
-  for (const item of entry.items) itemOf.set(`${item.type}\u0000${item.name}`, item);
+  for (const item of entry.items) itemOf.set(itemKey(item.type, item.name), item);
   const outboundItem = (service: string): SidecarItem | undefined => {
     const ob = outbounds.find((o) => o.service === service);
-    return ob && itemOf.get(`outbound\u0000${ob.name}`);
+    return ob && itemOf.get(itemKey('outbound', ob.name));
   };
-  const serviceItem = (service: string) => itemOf.get(`service\u0000${service}`);
+  const serviceItem = (service: string) => itemOf.get(itemKey('service', service));
   /**
    * The fault a call to an endpoint gets: the first of its inbound's whose sources match the client.
    * Endpoints of one match class share their list of faults: each list is searched once.
@@ -177,7 +178,7 @@ export function renderProxyless<E extends ServedEndpoint>(input: RenderInput<E>)
   const notes: ProxylessConfig['notes'] = {};
   const shapedBy = new Set<string>();
   const shaped = <P extends PolicyResource | undefined>(p: P): P => {
-    if (p) shapedBy.add(`${p.type}/${p.name}`);
+    if (p) shapedBy.add(policyKey(p.type, p.name));
     return p;
   };
   /** A setting read from the first policy giving it on the item (which then shapes the config). */

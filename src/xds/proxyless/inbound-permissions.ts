@@ -29,6 +29,7 @@ import type { PolicyResource } from '../../policies/policy-resource.js';
 import { proxyInterfaces, type Networking } from '../../policies/proxy-interfaces.js';
 import { buildRules, type PolicyItem, type Subset } from '../../policies/rules/index.js';
 import { bestForInbound, bestSelectorRank } from '../../policies/select-policies.js';
+import { policyKey } from '../../resources/keys.js';
 import {
   compareByTargetRef,
   targetRefListeners,
@@ -121,7 +122,7 @@ function meshTrafficVerdict(
         ?.action;
       return action === 'ALLOW' || action === 'ALLOW_WITH_SHADOW_DENY';
     });
-  return { allows, policies: selecting.map((p) => `${p.type}/${p.name}`) };
+  return { allows, policies: selecting.map((p) => policyKey(p.type, p.name)) };
 }
 
 /**
@@ -143,6 +144,6 @@ function trafficVerdict(
   }
   return {
     allows: (tagSets) => bestSelectorRank(best.sources, tagSets) !== undefined,
-    policies: [`${best.type}/${best.name}`],
+    policies: [policyKey(best.type, best.name)],
   };
 }

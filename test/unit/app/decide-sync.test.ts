@@ -7,9 +7,9 @@ import {
   decideSynced,
   rulesOnGlobal,
   rulesOnZone,
-  syncKey,
 } from '../../../src/app/decide-sync.js';
 import type { Actor, WireResource } from '../../../src/events/types.js';
+import { resourceKey } from '../../../src/resources/keys.js';
 import { registry } from '../../../src/resources/registry.js';
 import { AppError } from '../../../src/util/errors.js';
 import { planStart } from '../../../src/zones/entry-sender.js';
@@ -34,7 +34,7 @@ function given(
   const map = new Map<string, { kind: string; current: Current }>();
   for (const r of resources) {
     const desc = registry.get(r.kind);
-    map.set(syncKey(r.kind, r.mesh, r.name), {
+    map.set(resourceKey(r.kind, r.mesh, r.name), {
       kind: r.kind,
       current: {
         resource: toWire(desc, r.mesh, r.name, T0, T0, r.spec ?? {}),
@@ -44,7 +44,7 @@ function given(
     });
   }
   return {
-    get: (kind, mesh, name) => map.get(syncKey(kind, mesh, name))?.current,
+    get: (kind, mesh, name) => map.get(resourceKey(kind, mesh, name))?.current,
     inMesh: () => [],
     ownedBy: (origin) =>
       [...map.values()]
@@ -390,8 +390,8 @@ describe('decideSnapshotCleanup', () => {
       { kind: 'Dataplane', mesh: 'default', name: 'own', spec: dpSpec, origin: 'local' },
     ]);
     const seen = new Set([
-      syncKey('Mesh', undefined, 'default'),
-      syncKey('TrafficPermission', 'default', 'kept'),
+      resourceKey('Mesh', undefined, 'default'),
+      resourceKey('TrafficPermission', 'default', 'kept'),
     ]);
     const events = decideSnapshotCleanup(registry, state, rulesOnZone(), seen, actor);
     expect(events.map((e) => [e.kind, e.name, e.operation])).toEqual([

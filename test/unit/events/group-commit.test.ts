@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { GENESIS_HASH, sealEntry, verifyEntries } from '../../../src/events/hash.js';
 import { CommitOutcomeUnknown, createGroupCommit } from '../../../src/events/group-commit.js';
 import type { CommitBatch } from '../../../src/events/group-commit.js';
-import { readKey } from '../../../src/events/types.js';
+import { resourceKey } from '../../../src/resources/keys.js';
 import type { EventInput, LogEntry, ReadSet } from '../../../src/events/types.js';
 import { AppError } from '../../../src/util/errors.js';
 
@@ -181,7 +181,7 @@ describe('group commit', () => {
   describe('in a log shared with other writers', () => {
     const named = (name: string): EventInput => ({ ...input, name, resource: { ...input.resource!, name } });
     const reading = (...names: string[]): ReadSet => ({
-      keys: new Set(names.map((name) => readKey('Mesh', undefined, name))),
+      keys: new Set(names.map((name) => resourceKey('Mesh', undefined, name))),
       meshes: new Set(),
       all: false,
     });

@@ -1,6 +1,17 @@
 import { describe, expect, it } from 'vitest';
 
-import { entryKey, historyKey, historyPrefix, prefixRange, revisionRange } from '../../../src/events/keys.js';
+import {
+  SNAPSHOT_PREFIX,
+  entryKey,
+  historyKey,
+  historyPrefix,
+  isSnapshotMetaKey,
+  prefixRange,
+  revisionRange,
+  snapshotChunkKey,
+  snapshotMetaKey,
+  snapshotRevisionOf,
+} from '../../../src/events/keys.js';
 
 describe('event log keys', () => {
   it('sorts entry keys in revision order', () => {
@@ -32,6 +43,26 @@ describe('event log keys', () => {
       historyKey('K', 'a-b', 'a', 1),
     ];
     expect([...keys].sort()).toEqual(keys);
+  });
+
+  it('spells snapshot keys as stored, reads their revision back, and sorts chunks before the meta', () => {
+    expect(snapshotMetaKey(42)).toBe('s!0000000000000042!meta');
+    expect(snapshotChunkKey(42, 3)).toBe('s!0000000000000042!c0000003');
+    for (const revision of [1, 42, 2 ** 40]) {
+      expect(snapshotRevisionOf(snapshotMetaKey(revision))).toBe(revision);
+      expect(snapshotRevisionOf(snapshotChunkKey(revision, 12))).toBe(revision);
+    }
+    expect(isSnapshotMetaKey(snapshotMetaKey(7))).toBe(true);
+    expect(isSnapshotMetaKey(snapshotChunkKey(7, 0))).toBe(false);
+    const keys = [
+      snapshotChunkKey(7, 0),
+      snapshotChunkKey(7, 9),
+      snapshotChunkKey(7, 10),
+      snapshotMetaKey(7),
+    ];
+    expect([...keys].sort()).toEqual(keys);
+    const { gte, lt } = prefixRange(SNAPSHOT_PREFIX);
+    expect(keys.every((key) => key >= gte && key < lt)).toBe(true);
   });
 
   it('normalizes read ranges', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { nodeIdentity, nodeIdSplits, proxyToken } from '../../../src/xds/node-identity.js';
+import { nodeIdSplits } from '../../../src/resources/keys.js';
+import { nodeIdentity, proxyToken } from '../../../src/xds/node-identity.js';
 import { lookupOf, sidecar } from '../../helpers/xds.js';
 
 const web = sidecar('default', 'web-1', { 'mesh.io/service': 'web' });
