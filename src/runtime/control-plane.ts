@@ -28,17 +28,18 @@ import { MESH_CP_VERSION } from '../app/versions.js';
 import type { Config } from '../config/schema.js';
 import { maskConfig } from '../config/mask.js';
 import { createBus } from '../events/bus.js';
-import { createLevelLog } from '../events/level-log.js';
 import type { LevelLogOptions } from '../events/level-log.js';
-import type { WriteStateChange } from '../events/group-commit.js';
-import { createMemoryLog } from '../events/memory-log.js';
-import type { EventLog } from '../events/types.js';
 import { createDerivedViews } from '../projections/derived-views.js';
 import { createMeshSummaries } from '../projections/mesh-summaries.js';
 import { createPointInTime } from '../projections/point-in-time.js';
 import type { ResourceViews } from '../projections/resource-views.js';
 import { createResourceViews } from '../projections/resource-views.js';
-import { createSnapshotter, loadViews, trackSnapshotSource } from '../projections/snapshot.js';
+import {
+  createSnapshotter,
+  loadViews,
+  trackSnapshotSource,
+  type LogSource,
+} from '../projections/snapshot.js';
 import { registry } from '../resources/registry.js';
 import { createMergedStatus } from '../status/merged-status.js';
 import type { ClusterTimers } from './pg-cluster.js';
@@ -53,12 +54,13 @@ import type { XdsServer } from './xds-server.js';
 import { exposeGlobalLink, withGlobalLink } from './global-link.js';
 import { localZoneOf } from '../config/local-zone.js';
 import { defaultMeshSpec } from './default-mesh.js';
+import { openLog, type OpenedLog } from './open-log.js';
 import { bound, listenerKeys, listenersOf, withEveryBusyPort } from './listeners.js';
 
 /** A running control plane: its API server, bound ports and a clean shutdown. */
 export interface ControlPlane {
   app: FastifyInstance;
-  log: EventLog;
+  log: OpenedLog['log'];
   views: ResourceViews;
   /** The policy engine: which policies apply to each proxy; what inspect lists and xDS renders. */
   matches: MatchView<GatewayView>;
@@ -113,65 +115,6 @@ export interface StartOptions {
 
 const CLUSTER_ID = 'clusterId';
 
-/** One log line when the log starts failing to write and one when it writes again. */
-function logWriteState(logger: Logger | undefined): (change: WriteStateChange) => void {
-  return (change) => {
-    if (change.failed) {
-      logger?.error({ err: change.error }, `${change.reason}; refusing writes (503) and retrying`);
-    } else {
-      logger?.info(
-        { downMs: change.downMs, attempts: change.attempts },
-        'event log writes again; accepting writes',
-      );
-    }
-  };
-}
-
-/** The PostgreSQL log of `store.postgres` (node-postgres loads only for this store). */
-async function openPgLog(
-  config: Config,
-  now: () => Date,
-  onWriteState: (change: WriteStateChange) => void,
-  logger: Logger | undefined,
-): Promise<EventLog> {
-  const [{ createPgLog }, { pgClientConfig }] = await Promise.all([
-    import('../events/pg-log.js'),
-    import('../events/pg-connection.js'),
-  ]);
-  const { postgres } = config.store;
-  return createPgLog({
-    onListenState: (change) => {
-      if (change.listening) logger?.info("notified of the other instances' writes again");
-      else {
-        logger?.warn(
-          { reason: change.reason },
-          "not notified of the other instances' writes (reconnecting); they arrive by the 500 ms poll meanwhile",
-        );
-      }
-    },
-    connection: pgClientConfig(postgres),
-    // Two of the instance's connections are the cluster's (pg-cluster.ts): its status and its leader lock.
-    maxConnections: postgres.maxOpenConnections - 2,
-    now,
-    onWriteState,
-    // A reconnect costs a round trip: tried at least every second once PostgreSQL is back.
-    retry: { firstMs: 100, maxMs: 1000 },
-  });
-}
-
-/** Opens the log for the configured store (the level adapter explains a locked or bad data dir). */
-async function openLog(config: Config, now: () => Date, opts: StartOptions): Promise<EventLog> {
-  const onWriteState = logWriteState(opts.logger);
-  const log =
-    config.store.type === 'memory'
-      ? createMemoryLog({ now })
-      : config.store.type === 'postgres'
-        ? await openPgLog(config, now, onWriteState, opts.logger)
-        : createLevelLog({ path: config.store.level.path, now, onWriteState, ...opts.levelLog });
-  await log.open();
-  return log;
-}
-
 /** Listens on `port` (0: any free one); rejects with the listen error (EADDRINUSE…). */
 function listenOn(server: HttpsServer, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -203,7 +146,8 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   // The data plane server loads gRPC (~50 ms): start loading it while the log opens.
   const xdsLoading = listen && config.mode !== 'global' ? import('./xds-server.js') : undefined;
   xdsLoading?.catch(() => undefined);
-  const log = await openLog(config, now, opts);
+  const opened = await openLog(config, { now, logger: opts.logger, levelLog: opts.levelLog });
+  const { log } = opened;
   const views = createResourceViews(registry);
   const instanceId = randomUUID();
   // On a PostgreSQL log several instances serve one cluster: reads of runtime status merge theirs.
@@ -212,10 +156,17 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   const status = merged?.store ?? createStatusStore();
   const summaries = createMeshSummaries({ registry, views, status });
   // From the newest sound snapshot, then the tail; a damaged one is logged and skipped.
-  const snapshots = config.store.snapshot.every > 0 ? log.snapshots : undefined;
+  const snapshots = config.store.snapshot.every > 0 ? opened.snapshots : undefined;
   const source = trackSnapshotSource(registry, views);
+  // What the views load and point-in-time reads replay from: the log, and its snapshots when used.
+  const replaySource: LogSource = {
+    read: (from, to) => log.read(from, to),
+    readRawChunks: (o) => log.readRawChunks(o),
+    head: () => log.head(),
+    snapshots,
+  };
   const loaded = await loadViews({
-    log,
+    log: replaySource,
     views,
     source,
     useSnapshots: !!snapshots,
@@ -251,7 +202,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
         logger: opts.logger,
         now,
         timers: opts.cluster,
-        onOthersRunning: (running) => log.othersRunning?.(running),
+        onOthersRunning: (running) => opened.shared?.othersRunning(running),
       })
     : undefined;
   // Instances of one PostgreSQL log starting at once agree on the first one's id.
@@ -298,12 +249,7 @@ export async function startControlPlane(config: Config, opts: StartOptions = {})
   const dumpSources = xdsSources(views, matches, localZoneOf(config));
   const pointInTime = createPointInTime({
     registry,
-    log: {
-      read: (from, to) => log.read(from, to),
-      readRawChunks: (o) => log.readRawChunks(o),
-      head: () => log.head(),
-      snapshots,
-    },
+    log: replaySource,
     useSnapshots: !!snapshots,
   });
   const history = createHistory({

@@ -8,7 +8,7 @@ import { createSyncSource } from '../app/sync-source.js';
 import type { TokenService } from '../app/token-service.js';
 import { MESH_CP_VERSION } from '../app/versions.js';
 import type { Config } from '../config/schema.js';
-import type { EventLog } from '../events/types.js';
+import type { EventLog } from '../events/event-log.js';
 import type { ResourceViews } from '../projections/resource-views.js';
 import { registry } from '../resources/registry.js';
 import type { StatusStore, Subscription } from '../status/status-store.js';
@@ -145,7 +145,8 @@ function verifiedCredentials(config: Config, logger?: Logger): grpc.ChannelCrede
 export async function startMultizone(
   config: Config,
   deps: {
-    log: EventLog;
+    /** What Global's sync server and a zone's sync client read of the log. */
+    log: Pick<EventLog, 'head' | 'read' | 'onCommit' | 'getMeta' | 'catchUp'>;
     views: ResourceViews;
     commands: Commands;
     status: StatusStore;

@@ -4,7 +4,8 @@ import type { Commands } from '../app/commands.js';
 import { rulesOnGlobal } from '../app/decide-sync.js';
 import type { SyncApplier } from '../app/sync-apply.js';
 import type { SyncSource } from '../app/sync-source.js';
-import type { Actor, EventLog, LogEntry } from '../events/types.js';
+import type { EventLog } from '../events/event-log.js';
+import type { Actor, LogEntry } from '../events/types.js';
 import { NO_MULTI_LINE_KEYS, controlCharacterCauses } from '../resources/control-characters.js';
 import type { Registry } from '../resources/registry.js';
 import { validSpec } from '../resources/validate.js';
@@ -13,7 +14,7 @@ import { AppError } from '../util/errors.js';
 import { printable } from '../util/printable.js';
 import type { EntryReceiver } from './entry-receiver.js';
 import { createEntryReceiver, parseCursor } from './entry-receiver.js';
-import type { EntrySender, SenderLimits } from './entry-sender.js';
+import type { EntrySender, SenderLimits, SenderLog } from './entry-sender.js';
 import { createEntrySender, planStart } from './entry-sender.js';
 import { statusName, toStreamEnd } from './grpc-errors.js';
 import { createIngressServices } from './ingress-services.js';
@@ -60,7 +61,7 @@ export interface GlobalSyncServer {
 /** Dependencies of {@link createGlobalSyncServer}. */
 export interface GlobalSyncDeps {
   registry: Registry;
-  log: EventLog;
+  log: SenderLog & Pick<EventLog, 'getMeta' | 'catchUp'>;
   commands: Commands;
   applier: SyncApplier;
   source: SyncSource;

@@ -4,12 +4,12 @@ import type { Logger } from 'pino';
 import { rulesOnZone } from '../app/decide-sync.js';
 import type { SyncApplier } from '../app/sync-apply.js';
 import type { SyncSource } from '../app/sync-source.js';
-import type { EventLog } from '../events/types.js';
+import type { EventLog } from '../events/event-log.js';
 import type { Registry } from '../resources/registry.js';
 import type { StatusStore } from '../status/status-store.js';
 import { AppError } from '../util/errors.js';
 import { createEntryReceiver, parseCursor } from './entry-receiver.js';
-import type { EntrySender, SenderLimits } from './entry-sender.js';
+import type { EntrySender, SenderLimits, SenderLog } from './entry-sender.js';
 import { createEntrySender, planStart } from './entry-sender.js';
 import { statusName } from './grpc-errors.js';
 import type { PeerStream, StreamEnd, StreamTimers } from './peer-stream.js';
@@ -52,7 +52,7 @@ export interface ZoneSyncClient {
 /** Dependencies of {@link createZoneSyncClient}. */
 export interface ZoneSyncDeps {
   registry: Registry;
-  log: EventLog;
+  log: SenderLog & Pick<EventLog, 'getMeta'>;
   applier: SyncApplier;
   source: SyncSource;
   status: StatusStore;
