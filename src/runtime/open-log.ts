@@ -7,6 +7,7 @@ import type { LogAdapter } from '../events/log-lifecycle.js';
 import { createMemoryLog } from '../events/memory-log.js';
 import type { SharedLog } from '../events/shared-log.js';
 import type { SnapshotStore } from '../events/snapshot-store.js';
+import type { StartContext } from './start-context.js';
 
 /**
  * The log of the configured store, composed once: the ports every adapter has (appending, reading,
@@ -19,14 +20,6 @@ export interface OpenedLog {
   snapshots?: SnapshotStore;
   /** The part of a PostgreSQL log the other instances' presence drives. */
   shared?: SharedLog;
-}
-
-/** What opening the log takes besides the config. */
-export interface OpenLogOptions {
-  now: () => Date;
-  logger?: Logger;
-  /** The LevelDB log's retry back-off and injected write fault (tests of a full disk). */
-  levelLog?: Pick<LevelLogOptions, 'retry' | 'fault'>;
 }
 
 /** One log line when the log starts failing to write and one when it writes again. */
@@ -76,15 +69,21 @@ async function openPgLog(
   return { log, shared: log };
 }
 
-/** Opens the log for the configured store (the level adapter explains a locked or bad data dir). */
-export async function openLog(config: Config, opts: OpenLogOptions): Promise<OpenedLog> {
-  const { now } = opts;
-  const onWriteState = logWriteState(opts.logger);
+/**
+ * The start-up step that opens the log of the configured store (the level adapter explains a locked
+ * or bad data dir); `levelLog` is the LevelDB log's retry back-off and injected write fault (tests).
+ */
+export async function openLog(
+  ctx: StartContext,
+  levelLog?: Pick<LevelLogOptions, 'retry' | 'fault'>,
+): Promise<OpenedLog> {
+  const { config, now, logger } = ctx;
+  const onWriteState = logWriteState(logger);
   let opened: OpenedLog;
   if (config.store.type === 'memory') opened = { log: createMemoryLog({ now }) };
-  else if (config.store.type === 'postgres') opened = await openPgLog(config, now, onWriteState, opts.logger);
+  else if (config.store.type === 'postgres') opened = await openPgLog(config, now, onWriteState, logger);
   else {
-    const log = createLevelLog({ path: config.store.level.path, now, onWriteState, ...opts.levelLog });
+    const log = createLevelLog({ path: config.store.level.path, now, onWriteState, ...levelLog });
     opened = { log, snapshots: log.snapshots };
   }
   await opened.log.open();
