@@ -1,8 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import FindMyWay from 'find-my-way';
-import type { RouteInfo } from './resource-routes.js';
+import type { KindParams, RouteInfo } from './route-info.js';
 import { AppError } from '../util/errors.js';
-import type { KindParams } from './kind-paths.js';
 
 /** The methods a path may be asked with, in the order an `Allow` header lists them. */
 const METHODS = ['GET', 'HEAD', 'PUT', 'POST', 'DELETE'] as const;

@@ -5,11 +5,10 @@ import type { AuthzSettings } from './authz.js';
 import { createAuthorizer, meshOfRequest } from './authz.js';
 import type { Identity } from './identity.js';
 import { createAuthenticator } from './identity.js';
-import type { KindParams } from './kind-paths.js';
 import { noSuchEndpoint } from './kind-paths.js';
 import type { RequestOrigin } from './request-origin.js';
 import { checkHostHeader } from './request-origin.js';
-import type { RouteInfo } from './resource-routes.js';
+import type { KindParams, RouteInfo } from './route-info.js';
 import { refuseForgeablePost } from './browser-writes.js';
 
 /** What the auth hooks need: the token verifier, the loopback rule and the role model. */

@@ -14,7 +14,7 @@ import { actorOf } from './actor.js';
 import type { AuthzSettings } from './authz.js';
 import { createAuthorizer, meshOfRequest } from './authz.js';
 import { rawQuery } from './list-query.js';
-import type { RouteInfo } from './resource-routes.js';
+import type { RouteInfo } from './route-info.js';
 import { dryRunOf } from './resource-routes.js';
 import { withImpact, type ImpactBody, type LoadImpact } from './impact-query.js';
 import { YamlDocumentStream } from './yaml-body.js';

@@ -7,7 +7,7 @@ import { AppError } from '../util/errors.js';
 import { addKindRoute, createKindPaths } from './kind-paths.js';
 import { nextUrl, parsePage, parseTime, rawQuery, revisionAsked } from './list-query.js';
 import { pageBody } from './page-body.js';
-import type { RouteInfo } from './resource-routes.js';
+import type { RouteInfo } from './route-info.js';
 
 /** Dependencies of the inspect routes. */
 export interface InspectRouteDeps {

@@ -4,20 +4,13 @@ import type { Registry } from '../resources/registry.js';
 import { registry } from '../resources/registry.js';
 import { closest } from '../util/closest.js';
 import { AppError } from '../util/errors.js';
-import type { RouteInfo } from './resource-routes.js';
+import type { KindParams, RouteInfo } from './route-info.js';
 
 /** Where a resource URL's collection segment sits: under `/meshes/:mesh/` or at the root. */
 export type PathScope = 'mesh' | 'root';
 
 /** The URL prefix of each scope, before the `:seg` of a parametric route. */
 export const SCOPE_PREFIX: Readonly<Record<PathScope, string>> = { mesh: '/meshes/:mesh/', root: '/' };
-
-/** Params of the parametric resource routes. */
-export interface KindParams {
-  mesh?: string;
-  seg: string;
-  name?: string;
-}
 
 /**
  * The registry's URL segments, looked up by the few parametric routes that serve every kind

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from '../resources/registry.js';
-import type { RouteInfo } from './resource-routes.js';
+import type { RouteInfo } from './route-info.js';
 
 /** The serialised document of each registry, made on its first request (a process has one registry). */
 const documents = new WeakMap<Registry, Promise<string>>();

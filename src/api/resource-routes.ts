@@ -4,7 +4,6 @@ import type { History } from '../app/history.js';
 import type { Queries } from '../app/queries.js';
 import type { WriteSettings } from '../app/write-policy.js';
 import { assertWritable } from '../app/write-policy.js';
-import type { ResourceDescriptor } from '../resources/descriptor.js';
 import type { Registry } from '../resources/registry.js';
 import { bodyShapeCause } from '../resources/body-shape.js';
 import { validateBody } from '../resources/validate.js';
@@ -12,29 +11,10 @@ import { AppError } from '../util/errors.js';
 import { actorOf } from './actor.js';
 import type { BodyBuffers } from './body-buffers.js';
 import { createBodyBuffers } from './body-buffers.js';
-import type { KindHandler, KindParams, PathScope } from './kind-paths.js';
+import type { KindHandler, PathScope } from './kind-paths.js';
 import { SCOPE_PREFIX, addKindRoute, createKindPaths } from './kind-paths.js';
 import { nextUrl, parseListQuery, rawQuery, revisionAsked } from './list-query.js';
 import { withImpact, type LoadImpact } from './impact-query.js';
-
-/** What a route touches, kept in fastify's route config so hooks can authorize by kind and action. */
-export interface RouteInfo {
-  /** Registry kind, absent for control-plane routes (`/config`, `/versions`, …). */
-  kind?: string;
-  /**
-   * For the parametric resource routes: the kind the path names. Undefined means no such endpoint:
-   * the request is answered 404 before it is authorized or its body is read.
-   */
-  kindOf?: (params: KindParams) => ResourceDescriptor | undefined;
-  action: 'read' | 'write';
-  /** Only admins may call the route (token endpoints). */
-  adminOnly?: boolean;
-  /**
-   * The body names what the request writes (a change set): the hook only refuses callers who may
-   * write nothing at all, and the handler authorizes each item as the single write would be.
-   */
-  perItem?: boolean;
-}
 
 /** Dependencies of the resource routes. */
 export interface ResourceRouteDeps {

@@ -27,7 +27,7 @@ import { createClientErrorHandler } from './client-errors.js';
 import { collectAllowedMethods, methodNotAllowed } from './allowed-methods.js';
 import { errorHandler } from './errors.js';
 import { isEndpointMiss, noSuchEndpoint } from './kind-paths.js';
-import type { RouteInfo } from './resource-routes.js';
+import type { RouteInfo } from './route-info.js';
 import type { WatchOptions } from './watch.js';
 import type { InspectQueries } from '../app/inspect.js';
 import { registerHistoryRoutes } from './history-routes.js';

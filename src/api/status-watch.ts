@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../util/errors.js';
 import { meshNameKey } from '../resources/keys.js';
-import type { RouteInfo } from './resource-routes.js';
+import type { RouteInfo } from './route-info.js';
 import { openEventStream } from './event-stream.js';
 
 /** What the status stream needs: the runtime status store's change feed and a proxy's online state. */

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TokenService } from '../app/token-service.js';
 import { TOKEN_TYPES } from '../tokens/token-types.js';
-import type { RouteInfo } from './resource-routes.js';
+import type { RouteInfo } from './route-info.js';
 
 const ADMIN_ONLY: RouteInfo = { action: 'write', adminOnly: true };
 

@@ -4,7 +4,7 @@ import type { Config } from '../config/schema.js';
 import type { Registry } from '../resources/registry.js';
 import { nodeId } from '../resources/keys.js';
 import { AppError } from '../util/errors.js';
-import type { RouteInfo } from './resource-routes.js';
+import type { RouteInfo } from './route-info.js';
 import { localZoneOf } from '../config/local-zone.js';
 
 /** What a data plane bootstrap names besides the proxy: the xDS address and this control plane's zone. */

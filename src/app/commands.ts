@@ -1,6 +1,7 @@
 import { AppendConflict } from '../events/types.js';
 import { kindOfResourceKey, resourceKey } from '../resources/keys.js';
-import type { Actor, EventInput, EventLog, ReadSet, WireResource } from '../events/types.js';
+import type { EventLog } from '../events/event-log.js';
+import type { Actor, EventInput, ReadSet, WireResource } from '../events/types.js';
 import type { ResourceViews } from '../projections/resource-views.js';
 import type { Registry } from '../resources/registry.js';
 import { validSpec, type ValidatedSpec } from '../resources/validate.js';
@@ -191,7 +192,8 @@ const SYSTEM_ACTOR: Actor = { name: 'mesh-cp', groups: ['mesh-system'], address:
  */
 export function createCommands(deps: {
   registry: Registry;
-  log: EventLog;
+  /** Appends, and the newest head (catching up with other writers) when a write is refused. */
+  log: Pick<EventLog, 'append' | 'head' | 'catchUp'>;
   views: ResourceViews;
   now: () => Date;
   options: DecideOptions;

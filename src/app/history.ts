@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 
-import type { Actor, EventLog, LogEntry, Operation, WireResource } from '../events/types.js';
+import type { EventLog } from '../events/event-log.js';
+import type { Actor, LogEntry, Operation, WireResource } from '../events/types.js';
 import type { PointInTime } from '../projections/point-in-time.js';
 import type { ResourceDescriptor } from '../resources/descriptor.js';
 import type { Registry } from '../resources/registry.js';
@@ -206,7 +207,7 @@ const SET_INDEX = 10_000;
 /** Creates the history service over the log, the live read side and the write path. */
 export function createHistory(deps: {
   registry: Registry;
-  log: EventLog;
+  log: Pick<EventLog, 'head' | 'read' | 'history'>;
   queries: Queries;
   commands: Commands;
   pointInTime: PointInTime;

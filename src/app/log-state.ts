@@ -1,10 +1,10 @@
-import type { SnapshotStore } from '../events/snapshot-store.js';
-import type { EventLog, WireResource } from '../events/types.js';
+import type { OfflineLog } from '../events/log-admin.js';
+import type { WireResource } from '../events/types.js';
 import { buildPastState } from '../projections/point-in-time.js';
 import type { Registry } from '../resources/registry.js';
 
-/** What the offline log tools read: entries in order and the snapshots beside them. */
-export type OfflineLog = Pick<EventLog, 'read'> & { snapshots: SnapshotStore };
+/** What these replays read of an offline log: entries in order and the snapshots beside them. */
+type ReplaySource = Pick<OfflineLog, 'read' | 'snapshots'>;
 
 /**
  * The stored resources as of `revision` (`mesh-cp log replay`), replayed from the nearest snapshot:
@@ -12,7 +12,7 @@ export type OfflineLog = Pick<EventLog, 'read'> & { snapshots: SnapshotStore };
  */
 export async function resourcesAt(
   registry: Registry,
-  log: OfflineLog,
+  log: ReplaySource,
   revision: number,
 ): Promise<WireResource[]> {
   const past = await buildPastState({ registry, log, revision, useSnapshots: true });
@@ -27,7 +27,7 @@ export async function resourcesAt(
  */
 export async function writeSnapshotAt(
   registry: Registry,
-  log: OfflineLog,
+  log: ReplaySource,
   revision: number,
 ): Promise<number> {
   const past = await buildPastState({ registry, log, revision, useSnapshots: true });

@@ -4,7 +4,8 @@ import type { Writable } from 'node:stream';
 import { stringify } from 'yaml';
 import { resourcesAt, writeSnapshotAt } from '../app/log-state.js';
 import { loadConfig } from '../config/load.js';
-import type { ToolStore, ToolTarget } from './tool-store.js';
+import type { LogAdmin } from '../events/log-admin.js';
+import type { ToolTarget } from './tool-store.js';
 import { openToolStore } from './tool-store.js';
 import { registry } from '../resources/registry.js';
 import { AppError } from '../util/errors.js';
@@ -50,7 +51,7 @@ function target(opts: DataOptions): ToolTarget {
   return { type: 'level', path: config.store.level.path };
 }
 
-async function open(opts: DataOptions, existing: boolean): Promise<ToolStore> {
+async function open(opts: DataOptions, existing: boolean): Promise<LogAdmin> {
   try {
     return await openToolStore(target(opts), existing);
   } catch (err) {

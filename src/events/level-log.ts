@@ -20,9 +20,12 @@ import {
   revisionRange,
 } from './keys.js';
 import type { CommitBatch, GroupCommitDeps } from './group-commit.js';
+import type { LogAdapter } from './log-lifecycle.js';
+import { logOverCore } from './log-over-core.js';
+import type { SnapshotStore } from './snapshot-store.js';
 import { createLevelSnapshotStore } from './snapshot-store.js';
 import { makeDir } from '../util/make-dir.js';
-import type { EventLog, LogEntry } from './types.js';
+import type { LogEntry } from './types.js';
 
 /** Options of {@link createLevelLog}. */
 export interface LevelLogOptions {
@@ -50,8 +53,11 @@ const CHUNK = 1000;
 const PROBE_BYTES = 64 * 1024;
 const PROBE_FILE = 'write-probe.tmp';
 
-/** An `EventLog` on LevelDB: one synced batch per group commit, entries, history index and meta together. */
-export function createLevelLog(options: LevelLogOptions): EventLog {
+/** A LevelDB log: the common ports, and the snapshots kept in the same store. */
+export type LevelLog = LogAdapter & { snapshots: SnapshotStore };
+
+/** An event log on LevelDB: one synced batch per group commit, entries, history index and meta together. */
+export function createLevelLog(options: LevelLogOptions): LevelLog {
   let db: Db | undefined;
   let closing: Promise<void> | undefined;
   const pendingMeta = new Set<Promise<void>>();
@@ -180,7 +186,7 @@ export function createLevelLog(options: LevelLogOptions): EventLog {
     await store?.close();
   }
 
-  return {
+  return logOverCore(core, {
     async open() {
       if (closing) await closing;
       if (db !== undefined) return;
@@ -226,13 +232,6 @@ export function createLevelLog(options: LevelLogOptions): EventLog {
       });
       return closing;
     },
-
-    head: () => core.head(),
-
-    append: (inputs, meta, reads) => core.append(inputs, meta, reads),
-
-    // One writer: nothing to catch up with.
-    catchUp: async () => core.assertReadable(),
 
     async *read(fromRevision, toRevision) {
       core.assertReadable();
@@ -283,13 +282,6 @@ export function createLevelLog(options: LevelLogOptions): EventLog {
       }
     },
 
-    async ensureMeta(key, value) {
-      const stored = await this.getMeta(key);
-      if (stored !== undefined) return stored;
-      await this.putMeta(key, value);
-      return value;
-    },
-
     async getMeta(key) {
       core.assertReadable();
       return currentDb().get(metaKey(key));
@@ -314,12 +306,6 @@ export function createLevelLog(options: LevelLogOptions): EventLog {
       }
     },
 
-    onCommit: (listener) => core.onCommit(listener),
-
-    stats: () => core.stats(),
-
-    writeFailure: () => core.writeFailure(),
-
     snapshots: createLevelSnapshotStore(currentDb),
-  };
+  });
 }

@@ -17,7 +17,7 @@ import {
   prefixRange,
   revisionRange,
 } from './keys.js';
-import type { SnapshotStore } from './snapshot-store.js';
+import type { OfflineLog, StoreCheck, ToolResult } from './log-admin.js';
 import { createLevelSnapshotStore } from './snapshot-store.js';
 import type { LogEntry } from './types.js';
 import { makeDir } from '../util/make-dir.js';
@@ -27,26 +27,12 @@ type Db = Level<string, string>;
 
 const CHUNK = 1000;
 
-/** What the log tools read: entries in order and the snapshots. */
-export interface LogReader {
-  head(): number;
-  read(fromRevision: number, toRevision?: number): AsyncIterable<LogEntry>;
-  snapshots: SnapshotStore;
-}
-
 /** A LevelDB store opened by a log tool (`mesh-cp log ...`), not by the running control plane. */
 export interface LevelStore {
   path: string;
   db: Db;
   close(): Promise<void>;
 }
-
-/** Where a log tool found damage: the revision (or line of an import file) and why. */
-export type { Damage } from './log-damage.js';
-
-/** Result of {@link verifyLevelStore}. */
-export type StoreCheck =
-  { ok: true; head: number; historyKeys: number } | ({ ok: false; head: number } & Damage);
 
 /** The message a tool prints when the control plane holds the store (LevelDB allows one process). */
 export function inUseMessage(path: string): string {
@@ -97,7 +83,7 @@ async function headOf(db: Db): Promise<number> {
 }
 
 /** A read-only view of a store for the tools: the same reads as the LevelDB event log adapter. */
-export async function createLogReader(store: LevelStore): Promise<LogReader> {
+export async function createLogReader(store: LevelStore): Promise<OfflineLog> {
   const { db } = store;
   const head = await headOf(db);
   return {
@@ -219,7 +205,7 @@ export async function verifyLevelStore(store: LevelStore): Promise<StoreCheck> {
 export async function exportLevelLog(
   store: LevelStore,
   write: (line: string) => Promise<void>,
-): Promise<{ ok: true; head: number } | ({ ok: false } & Damage)> {
+): Promise<ToolResult> {
   return exportCheckedEntries(storedEntries(store.db), write);
 }
 
@@ -228,10 +214,7 @@ export async function exportLevelLog(
  * verbatim (their revisions, times and hashes) with their history-index keys and the head meta,
  * checking the chain while it goes. On damage nothing is kept: the store is emptied again.
  */
-export async function importLevelLog(
-  store: LevelStore,
-  lines: AsyncIterable<string>,
-): Promise<{ ok: true; head: number } | ({ ok: false } & Damage)> {
+export async function importLevelLog(store: LevelStore, lines: AsyncIterable<string>): Promise<ToolResult> {
   const { db } = store;
   const [any] = await db.keys({ limit: 1 }).all();
   if (any !== undefined) {

@@ -2,7 +2,9 @@ import { GENESIS_HASH } from './hash.js';
 import { createGroupCommit } from './group-commit.js';
 import { HEAD_META_KEY, assertMetaKey, historyPrefix, revisionRange } from './keys.js';
 import type { CommitBatch } from './group-commit.js';
-import type { EventLog, LogEntry } from './types.js';
+import type { LogAdapter } from './log-lifecycle.js';
+import { logOverCore } from './log-over-core.js';
+import type { LogEntry } from './types.js';
 
 /** Options of {@link createMemoryLog}. */
 export interface MemoryLogOptions {
@@ -17,8 +19,8 @@ function ioTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-/** An `EventLog` kept in memory, with the same semantics as the LevelDB adapter; survives close/open. */
-export function createMemoryLog(options: MemoryLogOptions = {}): EventLog {
+/** An event log kept in memory, with the same semantics as the LevelDB adapter; survives close/open. */
+export function createMemoryLog(options: MemoryLogOptions = {}): LogAdapter {
   // Entries are kept as their stored JSON, so readers get copies and nobody can alter the log.
   const entries: string[] = [];
   const history = new Map<string, number[]>();
@@ -44,7 +46,7 @@ export function createMemoryLog(options: MemoryLogOptions = {}): EventLog {
     return JSON.parse(entries[revision - 1]) as LogEntry;
   }
 
-  return {
+  return logOverCore(core, {
     async open() {
       if (opened) return;
       const head = entries.length;
@@ -56,13 +58,6 @@ export function createMemoryLog(options: MemoryLogOptions = {}): EventLog {
       opened = false;
       await core.stop();
     },
-
-    head: () => core.head(),
-
-    append: (inputs, metaValues, reads) => core.append(inputs, metaValues, reads),
-
-    // One writer: nothing to catch up with.
-    catchUp: async () => core.assertReadable(),
 
     async *read(fromRevision, toRevision) {
       core.assertReadable();
@@ -88,13 +83,6 @@ export function createMemoryLog(options: MemoryLogOptions = {}): EventLog {
       for (const revision of revisions) yield entryAt(revision);
     },
 
-    async ensureMeta(key, value) {
-      const stored = await this.getMeta(key);
-      if (stored !== undefined) return stored;
-      await this.putMeta(key, value);
-      return value;
-    },
-
     async getMeta(key) {
       core.assertReadable();
       return meta.get(key);
@@ -106,11 +94,5 @@ export function createMemoryLog(options: MemoryLogOptions = {}): EventLog {
       await ioTurn();
       meta.set(key, value);
     },
-
-    onCommit: (listener) => core.onCommit(listener),
-
-    stats: () => core.stats(),
-
-    writeFailure: () => core.writeFailure(),
-  };
+  });
 }

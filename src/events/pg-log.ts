@@ -8,7 +8,10 @@ import type { CommitBatch, GroupCommitDeps } from './group-commit.js';
 import { assertMetaKey, revisionRange } from './keys.js';
 import { describePgDatabase } from './pg-connection.js';
 import { PG_LOCK, PG_LOCK_SPACE, migratePgSchema } from './pg-schema.js';
-import type { EventLog, LogEntry } from './types.js';
+import type { LogAdapter } from './log-lifecycle.js';
+import { logOverCore } from './log-over-core.js';
+import type { SharedLog } from './shared-log.js';
+import type { LogEntry } from './types.js';
 
 /** Options of {@link createPgLog}. */
 export interface PgLogOptions {
@@ -145,8 +148,11 @@ interface HeadRow {
   last: string | null;
 }
 
+/** A PostgreSQL log: the common ports, and the part the other instances' presence drives. */
+export type PgLog = LogAdapter & SharedLog;
+
 /**
- * An `EventLog` in PostgreSQL, shared by every instance on the database. Appends are
+ * An event log in PostgreSQL, shared by every instance on the database. Appends are
  * serialized by the head row: each group-commit batch is one transaction that moves the head from
  * the revision this instance has applied to the batch's last (one statement). When another instance
  * appended first, the statement moves nothing; the writer then locks the head row, reads what the
@@ -158,7 +164,7 @@ interface HeadRow {
  * every other instance's commit (while one runs: see `othersRunning`), a poll every `pollMs` covers
  * a lost notification, and both read from the last applied revision.
  */
-export function createPgLog(options: PgLogOptions): EventLog {
+export function createPgLog(options: PgLogOptions): PgLog {
   const where = describePgDatabase(options.connection);
   const clientConfig: ClientConfig = { ...options.connection, query_timeout: QUERY_TIMEOUT_MS };
   const pollMs = options.pollMs ?? 500;
@@ -521,13 +527,13 @@ export function createPgLog(options: PgLogOptions): EventLog {
       .catch(() => undefined);
   }
 
-  /** See EventLog.othersRunning. */
+  /** See SharedLog.othersRunning. */
   function othersRunning(running: boolean): void {
     othersRun = running;
     followOthers();
   }
 
-  return {
+  return logOverCore(core, {
     othersRunning,
     async open() {
       if (closing) await closing;
@@ -557,10 +563,6 @@ export function createPgLog(options: PgLogOptions): EventLog {
       });
       return closing;
     },
-
-    head: () => core.head(),
-
-    append: (inputs, meta, reads) => core.append(inputs, meta, reads),
 
     async catchUp() {
       core.assertReadable();
@@ -644,11 +646,5 @@ export function createPgLog(options: PgLogOptions): EventLog {
         pendingMeta.delete(put);
       }
     },
-
-    onCommit: (listener) => core.onCommit(listener),
-
-    stats: () => core.stats(),
-
-    writeFailure: () => core.writeFailure(),
-  };
+  });
 }

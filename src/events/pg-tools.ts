@@ -5,8 +5,8 @@ import { AppError } from '../util/errors.js';
 import { errorChain } from '../util/error-chain.js';
 import { verifyEntries } from './hash.js';
 import { revisionRange } from './keys.js';
-import type { LogReader, StoreCheck } from './level-tools.js';
-import { DamageFound, exportCheckedEntries, importCheckedEntries, type Damage } from './log-damage.js';
+import type { OfflineLog, StoreCheck, ToolResult } from './log-admin.js';
+import { DamageFound, exportCheckedEntries, importCheckedEntries } from './log-damage.js';
 import { describePgDatabase } from './pg-connection.js';
 import { PG_LOCK, PG_LOCK_SPACE, migratePgSchema } from './pg-schema.js';
 import type { SnapshotStore } from './snapshot-store.js';
@@ -143,7 +143,7 @@ async function* storedEntries(
 }
 
 /** A read-only view of the PostgreSQL log for the tools (no snapshots: they stay in LevelDB). */
-export async function createPgLogReader(store: PgStore): Promise<LogReader> {
+export async function createPgLogReader(store: PgStore): Promise<OfflineLog> {
   const { head } = await headRow(store.client);
   return {
     head: () => head,
@@ -189,7 +189,7 @@ export async function verifyPgStore(store: PgStore): Promise<StoreCheck> {
 export async function exportPgLog(
   store: PgStore,
   write: (line: string) => Promise<void>,
-): Promise<{ ok: true; head: number } | ({ ok: false } & Damage)> {
+): Promise<ToolResult> {
   return exportCheckedEntries(storedEntries(store.client), write);
 }
 
@@ -197,10 +197,7 @@ export async function exportPgLog(
  * `mesh-cp log import` into PostgreSQL: the exported entries verbatim into an empty log, checking
  * the chain while it goes, in one transaction: on damage nothing is kept.
  */
-export async function importPgLog(
-  store: PgStore,
-  lines: AsyncIterable<string>,
-): Promise<{ ok: true; head: number } | ({ ok: false } & Damage)> {
+export async function importPgLog(store: PgStore, lines: AsyncIterable<string>): Promise<ToolResult> {
   const { client } = store;
   const { rows } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM mesh_log_entries');
   if (rows[0].n > 0 || (await headRow(client)).head > 0) {

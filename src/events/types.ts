@@ -1,5 +1,3 @@
-import type { SnapshotStore } from './snapshot-store.js';
-
 /** What a log entry did to its resource. */
 export type Operation = 'create' | 'update' | 'delete';
 
@@ -87,69 +85,6 @@ export type CommitListener = (entries: readonly LogEntry[]) => void;
 export interface EventLogStats {
   batches: number;
   entries: number;
-}
-
-/** The port every log adapter implements; `test/contract/` runs one suite against each. */
-export interface EventLog {
-  open(): Promise<void>;
-  /** Writes what is pending, then closes. Appends after close are refused. */
-  close(): Promise<void>;
-  /**
-   * Revision of the last durable entry this process has applied (0 when empty): its own and, in a
-   * log shared by several instances, those of the others it has read.
-   */
-  head(): number;
-  /**
-   * Appends entries as one atomic, contiguous group. Revisions are assigned synchronously (final
-   * once durable, see {@link AppendResult}); the group joins the next batch (group commit: one
-   * synced write per batch). `meta` key/values are written in the same batch (e.g. sync cursors).
-   * `reads` is what the group was decided on, at `head()`: a shared log refuses the group with
-   * {@link AppendConflict} when another writer changed any of it first (the caller decides again).
-   */
-  append(
-    inputs: readonly EventInput[],
-    meta?: Readonly<Record<string, string>>,
-    reads?: ReadSet,
-  ): AppendResult;
-  /** Durable entries with fromRevision <= revision <= toRevision, in order. */
-  read(fromRevision: number, toRevision?: number): AsyncIterable<LogEntry>;
-  /** Durable entries of one resource, oldest first, through the history index. */
-  history(kind: string, mesh: string | undefined, name: string): AsyncIterable<LogEntry>;
-  /**
-   * Durable entries as their stored JSON text, in chunks, newest first when `reverse`: for
-   * start-up, which reads each resource's last change and skips the rest unparsed.
-   */
-  readRawChunks(opts: { from?: number; to?: number; reverse?: boolean }): AsyncIterable<string[]>;
-  getMeta(key: string): Promise<string | undefined>;
-  /** Stores `value` under `key` unless a value is there already; resolves with the stored one. */
-  ensureMeta(key: string, value: string): Promise<string>;
-  /**
-   * Applies what other writers of a shared log have appended up to the store's current head (a
-   * no-op for a log with one writer), e.g. before a zone's cursor is compared with `head()`. The
-   * first call also starts following them: from then on their entries reach the commit listeners
-   * as they come (start-up calls it once the projections are loaded and listening).
-   */
-  catchUp(): Promise<void>;
-  /**
-   * A log shared with other instances (PostgreSQL) is told whether any other instance runs on it
-   * now (the cluster's heartbeats). It is woken by their notifications only while one does: alone,
-   * it would only receive its own (a wake-up of PostgreSQL and of this process per batch, ~10% of
-   * the write rate on two cores). Logs with one writer do not have it.
-   */
-  othersRunning?(running: boolean): void;
-  /** Writes one meta value durably on its own. */
-  putMeta(key: string, value: string): Promise<void>;
-  /** Registers a listener for durable batches; returns a function that removes it. */
-  onCommit(listener: CommitListener): () => void;
-  /** Group-commit counters, for benchmarks and tests. */
-  stats(): EventLogStats;
-  /**
-   * Why appends are refused while the log retries a failed write (a full disk), e.g. `event log
-   * cannot write: …: No space left on device`; undefined while it takes writes.
-   */
-  writeFailure(): string | undefined;
-  /** Snapshots of the projections kept in the same store (LevelDB only). */
-  snapshots?: SnapshotStore;
 }
 
 /**

@@ -1,4 +1,5 @@
-import type { EventLog, LogEntry } from '../events/types.js';
+import type { EventLog } from '../events/event-log.js';
+import type { LogEntry } from '../events/types.js';
 import type { ResourceViews } from './resource-views.js';
 import { resourceKey } from '../resources/keys.js';
 

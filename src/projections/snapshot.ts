@@ -2,7 +2,8 @@ import { performance } from 'node:perf_hooks';
 
 import type { Snapshot, SnapshotItem, SnapshotStore } from '../events/snapshot-store.js';
 import { SnapshotDamaged } from '../events/snapshot-store.js';
-import type { Actor, EventLog, LogEntry } from '../events/types.js';
+import type { EventLog } from '../events/event-log.js';
+import type { Actor, LogEntry } from '../events/types.js';
 import type { Registry } from '../resources/registry.js';
 import { loadLatest } from './load-latest.js';
 import type { ResourceViews } from './resource-views.js';

@@ -8,7 +8,7 @@ import { createSyncSource } from '../app/sync-source.js';
 import type { TokenService } from '../app/token-service.js';
 import { MESH_CP_VERSION } from '../app/versions.js';
 import type { Config } from '../config/schema.js';
-import type { EventLog } from '../events/types.js';
+import type { EventLog } from '../events/event-log.js';
 import type { ResourceViews } from '../projections/resource-views.js';
 import { registry } from '../resources/registry.js';
 import type { StatusStore, Subscription } from '../status/status-store.js';
@@ -141,29 +141,30 @@ function verifiedCredentials(config: Config, logger?: Logger): grpc.ChannelCrede
   return grpc.credentials.createSsl();
 }
 
+/** What Global's sync server or a zone's sync client is built from. */
+export interface MultizoneDeps {
+  /** What Global's sync server and a zone's sync client read of the log. */
+  log: Pick<EventLog, 'head' | 'read' | 'onCommit' | 'getMeta' | 'catchUp'>;
+  views: ResourceViews;
+  commands: Commands;
+  status: StatusStore;
+  tokens: TokenService;
+  info: { instanceId: string; clusterId: string };
+  /** A zone on a shared log: only the leader of its instances syncs with Global. */
+  leadership?: Pick<PgCluster, 'leads' | 'onLeadChange'>;
+  /** Global on a shared log: the open subscription of a zone connected to another instance. */
+  elsewhere?: (zone: string) => Subscription | undefined;
+  maskedConfig: () => Record<string, unknown>;
+  https?: TlsMaterial;
+  logger?: Logger;
+  now: () => Date;
+  options?: MultizoneOptions;
+  /** Zone: answers Global's requests for a view of one of this zone's proxies. */
+  answerDump?: (req: DumpRequest) => Promise<{ contentType: string; body: string }>;
+}
+
 /** Starts Global's sync server or a zone's sync client, per `mode`; undefined in standalone mode. */
-export async function startMultizone(
-  config: Config,
-  deps: {
-    log: EventLog;
-    views: ResourceViews;
-    commands: Commands;
-    status: StatusStore;
-    tokens: TokenService;
-    info: { instanceId: string; clusterId: string };
-    /** A zone on a shared log: only the leader of its instances syncs with Global. */
-    leadership?: Pick<PgCluster, 'leads' | 'onLeadChange'>;
-    /** Global on a shared log: the open subscription of a zone connected to another instance. */
-    elsewhere?: (zone: string) => Subscription | undefined;
-    maskedConfig: () => Record<string, unknown>;
-    https?: TlsMaterial;
-    logger?: Logger;
-    now: () => Date;
-    options?: MultizoneOptions;
-    /** Zone: answers Global's requests for a view of one of this zone's proxies. */
-    answerDump?: (req: DumpRequest) => Promise<{ contentType: string; body: string }>;
-  },
-): Promise<Multizone | undefined> {
+export async function startMultizone(config: Config, deps: MultizoneDeps): Promise<Multizone | undefined> {
   if (config.mode === 'standalone') return undefined;
   const source = createSyncSource({ registry, views: deps.views });
   const applier = createSyncApplier({ registry, commands: deps.commands, now: deps.now });

@@ -1,9 +1,9 @@
 /**
  * The data plane server of standalone and zone control planes (decisions §11): ADS on
  * `xdsServer.grpcPort`, streams named and checked by the mesh config source, and their counters
- * turned into DataplaneInsight subscriptions (online while a stream is open; on a zone, Global sees
- * them through the sync of insights). Loaded only when it starts: gRPC and the protos stay out of
- * start-up otherwise.
+ * turned into DataplaneInsight subscriptions by the stream bookkeeping of src/xds/proxy-streams.ts
+ * (online while a stream is open; on a zone, Global sees them through the sync of insights). Loaded
+ * only when it starts: gRPC and the protos stay out of start-up otherwise.
  */
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
@@ -16,18 +16,11 @@ import { AdsServer } from '../xds/ads-server.js';
 import type { AdsStream } from '../xds/ads-stream.js';
 import { warmEnvoyProtos } from '../xds/envoy-protos.js';
 import { createMeshConfigSource } from '../xds/mesh-config-source.js';
-import { dataplaneLookup, nodeIdentity } from '../xds/node-identity.js';
-import {
-  createProxyInsights,
-  type CounterReader,
-  type CountersByKind,
-  type ProxySubscriptionHandle,
-  type StreamCounters,
-} from '../xds/proxy-insights.js';
-import type { StreamInfo } from '../xds/stream-info.js';
+import { dataplaneLookup } from '../xds/node-identity.js';
+import { createProxyInsights } from '../xds/proxy-insights.js';
+import { createProxyStreams } from '../xds/proxy-streams.js';
 import { authnWarning, createProxyTokenCheck } from '../xds/proxy-token.js';
 import { createRefusalLog, peerHost } from '../util/refusal-log.js';
-import { SHORT_TYPE } from '../xds/type-urls.js';
 import { onMeshChange, xdsSources } from './xds-sources.js';
 import { localZoneOf } from '../config/local-zone.js';
 import { parseDuration } from '../util/duration.js';
@@ -35,32 +28,6 @@ import { isTokenSecret } from '../tokens/token-types.js';
 
 /** Refused streams log one line per caller address per this interval (then a count of the rest). */
 const REFUSAL_LOG_INTERVAL_MS = 10_000;
-
-/**
- * An open stream's insight bookkeeping; it is the reader of the stream's counters (called when the
- * insight is published).
- */
-class OpenStream implements CounterReader {
-  constructor(
-    readonly info: StreamInfo,
-    readonly handle: ProxySubscriptionHandle,
-    /** Its proxy. */
-    readonly mesh: string,
-    readonly name: string,
-    /** The proxy's stream opened before this one, while it is open. */
-    public older: OpenStream | undefined,
-  ) {}
-
-  counters(): StreamCounters {
-    // A type's status carries its three counters itself: read as they are, not copied.
-    const byKind: CountersByKind = {};
-    for (const [url, status] of this.info.types) {
-      const kind = SHORT_TYPE[url];
-      if (kind) byKind[kind] = status;
-    }
-    return { byKind, lastUpdateTime: this.info.lastUpdateMs ?? this.info.lastUpdateTime };
-  }
-}
 
 /** A started xDS server. */
 export interface XdsServer {
@@ -76,8 +43,8 @@ export interface XdsServer {
   close(): Promise<void>;
 }
 
-/** Starts ADS on `xdsServer.grpcPort` (0: any free port). */
-export async function startXdsServer(deps: {
+/** What the data plane server is built from. */
+export interface XdsServerDeps {
   config: Config;
   views: ResourceViews;
   /** The policy engine: each proxy is served its entry there. */
@@ -87,7 +54,10 @@ export async function startXdsServer(deps: {
   instanceId: string;
   logger?: Logger;
   now: () => Date;
-}): Promise<XdsServer> {
+}
+
+/** Starts ADS on `xdsServer.grpcPort` (0: any free port). */
+export async function startXdsServer(deps: XdsServerDeps): Promise<XdsServer> {
   const { config, views, logger } = deps;
   const authnType = config.dpServer.authn.type;
   const warning = authnWarning(authnType);
@@ -108,57 +78,18 @@ export async function startXdsServer(deps: {
     now: deps.now,
     publishMs: parseDuration(config.xdsServer.dataplaneStatusFlushInterval),
   });
-  /** Insight bookkeeping per open stream, by stream id. */
-  const open = new Map<string, OpenStream>();
-  /** The newest open stream of each proxy, by mesh then name; older ones follow its `older` links. */
-  const newest = new Map<string, Map<string, OpenStream>>();
-  const newestOf = (mesh: string, name: string): OpenStream | undefined => newest.get(mesh)?.get(name);
-  const setNewest = (mesh: string, name: string, entry: OpenStream | undefined): void => {
-    let byName = newest.get(mesh);
-    if (entry) {
-      if (!byName) newest.set(mesh, (byName = new Map()));
-      byName.set(name, entry);
-    } else if (byName?.delete(name) && byName.size === 0) newest.delete(mesh);
-  };
-  /** The Dataplane of a stream: as the source named it when it opened, else read from the node. */
-  const proxyOf = (info: StreamInfo): { mesh: string; name: string } | undefined => {
-    if (info.proxy) return info.proxy;
-    const who = nodeIdentity(info.node, lookup);
-    return who.ok ? who : undefined;
-  };
+  const streams = createProxyStreams({ insights, lookup, instanceId: deps.instanceId });
   ads.on('connect', (info) => {
-    const who = proxyOf(info);
+    const who = streams.connected(info);
     if (!who) return;
-    const handle = insights.open(who.mesh, who.name, {
-      id: info.id,
-      controlPlaneInstanceId: deps.instanceId,
-      userAgent: info.userAgent,
-    });
-    const entry = new OpenStream(info, handle, who.mesh, who.name, newestOf(who.mesh, who.name));
-    open.set(info.id, entry);
-    setNewest(who.mesh, who.name, entry);
     logger?.info(
       { mesh: who.mesh, dataplane: who.name, stream: info.id, peer: info.peer },
       'proxy connected',
     );
   });
-  ads.on('update', (info) => {
-    const entry = open.get(info.id);
-    entry?.handle.update(entry);
-  });
+  ads.on('update', (info) => streams.updated(info));
   ads.on('disconnect', (info, status) => {
-    const entry = open.get(info.id);
-    open.delete(info.id);
-    if (entry) {
-      // Unlinked from its proxy's list, so that a proxy's list holds its open streams only.
-      let at = newestOf(entry.mesh, entry.name);
-      if (at === entry) setNewest(entry.mesh, entry.name, entry.older);
-      else {
-        while (at && at.older !== entry) at = at.older;
-        if (at) at.older = entry.older;
-      }
-      entry.handle.close();
-    }
+    streams.disconnected(info);
     logger?.info(
       { stream: info.id, code: status.code, details: clipDetails(status.details) },
       'proxy disconnected',
@@ -198,8 +129,8 @@ export async function startXdsServer(deps: {
       warming.unref();
     },
     streamOf(mesh, name) {
-      for (let at = newestOf(mesh, name); at; at = at.older) {
-        const stream = ads.stream(at.info.id);
+      for (const id of streams.openIds(mesh, name)) {
+        const stream = ads.stream(id);
         if (stream) return stream;
       }
       return undefined;
@@ -208,9 +139,7 @@ export async function startXdsServer(deps: {
       clearInterval(sweep);
       clearTimeout(warming);
       await ads.close();
-      for (const entry of open.values()) entry.handle.close();
-      open.clear();
-      newest.clear();
+      streams.close();
       insights.close();
     },
   };

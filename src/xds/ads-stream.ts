@@ -1,8 +1,8 @@
 import { sameStrings } from '../util/deep-equal.js';
 import { ADS_LIMITS, clipDetails } from './ads-limits.js';
 import type { AdsCall, DiscoveryRequest } from './ads-protocol.js';
-import type { NamedResource, ProxyHandle, ResourceSet } from './config-source.js';
-import type { EncodedAny, EncodedSet } from './encode-any.js';
+import type { ProxyHandle, ResourceSet } from './config-source.js';
+import type { EncodedAny, EncodedSet, NamedResource } from './encode-any.js';
 import { encodedSet, sameEncoding } from './encode-any.js';
 import { epochTime, streamTime, type StreamInfo, type TypeStatus } from './stream-info.js';
 import { CLUSTER, CLUSTER_LOAD_ASSIGNMENT, LISTENER, ROUTE_CONFIGURATION } from './type-urls.js';

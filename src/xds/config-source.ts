@@ -1,11 +1,6 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { Node } from './ads-protocol.js';
-
-/** One resource to serve, before encoding: its name and the object `encodeAny` takes. */
-export interface NamedResource {
-  name: string;
-  resource: object;
-}
+import type { NamedResource } from './encode-any.js';
 
 /** The resources of one type for a subscription, and the version (log revision) they were computed at. */
 export interface ResourceSet {

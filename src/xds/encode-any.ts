@@ -1,6 +1,5 @@
 import protobuf from 'protobufjs';
 import { AppError } from '../util/errors.js';
-import type { NamedResource } from './config-source.js';
 import { envoyType } from './envoy-protos.js';
 import { TYPE_URL_PREFIX, typeNameOf } from './type-urls.js';
 
@@ -8,6 +7,12 @@ import { TYPE_URL_PREFIX, typeNameOf } from './type-urls.js';
 export interface EncodedAny {
   type_url: string;
   value: Buffer;
+}
+
+/** One resource to serve, before encoding: its name and the object `encodeAny` takes. */
+export interface NamedResource {
+  name: string;
+  resource: object;
 }
 
 const ANY = '.google.protobuf.Any';

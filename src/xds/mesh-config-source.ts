@@ -13,13 +13,8 @@ import { sameStrings } from '../util/deep-equal.js';
 import { AppError, type ErrorCode } from '../util/errors.js';
 import { deadlineTimer } from '../util/deadline-timer.js';
 import type { Node } from './ads-protocol.js';
-import type {
-  ConfigSource,
-  NamedResource,
-  ProxyHandle,
-  ResourceSet,
-  StreamFollower,
-} from './config-source.js';
+import type { ConfigSource, ProxyHandle, ResourceSet, StreamFollower } from './config-source.js';
+import type { NamedResource } from './encode-any.js';
 import type { DumpSources } from './dump.js';
 import type { Networking } from '../policies/proxy-interfaces.js';
 import type { MatchView, ProxiesChange } from '../policies/match-view.js';

@@ -1,5 +1,6 @@
 import type { SnapshotItem, SourceItem, SyncSource } from '../app/sync-source.js';
-import type { EventLog, LogEntry } from '../events/types.js';
+import type { EventLog } from '../events/event-log.js';
+import type { LogEntry } from '../events/types.js';
 import type { ResourceDescriptor } from '../resources/descriptor.js';
 import type {
   Ack,
@@ -96,13 +97,16 @@ const PROGRESS_EVERY = 10_000;
 /** …or after this long idle (not at every idle moment: each move costs the receiver a synced write). */
 const PROGRESS_IDLE_MS = 1000;
 
+/** What a sender reads of the log: live batches, the head, and the entries it did not keep. */
+export type SenderLog = Pick<EventLog, 'head' | 'read' | 'onCommit'>;
+
 /**
  * Creates a sender. It registers its commit listener at once, so a snapshot taken by `start` in
  * the same turn misses nothing. Live entries come from that listener; anything it did not keep
  * (a resume, an overflow) is read from the log, which is the buffer of last resort.
  */
 export function createEntrySender(deps: {
-  log: EventLog;
+  log: SenderLog;
   source: SyncSource;
   selectEntry(entry: LogEntry): boolean;
   selectItem(desc: ResourceDescriptor, item: SourceItem): boolean;

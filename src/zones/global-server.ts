@@ -1,17 +1,11 @@
 import * as grpc from '@grpc/grpc-js';
-import type { Logger } from 'pino';
-import type { Commands } from '../app/commands.js';
-import type { SyncApplier } from '../app/sync-apply.js';
-import type { SyncSource } from '../app/sync-source.js';
-import type { Actor, EventLog } from '../events/types.js';
+import type { Actor } from '../events/types.js';
 import { NO_MULTI_LINE_KEYS, controlCharacterCauses } from '../resources/control-characters.js';
 import { meshNameKey, splitMeshNameKey, zonedName } from '../resources/keys.js';
-import type { Registry } from '../resources/registry.js';
 import { validSpec } from '../resources/validate.js';
-import type { Insight, StatusStore, Subscription } from '../status/status-store.js';
+import type { Insight } from '../status/status-store.js';
 import { AppError } from '../util/errors.js';
 import { printable } from '../util/printable.js';
-import type { SenderLimits } from './entry-sender.js';
 import type { GlobalSessionServer } from './global-session.js';
 import { GlobalSession } from './global-session.js';
 import type { GlobalStreamServer } from './global-stream.js';
@@ -19,13 +13,16 @@ import { GlobalStream } from './global-stream.js';
 import { statusName, toStreamEnd } from './grpc-errors.js';
 import { createIngressServices } from './ingress-services.js';
 import { createRefusalLog } from '../util/refusal-log.js';
-import type { StreamEnd, StreamTimers } from './peer-stream.js';
+import type { StreamEnd } from './peer-stream.js';
 import { DEFAULT_TIMERS } from './peer-stream.js';
 import type { DumpReply } from './dump-requests.js';
 import { createDumpRequests } from './dump-requests.js';
-import type { DumpRequest, Hello, StatusUpdate, SyncStream, WireVersion } from './sync-protocol.js';
+import type { DumpRequest, Hello, StatusUpdate, SyncStream } from './sync-protocol.js';
 import { CHANNEL_OPTIONS, syncServerService } from './sync-protocol.js';
 import { createZoneInsights } from './zone-insights.js';
+import type { GlobalSyncDeps } from './global-sync-deps.js';
+
+export type { GlobalSyncDeps } from './global-sync-deps.js';
 
 /** One entry of `GET /status/zones` (spec 2.17, decisions §6). */
 export interface ZoneStatus {
@@ -48,26 +45,6 @@ export interface GlobalSyncServer {
    */
   proxyDump(zone: string, req: Omit<DumpRequest, 'id'>): Promise<DumpReply>;
   close(): Promise<void>;
-}
-
-/** Dependencies of {@link createGlobalSyncServer}. */
-export interface GlobalSyncDeps {
-  registry: Registry;
-  log: EventLog;
-  commands: Commands;
-  applier: SyncApplier;
-  source: SyncSource;
-  verifyZone(token: string): Promise<{ zone: string; scope: string[]; tokenId: string }>;
-  status: StatusStore;
-  info: { instanceId: string; clusterId: string; version: WireVersion };
-  /** With several Global instances on one log: the open subscription of a zone connected to another. */
-  elsewhere?: (zone: string) => Subscription | undefined;
-  logger?: Logger;
-  now: () => Date;
-  timers?: StreamTimers;
-  limits?: Partial<SenderLimits>;
-  /** How long a zone has to answer a proxy view request (default 5 s). */
-  dumpTimeoutMs?: number;
 }
 
 const SYSTEM_ACTOR: Actor = { name: 'mesh-cp', groups: ['mesh-system'], address: 'local' };

@@ -6,7 +6,7 @@ import type { EntryReceiver } from './entry-receiver.js';
 import { createEntryReceiver, parseCursor } from './entry-receiver.js';
 import type { EntrySender } from './entry-sender.js';
 import { createEntrySender, planStart } from './entry-sender.js';
-import type { GlobalSyncDeps } from './global-server.js';
+import type { GlobalSyncDeps } from './global-sync-deps.js';
 import type { IngressServices } from './ingress-services.js';
 import type { PeerStream } from './peer-stream.js';
 import type { Hello, ReceivedMessage, StatusUpdate } from './sync-protocol.js';

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { Commands } from '../app/commands.js';
 import type { AvailableService, SourceItem, SyncSource } from '../app/sync-source.js';
-import type { Actor, EventLog } from '../events/types.js';
+import type { EventLog } from '../events/event-log.js';
+import type { Actor } from '../events/types.js';
 import type { ResourceDescriptor } from '../resources/descriptor.js';
 import { zoneIngress } from '../resources/kinds/zone-ingress.js';
 import { validSpec } from '../resources/validate.js';
@@ -33,7 +34,7 @@ export interface IngressServices {
  * the zone, so they stay the zone's and flow to the other zones like any ingress change).
  */
 export function createIngressServices(deps: {
-  log: EventLog;
+  log: Pick<EventLog, 'onCommit'>;
   source: SyncSource;
   commands: Commands;
   logger?: Logger;

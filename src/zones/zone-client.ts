@@ -1,59 +1,17 @@
 import * as grpc from '@grpc/grpc-js';
-import type { Logger } from 'pino';
-import type { SyncApplier } from '../app/sync-apply.js';
-import type { SyncSource } from '../app/sync-source.js';
-import type { EventLog } from '../events/types.js';
-import type { Registry } from '../resources/registry.js';
-import type { StatusStore } from '../status/status-store.js';
-import type { SenderLimits } from './entry-sender.js';
-import type { StreamTimers } from './peer-stream.js';
-import type { DumpRequest, SyncClient, WireVersion } from './sync-protocol.js';
+import type { SyncClient } from './sync-protocol.js';
 import { CHANNEL_OPTIONS, syncClientConstructor } from './sync-protocol.js';
 import { explainConnectFailure } from './connect-failure.js';
 import { ZoneSession } from './zone-session.js';
+import type { GlobalLink, ZoneSyncDeps } from './zone-sync-deps.js';
 
-/** What a zone says about the Global it follows (`GET /`, `/config`). */
-export interface GlobalLink {
-  /** This zone's name. */
-  name: string;
-  globalAddress: string;
-  connected: boolean;
-  globalInstanceId?: string;
-  /** How the last Global→zone stream started (`resume` or `snapshot`). */
-  start?: string;
-  connectTime?: string;
-  disconnectTime?: string;
-  lastError?: string;
-}
+export type { GlobalLink, ZoneSyncDeps } from './zone-sync-deps.js';
 
 /** The zone's end of the sync: dials Global, keeps both streams up, reconnects with back-off. */
 export interface ZoneSyncClient {
   start(): void;
   describe(): GlobalLink;
   close(): Promise<void>;
-}
-
-/** Dependencies of {@link createZoneSyncClient}. */
-export interface ZoneSyncDeps {
-  registry: Registry;
-  log: EventLog;
-  applier: SyncApplier;
-  source: SyncSource;
-  status: StatusStore;
-  zone: string;
-  /** As configured (`grpcs://host:port`). */
-  globalAddress: string;
-  credentials: grpc.ChannelCredentials;
-  token: string;
-  info: { instanceId: string; clusterId: string; version: WireVersion; config: string };
-  logger?: Logger;
-  now: () => Date;
-  timers?: StreamTimers;
-  limits?: Partial<SenderLimits>;
-  /** Back-off between attempts: from `min` doubling to `max` (ms). */
-  backoff?: { min: number; max: number };
-  /** Answers Global's requests for a view of one of this zone's proxies; absent: none are answered. */
-  answerDump?: (req: DumpRequest) => Promise<{ contentType: string; body: string }>;
 }
 
 /** Creates the zone's sync client (architecture: Multi-zone sync). */

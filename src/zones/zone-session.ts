@@ -20,7 +20,7 @@ import type {
   WireCursor,
   Welcome,
 } from './sync-protocol.js';
-import type { GlobalLink, ZoneSyncDeps } from './zone-client.js';
+import type { GlobalLink, ZoneSyncDeps } from './zone-sync-deps.js';
 
 /** Meta key of what the zone applied of Global's log. */
 export const DOWN_CURSOR_KEY = 'sync.down';

@@ -1,14 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { GENESIS_HASH, hashEntry, verifyEntries } from '../../src/events/hash.js';
-import type { EventInput, EventLog, LogEntry, Operation } from '../../src/events/types.js';
+import type { LogAdapter } from '../../src/events/log-lifecycle.js';
+import type { EventInput, LogEntry, Operation } from '../../src/events/types.js';
 import { AppError } from '../../src/util/errors.js';
 
 /** One store under test: a log over it, a way to reopen it after close, and its removal. */
 export interface LogFixture {
-  log: EventLog;
+  log: LogAdapter;
   /** A log over the same store (call after closing `log`). */
-  reopen(): EventLog;
+  reopen(): LogAdapter;
   cleanup(): Promise<void>;
 }
 
@@ -64,11 +65,11 @@ function tick(i: number): Promise<void> {
 export function eventLogContract(adapter: string, makeFixture: LogFixtureFactory): void {
   describe(`EventLog contract: ${adapter}`, () => {
     const fixtures: LogFixture[] = [];
-    const logs: EventLog[] = [];
+    const logs: LogAdapter[] = [];
 
     async function setup(
       options: { now?: () => Date } = {},
-    ): Promise<{ log: EventLog; reopen(): Promise<EventLog> }> {
+    ): Promise<{ log: LogAdapter; reopen(): Promise<LogAdapter> }> {
       const fixture = await makeFixture(options);
       fixtures.push(fixture);
       logs.push(fixture.log);

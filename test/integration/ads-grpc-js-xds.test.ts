@@ -1,7 +1,8 @@
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdsServer } from '../../src/xds/ads-server.js';
-import type { ConfigSource, NamedResource } from '../../src/xds/config-source.js';
+import type { ConfigSource } from '../../src/xds/config-source.js';
+import type { NamedResource } from '../../src/xds/encode-any.js';
 import type { StreamInfo } from '../../src/xds/stream-info.js';
 import { CLUSTER, CLUSTER_LOAD_ASSIGNMENT, LISTENER } from '../../src/xds/type-urls.js';
 import {

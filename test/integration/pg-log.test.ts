@@ -3,9 +3,9 @@ import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { sealEntry, verifyEntries } from '../../src/events/hash.js';
-import { createPgLog } from '../../src/events/pg-log.js';
+import { createPgLog, type PgLog } from '../../src/events/pg-log.js';
 import { PG_LOCK, PG_LOCK_SPACE, migratePgSchema } from '../../src/events/pg-schema.js';
-import type { EventInput, EventLog, LogEntry } from '../../src/events/types.js';
+import type { EventInput, LogEntry } from '../../src/events/types.js';
 import { resourceKey } from '../../src/resources/keys.js';
 import { createTestDatabase, onDatabase, TEST_PG } from '../helpers/postgres.js';
 import type { TestDatabase } from '../helpers/postgres.js';
@@ -43,7 +43,7 @@ const until = (check: () => boolean | Promise<boolean>): Promise<true> => eventu
 
 describe('PostgreSQL event log: what the contract suite does not cover', () => {
   const databases: TestDatabase[] = [];
-  const logs: EventLog[] = [];
+  const logs: PgLog[] = [];
 
   async function database(): Promise<TestDatabase> {
     const db = await createTestDatabase();
@@ -51,7 +51,7 @@ describe('PostgreSQL event log: what the contract suite does not cover', () => {
     return db;
   }
 
-  function log(name: string, retry?: { firstMs: number; maxMs: number }): EventLog {
+  function log(name: string, retry?: { firstMs: number; maxMs: number }): PgLog {
     const made = createPgLog({ connection: { ...TEST_PG, database: name }, retry });
     logs.push(made);
     return made;
@@ -66,7 +66,7 @@ describe('PostgreSQL event log: what the contract suite does not cover', () => {
     const { name } = await database();
     const [a, b, c] = [log(name), log(name), log(name)];
     await Promise.all([a.open(), b.open(), c.open()]);
-    const seen = new Map<EventLog, number[]>([
+    const seen = new Map<PgLog, number[]>([
       [a, []],
       [b, []],
       [c, []],

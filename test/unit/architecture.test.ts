@@ -115,12 +115,95 @@ function violations(edges: readonly Edge[]): string[] {
   return found;
 }
 
+/** The source file a relative specifier names (`./x.js` is `./x.ts`), or undefined when it is not one of `files`. */
+function importedFile(file: string, specifier: string, files: ReadonlySet<string>): string | undefined {
+  if (!specifier.startsWith('./') && !specifier.startsWith('../')) return undefined;
+  const target = resolve(dirname(file), specifier).replace(/\.js$/, '.ts');
+  return files.has(target) ? target : undefined;
+}
+
+/** Which files of src/ each file imports (type-only imports included: a loop of types is a loop). */
+function importGraph(sources: ReadonlyMap<string, string>): Map<string, string[]> {
+  const files = new Set(sources.keys());
+  const graph = new Map<string, string[]>();
+  for (const [file, source] of sources) {
+    const targets = specifiersOf(source).flatMap((specifier) => importedFile(file, specifier, files) ?? []);
+    graph.set(file, [...new Set(targets)]);
+  }
+  return graph;
+}
+
+/**
+ * The import loops among files, one line each (`a.ts -> b.ts -> a.ts`, from the loop's first file
+ * in name order): a shortest path back to itself from the first file of each strongly connected
+ * set of more than one file, or of a file that imports itself.
+ */
+function importLoops(graph: ReadonlyMap<string, readonly string[]>): string[] {
+  // Tarjan's strongly connected components.
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const components: string[][] = [];
+  const visit = (file: string): void => {
+    index.set(file, index.size);
+    low.set(file, index.get(file)!);
+    stack.push(file);
+    onStack.add(file);
+    for (const next of graph.get(file) ?? []) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(file, Math.min(low.get(file)!, low.get(next)!));
+      } else if (onStack.has(next)) low.set(file, Math.min(low.get(file)!, index.get(next)!));
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const component: string[] = [];
+    let member: string | undefined;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== file);
+    if (component.length > 1 || (graph.get(file) ?? []).includes(file)) components.push(component);
+  };
+  for (const file of [...graph.keys()].sort()) if (!index.has(file)) visit(file);
+  return components
+    .map((component) => {
+      const members = new Set(component);
+      const [first] = [...component].sort();
+      // Breadth first from `first`, inside the component, until an edge leads back to it.
+      const via = new Map<string, string>();
+      const queue = [first];
+      for (let i = 0; i < queue.length; i += 1) {
+        const at = queue[i];
+        for (const next of graph.get(at) ?? []) {
+          if (next === first) {
+            const path: string[] = [];
+            for (let step = at; step !== first; step = via.get(step)!) path.unshift(step);
+            return [first, ...path, first].map((file) => relative(ROOT, file)).join(' -> ');
+          }
+          if (members.has(next) && !via.has(next)) {
+            via.set(next, at);
+            queue.push(next);
+          }
+        }
+      }
+      throw new Error(`no loop through ${first}`);
+    })
+    .sort();
+}
+
 describe('architecture', () => {
   const files = sourceFiles(SRC);
-  const edges = files.flatMap((file) => edgesOf(file, readFileSync(file, 'utf8')));
+  const sources = new Map(files.map((file) => [file, readFileSync(file, 'utf8')]));
+  const edges = files.flatMap((file) => edgesOf(file, sources.get(file)!));
 
   it('every relative import in src/ follows the folder table', () => {
     expect(violations(edges)).toEqual([]);
+  });
+
+  it('has no import loop between files of src/, type-only imports included', () => {
+    expect(importLoops(importGraph(sources))).toEqual([]);
   });
 
   it('knows every folder under src/', () => {
@@ -191,6 +274,31 @@ describe('architecture', () => {
     it('sees the imports of the real tree', () => {
       expect(files.length).toBeGreaterThan(0);
       expect(edges.some((edge) => edge.from === 'config' && edge.to === 'util')).toBe(true);
+    });
+
+    it('finds import loops between files, type-only imports and longer loops included', () => {
+      const file = (name: string): string => join(SRC, 'fake', name);
+      const sources = new Map([
+        [file('a.ts'), "import type { B } from './b.js';"],
+        [file('b.ts'), "import { a } from './a.js';\nimport { c } from './c.js';"],
+        [file('c.ts'), "import { d } from '../fake/d.js';"],
+        [file('d.ts'), "export { e } from './e.js';"],
+        [file('e.ts'), "const c = await import('./c.js');"],
+        [
+          file('f.ts'),
+          "import { a } from './a.js';\nimport { z } from 'zod';\nimport { y } from './missing.js';",
+        ],
+        [file('g.ts'), "import type { G } from './g.js';"],
+      ]);
+      expect(importLoops(importGraph(sources))).toEqual([
+        'src/fake/a.ts -> src/fake/b.ts -> src/fake/a.ts',
+        'src/fake/c.ts -> src/fake/d.ts -> src/fake/e.ts -> src/fake/c.ts',
+        'src/fake/g.ts -> src/fake/g.ts',
+      ]);
+      sources.set(file('b.ts'), "import { c } from './c.js';");
+      sources.set(file('e.ts'), '');
+      sources.set(file('g.ts'), '');
+      expect(importLoops(importGraph(sources))).toEqual([]);
     });
 
     it('reports a fake edge that goes the wrong way, and passes allowed ones', () => {

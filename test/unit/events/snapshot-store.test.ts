@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createLevelLog } from '../../../src/events/level-log.js';
+import { createLevelLog, type LevelLog } from '../../../src/events/level-log.js';
 import type { Snapshot, SnapshotStore } from '../../../src/events/snapshot-store.js';
 import { SnapshotDamaged } from '../../../src/events/snapshot-store.js';
-import type { EventLog, WireResource } from '../../../src/events/types.js';
+import type { WireResource } from '../../../src/events/types.js';
 import { tempDir } from '../../helpers/control-plane.js';
 
 const T = '2026-01-01T00:00:00.000Z';
@@ -11,7 +11,7 @@ const zone = (name: string): WireResource => ({ type: 'Zone', name, creationTime
 
 describe('LevelDB snapshot store', () => {
   let dir: ReturnType<typeof tempDir>;
-  let log: EventLog;
+  let log: LevelLog;
   let store: SnapshotStore;
   let snapshot: Snapshot;
 
@@ -103,7 +103,7 @@ describe('LevelDB snapshot store', () => {
   });
 });
 
-async function firstHash(log: EventLog, revision: number): Promise<string | undefined> {
+async function firstHash(log: LevelLog, revision: number): Promise<string | undefined> {
   for await (const e of log.read(revision, revision)) return e.hash;
   return undefined;
 }

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSyncSource } from '../../../src/app/sync-source.js';
 import { createMemoryLog } from '../../../src/events/memory-log.js';
-import type { EventLog } from '../../../src/events/types.js';
+import type { LogAdapter } from '../../../src/events/log-lifecycle.js';
 import { createResourceViews, type ResourceViews } from '../../../src/projections/resource-views.js';
 import { registry } from '../../../src/resources/registry.js';
 import type { EntrySender } from '../../../src/zones/entry-sender.js';
@@ -11,7 +11,7 @@ import type { Batch, SyncMessage } from '../../../src/zones/sync-protocol.js';
 const actor = { name: 'test', groups: [], address: 'local' };
 
 /** A log holding `n` traffic permissions of the default mesh (after the mesh itself), as set `changeSet` if given. */
-async function logOf(n: number, changeSet?: string): Promise<EventLog> {
+async function logOf(n: number, changeSet?: string): Promise<LogAdapter> {
   const log = createMemoryLog();
   await log.open();
   await log.append([
@@ -49,7 +49,7 @@ async function logOf(n: number, changeSet?: string): Promise<EventLog> {
  * (`onSend` after each); `views`: the projections its source reads (a fresh one by default).
  */
 function startSender(
-  log: EventLog,
+  log: LogAdapter,
   sent: Batch[],
   opts: { from?: number; views?: ResourceViews; onSend?: () => void } = {},
 ): EntrySender {
@@ -75,7 +75,7 @@ describe('entry sender and change sets', () => {
   let sender: EntrySender | undefined;
   afterEach(() => sender?.stop());
 
-  const start = (log: EventLog, sent: Batch[], from: number) => {
+  const start = (log: LogAdapter, sent: Batch[], from: number) => {
     sender = startSender(log, sent, { from });
   };
 
