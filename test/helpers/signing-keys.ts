@@ -31,9 +31,17 @@ function asSecretData(der: string): string {
 }
 
 /**
+ * Hands the kept keys out again from the first: a test file that shares its process with the files
+ * before it starts as a file in a process of its own would (keys differ within a file, not across).
+ */
+export function restartTestKeys(): void {
+  handedOut = 0;
+}
+
+/**
  * The `keygen` of the tests' control planes: each call gives a key no earlier call in this test
- * process gave (as generated keys are all different), taken from the kept keys while they last,
- * then generated as the control plane's own `generateSigningKey` does.
+ * file gave (as generated keys are all different), taken from the kept keys while they last, then
+ * generated as the control plane's own `generateSigningKey` does.
  */
 export async function testKeygen(): Promise<string> {
   const keys = keptKeys();
