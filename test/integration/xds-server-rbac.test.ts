@@ -8,6 +8,7 @@ import { startListeningPlane } from '../helpers/control-plane.js';
 import { REPO_ROOT } from '../helpers/process.js';
 import { LISTENER } from '../../src/xds/type-urls.js';
 import { echo } from '../helpers/xds.js';
+import { eventually } from '../helpers/eventually.js';
 
 /**
  * TrafficPermission and MeshTrafficPermission at a proxyless gRPC *server*: a real
@@ -182,8 +183,7 @@ describe('RBAC at an XdsServer from TrafficPermission and MeshTrafficPermission'
         .streams()
         .find((s) => s.node.id === 'default.greeter-2' && s.disconnectTime === undefined)
         ?.types.get(LISTENER)?.lastNack;
-    const deadline = Date.now() + 10_000;
-    while (!nackOf() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await eventually(nackOf, 10_000, "greeter-2's NACK of its Listener");
     expect(nackOf()?.message).toContain('envoy.filters.http.rbac filter validation failed');
     expect(output()).toBe('');
   });

@@ -7,6 +7,7 @@ import { registry } from '../../../src/resources/registry.js';
 import type { EntrySender } from '../../../src/zones/entry-sender.js';
 import { DEFAULT_LIMITS, createEntrySender } from '../../../src/zones/entry-sender.js';
 import type { Batch, SyncMessage } from '../../../src/zones/sync-protocol.js';
+import { eventually } from '../../helpers/eventually.js';
 
 const actor = { name: 'test', groups: [], address: 'local' };
 
@@ -84,8 +85,7 @@ describe('entry sender and change sets', () => {
     const log = await logOf(1200, 'set-1');
     const sent: Batch[] = [];
     start(log, sent, 1);
-    const end = Date.now() + 5000;
-    while (sent.length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+    await eventually(() => sent.length > 0, 5000, 'a batch sent');
     expect(sent[0].entries).toHaveLength(1200);
     expect(sent[0].toRevision).toBe(1201);
     expect(new Set(sent[0].entries.map((e) => e.changeSet))).toEqual(new Set(['set-1']));
@@ -113,9 +113,8 @@ describe('entry sender and change sets', () => {
     });
     await log.append([input('single-1')]).durable;
     await log.append(Array.from({ length: 400 }, (_, i) => input(`s-${i}`, 'set-2'))).durable;
-    const end = Date.now() + 5000;
     const count = () => sent.reduce((n, b) => n + b.entries.length, 0);
-    while (count() < 401 && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+    await eventually(() => count() >= 401, 5000, '401 entries sent');
     const withSet = sent.filter((b) => b.entries.some((e) => e.changeSet === 'set-2'));
     expect(withSet).toHaveLength(1);
     expect(withSet[0].entries.filter((e) => e.changeSet === 'set-2')).toHaveLength(400);
