@@ -22,21 +22,23 @@ export async function servedResources(localZone: string | undefined): Promise<Re
   const { assignmentMemo } = await import('../xds/proxyless/clusters.js');
   type MeshView = ReturnType<typeof entryMesh>;
   type Resources = ReadonlyMap<string, Readonly<Record<string, unknown>>>;
-  // The proxies rendered from one state share its mesh (endpoints and their faults, read once).
   const begin = (): Render => {
-    const shared = new Map<MatchReads<unknown>, Map<string, MeshView>>();
     // Both states build equal assignments where the endpoints stay: built once, the same objects.
     const assignment = assignmentMemo();
-    const meshViewOf = (matches: MatchReads<unknown>, mesh: string): MeshView => {
-      let byMesh = shared.get(matches);
-      if (!byMesh) shared.set(matches, (byMesh = new Map()));
-      let view = byMesh.get(mesh);
-      if (!view) byMesh.set(mesh, (view = entryMesh(matches, mesh, assignment)));
-      return view;
+    /**
+     * What each state's renders share: its mesh (endpoints and their faults, read once), and the
+     * renders of its match classes (sidecars of one class in one zone are served the same resources
+     * for the same services, as the xDS server shares them: rendered once, the same map each time).
+     */
+    const states = new Map<
+      MatchReads<unknown>,
+      { meshes: Map<string, MeshView>; classes: Map<string, Resources> }
+    >();
+    const stateOf = (matches: MatchReads<unknown>) => {
+      let state = states.get(matches);
+      if (!state) states.set(matches, (state = { meshes: new Map(), classes: new Map() }));
+      return state;
     };
-    // Sidecars of one match class in one zone are served the same resources for the same services
-    // (as the xDS server shares them): rendered once per state and shared, the same map each time.
-    const byClass = new Map<MatchReads<unknown>, Map<string, Resources>>();
     return (views, matches, mesh, name, only) => {
       const item = views.get('Dataplane', mesh, name);
       const zone = localZone ?? (item && item.origin !== 'local' ? item.origin : undefined);
@@ -47,11 +49,12 @@ export async function servedResources(localZone: string | undefined): Promise<Re
         entry?.kind === 'SidecarDataplane'
           ? JSON.stringify([mesh, zone ?? '', entry.classKey, only ? [...only].sort() : null])
           : undefined;
-      let classes = byClass.get(matches);
-      if (!classes) byClass.set(matches, (classes = new Map()));
-      const seen = key === undefined ? undefined : classes.get(key);
+      const state = stateOf(matches);
+      const seen = key === undefined ? undefined : state.classes.get(key);
       if (seen) return seen;
-      const served = wouldBeServedConfig(sources, mesh, name, only, meshViewOf(matches, mesh));
+      let meshView = state.meshes.get(mesh);
+      if (!meshView) state.meshes.set(mesh, (meshView = entryMesh(matches, mesh, assignment)));
+      const served = wouldBeServedConfig(sources, mesh, name, only, meshView);
       const out = new Map<string, Record<string, unknown>>();
       const put = (type: string, list: ReadonlyArray<Record<string, unknown>>, key: string): void => {
         for (const r of list) out.set(servedKey(type, String(r[key])), r);
@@ -59,7 +62,7 @@ export async function servedResources(localZone: string | undefined): Promise<Re
       put('Listener', served.listeners, 'name');
       put('Cluster', served.clusters, 'name');
       put('ClusterLoadAssignment', served.assignments, 'cluster_name');
-      if (key !== undefined) classes.set(key, out);
+      if (key !== undefined) state.classes.set(key, out);
       return out;
     };
   };
