@@ -75,14 +75,14 @@ export function startProcess(
 
 /**
  * The node flags of `npm start` (package.json's start script, `exec node <flags>
- * dist/bin/mesh-cp.js run`): the bench runs mesh-cp with them, as `npm start` does.
+ * dist/bin/mesh-cp.cjs run`): the bench runs mesh-cp with them, as `npm start` does.
  */
 export function startScriptFlags(): string[] {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
-  const m = /^exec node((?: --[^ ]+)*) dist\/bin\/mesh-cp\.js run$/.exec(pkg.scripts.start);
+  const m = /^exec node((?: --[^ ]+)*) dist\/bin\/mesh-cp\.cjs run$/.exec(pkg.scripts.start);
   if (!m)
     throw new Error(
-      `package.json's start script is not "exec node [flags] dist/bin/mesh-cp.js run": ${pkg.scripts.start}`,
+      `package.json's start script is not "exec node [flags] dist/bin/mesh-cp.cjs run": ${pkg.scripts.start}`,
     );
   return m[1].split(' ').filter(Boolean);
 }
@@ -101,7 +101,7 @@ export function startMeshCp(
   const flags = (process.env.BENCH_SERVER_NODE_FLAGS ?? '').split(' ').filter(Boolean);
   return startProcess(
     'node',
-    [...startScriptFlags(), ...flags, ...nodeFlags, 'dist/bin/mesh-cp.js', 'run'],
+    [...startScriptFlags(), ...flags, ...nodeFlags, 'dist/bin/mesh-cp.cjs', 'run'],
     {
       MESH_STORE_LEVEL_PATH: dataDir,
       MESH_API_SERVER_PORT: '0',

@@ -125,7 +125,9 @@ program
   .action(run);
 registerConfigKeysCommand(program);
 registerLogCommands(program);
-await program.parseAsync(process.argv);
+// Not awaited at the top level: the bundle is CommonJS (scripts/build.mjs). A rejection is unhandled
+// and ends the process with its stack, as an exception thrown here would.
+void program.parseAsync(process.argv);
 
 /** The URL of the web GUI for a person on this machine: localhost unless the API binds one address. */
 function guiUrl(bindAddress: string, port: number): string {

@@ -87,13 +87,21 @@ export function listConfigKeys(): { path: string; env: string }[] {
   return CONFIG_KEYS.map((key) => ({ path: key.path.join('.'), env: key.env }));
 }
 
+/**
+ * Every default (`configSchema.parse({})`), parsed without zod's compiled fast path: a process
+ * parses it once or twice, and compiling the schema cost ~25 ms of every start.
+ */
+function configDefaults(): Config {
+  return configSchema.parse({}, { jitless: true });
+}
+
 function valueAt(config: unknown, path: readonly string[]): unknown {
   return path.reduce<unknown>((value, segment) => (value as Record<string, unknown>)[segment], config);
 }
 
 /** Every config key with its env name, default, meaning and whether it is inert, in schema order. */
 export function configKeyTable(): ConfigKeyRow[] {
-  const defaults = configSchema.parse({});
+  const defaults = configDefaults();
   return CONFIG_KEYS.map((key) => ({
     path: key.path.join('.'),
     env: key.env,
@@ -105,7 +113,7 @@ export function configKeyTable(): ConfigKeyRow[] {
 
 /** The inert keys that `config` sets to a value other than their default (each is warned of at start). */
 export function inertKeysSet(config: Config): { key: string; env: string }[] {
-  const defaults = configSchema.parse({});
+  const defaults = configDefaults();
   return CONFIG_KEYS.filter(
     (key) =>
       key.inert && JSON.stringify(valueAt(config, key.path)) !== JSON.stringify(valueAt(defaults, key.path)),

@@ -1,5 +1,6 @@
 import type * as grpc from '@grpc/grpc-js';
-import protobuf from 'protobufjs';
+import type protobufjs from 'protobufjs';
+import { protobuf } from './protobuf-lib.js';
 import type { EncodedAny } from './encode-any.js';
 import { envoyType } from './envoy-protos.js';
 import { CLUSTER, CLUSTER_LOAD_ASSIGNMENT, LISTENER, ROUTE_CONFIGURATION } from './type-urls.js';
@@ -130,7 +131,7 @@ const RESOURCES_BYTES = new WeakMap<readonly EncodedAny[], Uint8Array>();
 function resourcesBytes(resources: readonly EncodedAny[]): Uint8Array {
   let bytes = RESOURCES_BYTES.get(resources);
   if (!bytes) {
-    const w = protobuf.Writer.create();
+    const w = protobuf().Writer.create();
     for (const any of resources) w.uint32(18).bytes(anyBytes(any));
     bytes = w.finish();
     RESOURCES_BYTES.set(resources, bytes);
@@ -144,7 +145,7 @@ const ANY_BYTES = new WeakMap<Uint8Array, Uint8Array>();
 function anyBytes(any: EncodedAny): Uint8Array {
   let bytes = ANY_BYTES.get(any.value);
   if (!bytes) {
-    bytes = protobuf.Writer.create().uint32(10).string(any.type_url).uint32(18).bytes(any.value).finish();
+    bytes = protobuf().Writer.create().uint32(10).string(any.type_url).uint32(18).bytes(any.value).finish();
     ANY_BYTES.set(any.value, bytes);
   }
   return bytes;
@@ -224,17 +225,18 @@ interface ShallowRequest {
   error_detail?: Uint8Array;
 }
 
-let SHALLOW: protobuf.Type | undefined;
-function shallowRequest(): protobuf.Type {
+let SHALLOW: protobufjs.Type | undefined;
+function shallowRequest(): protobufjs.Type {
   if (!SHALLOW) {
-    SHALLOW = new protobuf.Type('ShallowDiscoveryRequest')
-      .add(new protobuf.Field('version_info', 1, 'string'))
-      .add(new protobuf.Field('node', 2, 'bytes'))
-      .add(new protobuf.Field('resource_names', 3, 'string', 'repeated'))
-      .add(new protobuf.Field('type_url', 4, 'string'))
-      .add(new protobuf.Field('response_nonce', 5, 'string'))
-      .add(new protobuf.Field('error_detail', 6, 'bytes'));
-    new protobuf.Root().add(SHALLOW).resolveAll();
+    const pb = protobuf();
+    SHALLOW = new pb.Type('ShallowDiscoveryRequest')
+      .add(new pb.Field('version_info', 1, 'string'))
+      .add(new pb.Field('node', 2, 'bytes'))
+      .add(new pb.Field('resource_names', 3, 'string', 'repeated'))
+      .add(new pb.Field('type_url', 4, 'string'))
+      .add(new pb.Field('response_nonce', 5, 'string'))
+      .add(new pb.Field('error_detail', 6, 'bytes'));
+    new pb.Root().add(SHALLOW).resolveAll();
   }
   return SHALLOW;
 }

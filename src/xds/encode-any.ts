@@ -1,4 +1,5 @@
-import protobuf from 'protobufjs';
+import type protobufjs from 'protobufjs';
+import { protobuf } from './protobuf-lib.js';
 import { AppError } from '../util/errors.js';
 import { envoyType } from './envoy-protos.js';
 import { TYPE_URL_PREFIX, typeNameOf } from './type-urls.js';
@@ -93,7 +94,7 @@ export function decodeAny(any: { type_url: string; value: Uint8Array }): Record<
   return type.toObject(type.decode(any.value), { enums: String, longs: Number, bytes: String, json: true });
 }
 
-function resolveType(typeUrl: string, at: string): protobuf.Type {
+function resolveType(typeUrl: string, at: string): protobufjs.Type {
   if (!typeUrl.startsWith(TYPE_URL_PREFIX))
     throw invalid(`${at}: type URL ${typeUrl} lacks ${TYPE_URL_PREFIX}`);
   try {
@@ -112,7 +113,7 @@ function invalid(message: string): AppError {
  * name or number, 64-bit integers as numbers or decimal strings, bytes as buffers or base64), at
  * most one member of each oneof, and each nested Any written with `@type` against its own type.
  */
-function verifyMessage(type: protobuf.Type, object: unknown, at: string): void {
+function verifyMessage(type: protobufjs.Type, object: unknown, at: string): void {
   if (typeof object !== 'object' || object === null || Array.isArray(object))
     throw invalid(`${at}: object expected`);
   const record = object as Record<string, unknown>;
@@ -148,10 +149,11 @@ function verifyAny(record: Record<string, unknown>, at: string): void {
 
 const INTEGER_64 = /^-?\d+$/;
 
-function verifyValue(field: protobuf.Field, value: unknown, at: string): void {
+function verifyValue(field: protobufjs.Field, value: unknown, at: string): void {
   const resolved = field.resolvedType;
-  if (resolved instanceof protobuf.Type) return verifyMessage(resolved, value, at);
-  if (resolved instanceof protobuf.Enum) {
+  const pb = protobuf();
+  if (resolved instanceof pb.Type) return verifyMessage(resolved, value, at);
+  if (resolved instanceof pb.Enum) {
     const ok =
       typeof value === 'string'
         ? value in resolved.values

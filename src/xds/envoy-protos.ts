@@ -2,7 +2,8 @@ import { accessSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import protobuf from 'protobufjs';
+import type protobufjs from 'protobufjs';
+import { protobuf } from './protobuf-lib.js';
 
 const THIRD_PARTY = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'proto', 'third_party');
 
@@ -26,7 +27,7 @@ const ROOT_FILES = [
   'google/rpc/status.proto',
 ];
 
-let root: protobuf.Root | undefined;
+let root: protobufjs.Root | undefined;
 
 /**
  * The protobufjs root of the Envoy protos, parsed on first use (~150 ms for 73 files): nothing is
@@ -34,10 +35,10 @@ let root: protobuf.Root | undefined;
  * else the first proxy to talk to the xDS server does. Field names keep their
  * proto spelling (`keepCase`: `api_listener`, not `apiListener`), as Envoy's JSON dumps do.
  */
-export function envoyRoot(): protobuf.Root {
+export function envoyRoot(): protobufjs.Root {
   if (root) return root;
   registerDescriptor();
-  const r = new protobuf.Root();
+  const r = new (protobuf().Root)();
   r.resolvePath = (_origin, target) => {
     if (isAbsolute(target)) return target;
     for (const dir of INCLUDE_DIRS) {
@@ -57,14 +58,14 @@ export function envoyRoot(): protobuf.Root {
   return r;
 }
 
-const TYPES = new Map<string, protobuf.Type>();
+const TYPES = new Map<string, protobufjs.Type>();
 
 /**
  * A message type of the Envoy root by its full name (`envoy.config.listener.v3.Listener`), looked up
  * once: protobufjs walks the namespaces on each lookup, which was a tenth of the server's CPU while
  * 1,000 proxies ACKed a push.
  */
-export function envoyType(name: string): protobuf.Type {
+export function envoyType(name: string): protobufjs.Type {
   let type = TYPES.get(name);
   if (!type) {
     type = envoyRoot().lookupType(name);
@@ -79,15 +80,16 @@ export function envoyType(name: string): protobuf.Type {
  * register it from protobufjs' own copy so loading does not depend on import order.
  */
 function registerDescriptor(): void {
-  const common = protobuf.common as unknown as Record<string, unknown> & typeof protobuf.common;
+  const pb = protobuf();
+  const common = pb.common as unknown as Record<string, unknown> & typeof pb.common;
   if ('google/protobuf/descriptor.proto' in common) return;
   const require = createRequire(import.meta.url);
   const json = require('protobufjs/google/protobuf/descriptor.json') as {
     nested: { google: { nested: { protobuf: { nested: Record<string, unknown> } } } };
   };
-  protobuf.common(
+  pb.common(
     'descriptor',
-    json.nested.google.nested.protobuf.nested as protobuf.INamespace['nested'] & object,
+    json.nested.google.nested.protobuf.nested as protobufjs.INamespace['nested'] & object,
   );
 }
 

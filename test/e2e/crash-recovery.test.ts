@@ -126,7 +126,7 @@ describe('npm start as a process: crash with SIGKILL loses no answered write', (
     'stops on SIGTERM when the reader of its output went away %s',
     async (what, reader) => {
       const data = join(dir.path, `gone-${reader.length}`);
-      const bin = join(REPO_ROOT, 'dist', 'bin', 'mesh-cp.js');
+      const bin = join(REPO_ROOT, 'dist', 'bin', 'mesh-cp.cjs');
       const proc = spawn('sh', ['-c', `"${process.execPath}" "${bin}" run | ${reader}`], {
         cwd: REPO_ROOT,
         env: {

@@ -100,7 +100,7 @@ describe('mesh-cp log verify | replay | export | import as processes', () => {
 
   it('stops quietly when its reader goes away (`mesh-cp log replay | head`)', async () => {
     const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      const proc = spawn('node', ['dist/bin/mesh-cp.js', 'log', 'replay', '--data', data], {
+      const proc = spawn('node', ['dist/bin/mesh-cp.cjs', 'log', 'replay', '--data', data], {
         cwd: REPO_ROOT,
         stdio: ['ignore', 'pipe', 'pipe'],
       });

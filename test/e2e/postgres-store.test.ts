@@ -48,7 +48,7 @@ describe('mesh-cp run on PostgreSQL', () => {
   });
   afterAll(() => database?.drop());
 
-  /** `node dist/bin/mesh-cp.js run` on the PostgreSQL store of `name`. */
+  /** `node dist/bin/mesh-cp.cjs run` on the PostgreSQL store of `name`. */
   function start(name: string): CpProcess {
     const cp = startMeshCp(pgStoreEnv(name));
     started.push(cp);

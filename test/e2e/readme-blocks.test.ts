@@ -21,7 +21,7 @@ const PAGES = [
   'docs/multi-zone.md',
 ];
 
-const CLI = join(REPO_ROOT, 'dist', 'bin', 'mesh-cp.js');
+const CLI = join(REPO_ROOT, 'dist', 'bin', 'mesh-cp.cjs');
 const BLOCK_TIMEOUT_MS = 20_000;
 const READY = '"msg":"mesh-cp ready"';
 

@@ -42,9 +42,9 @@ export function startNpm(env: Record<string, string>, args: string[] = ['start']
   return startCpProcess('npm', args, env);
 }
 
-/** Runs `node dist/bin/mesh-cp.js run` (the built CLI, no npm in between) with the given env (free ports by default). */
+/** Runs `node dist/bin/mesh-cp.cjs run` (the built CLI, no npm in between) with the given env (free ports by default). */
 export function startMeshCp(env: Record<string, string>, args: string[] = ['run']): CpProcess {
-  return startCpProcess('node', ['dist/bin/mesh-cp.js', ...args], env);
+  return startCpProcess('node', ['dist/bin/mesh-cp.cjs', ...args], env);
 }
 
 function startCpProcess(command: string, args: string[], env: Record<string, string>): CpProcess {
@@ -56,9 +56,9 @@ function startCpProcess(command: string, args: string[], env: Record<string, str
   return watchProcess(proc);
 }
 
-/** Runs `node dist/bin/mesh-cp.js run` in `cwd` (so `./data` is under it), free ports by default. */
+/** Runs `node dist/bin/mesh-cp.cjs run` in `cwd` (so `./data` is under it), free ports by default. */
 export function startMeshCpIn(cwd: string, env: Record<string, string> = {}): CpProcess {
-  const proc = spawn('node', [join(REPO_ROOT, 'dist', 'bin', 'mesh-cp.js'), 'run'], {
+  const proc = spawn('node', [join(REPO_ROOT, 'dist', 'bin', 'mesh-cp.cjs'), 'run'], {
     cwd,
     env: { ...process.env, ...FREE_PORTS, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -135,7 +135,7 @@ export function meshCp(
   env: Record<string, string> = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const proc = spawn('node', ['dist/bin/mesh-cp.js', ...args], {
+    const proc = spawn('node', ['dist/bin/mesh-cp.cjs', ...args], {
       cwd: REPO_ROOT,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
