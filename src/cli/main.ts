@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 import { Command } from 'commander';
 import { MESH_CP_VERSION } from '../app/versions.js';
 import { loadConfig } from '../config/load.js';

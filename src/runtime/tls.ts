@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { AppError } from '../util/errors.js';
 import { makeDir } from '../util/make-dir.js';
-import { makeSelfSigned } from './self-signed.js';
 
 /** The certificate and key the HTTPS listener serves, client CAs if any, and where they came from. */
 export interface TlsMaterial {
@@ -39,6 +38,9 @@ export async function generateSelfSigned(advertisedHostname: string): Promise<{ 
   const dns = [...new Set(['localhost', hostname(), advertisedHostname].filter((h) => h && isIP(h) === 0))];
   const ips = [...new Set(['127.0.0.1', '::1', advertisedHostname].filter((h) => isIP(h) !== 0))];
   const now = Date.now();
+  // The certificate encoder (asn1js) loads only when a certificate is made: at a first start, or
+  // in memory with the memory store.
+  const { makeSelfSigned } = await import('./self-signed.js');
   return makeSelfSigned({
     commonName: advertisedHostname || 'localhost',
     dnsNames: dns,

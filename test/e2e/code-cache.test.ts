@@ -1,0 +1,76 @@
+import { execFile } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../helpers/process.js';
+
+const run = promisify(execFile);
+
+/**
+ * The built `mesh-cp` command (dist/bin/mesh-cp.cjs) and its V8 code cache, on a copy of the two
+ * built files in a folder of their own (inside the checkout, so that the bundle finds its packages
+ * in node_modules as the installed one does): the suite's other processes share dist/bin's caches.
+ */
+describe('mesh-cp keeps a compile cache per command beside its bundle', () => {
+  const bin = join(REPO_ROOT, 'dist', `code-cache-test-${process.pid}`, 'bin');
+  const launcher = join(bin, 'mesh-cp.cjs');
+  const cacheOf = (command: string) => join(bin, `mesh-cp.bundle.cjs.${command}.v8-cache`);
+  const meshCp = (args: string[], nodeFlags: string[] = []) =>
+    run('node', [...nodeFlags, launcher, ...args], { cwd: REPO_ROOT });
+  /** The file's identity: a rewrite is a rename of a new file, so its inode changes. */
+  const identity = (file: string) => {
+    const s = statSync(file);
+    return `${s.ino}:${s.mtimeMs}:${s.size}`;
+  };
+
+  beforeAll(() => {
+    mkdirSync(bin, { recursive: true });
+    for (const file of ['mesh-cp.cjs', 'mesh-cp.bundle.cjs'])
+      copyFileSync(join(REPO_ROOT, 'dist', 'bin', file), join(bin, file));
+  });
+  afterAll(() => rmSync(join(bin, '..'), { recursive: true, force: true }));
+
+  it('writes a cache when a command ends without one, and the next run uses it as it is', async () => {
+    expect(existsSync(cacheOf('config-keys'))).toBe(false);
+    const first = await meshCp(['config-keys']);
+    expect(first.stdout).toContain('MESH_MODE');
+    expect(statSync(cacheOf('config-keys')).size).toBeGreaterThan(100_000);
+    const before = identity(cacheOf('config-keys'));
+    const second = await meshCp(['config-keys']);
+    expect(second.stdout).toBe(first.stdout);
+    // V8 took the cache: the process found a usable one and wrote none.
+    expect(identity(cacheOf('config-keys'))).toBe(before);
+    // Another command keeps its own.
+    expect(existsSync(cacheOf('other'))).toBe(false);
+    expect((await meshCp(['--version'])).stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+    expect(existsSync(cacheOf('other'))).toBe(true);
+    expect(identity(cacheOf('config-keys'))).toBe(before);
+  });
+
+  it('runs through a cache V8 refuses (damaged, or made under other node flags) and replaces it', async () => {
+    const expected = (await meshCp(['config-keys'])).stdout;
+    writeFileSync(cacheOf('config-keys'), Buffer.alloc(200_000, 7));
+    const damaged = identity(cacheOf('config-keys'));
+    expect((await meshCp(['config-keys'])).stdout).toBe(expected);
+    const replaced = identity(cacheOf('config-keys'));
+    expect(replaced).not.toBe(damaged);
+    expect((await meshCp(['config-keys'])).stdout).toBe(expected);
+    expect(identity(cacheOf('config-keys'))).toBe(replaced);
+    // Other V8 flags: V8 refuses the cache made without them, and the run writes one for them.
+    await meshCp(['config-keys'], ['--max-semi-space-size=32']);
+    const underFlags = identity(cacheOf('config-keys'));
+    expect(underFlags).not.toBe(replaced);
+    await meshCp(['config-keys'], ['--max-semi-space-size=32']);
+    expect(identity(cacheOf('config-keys'))).toBe(underFlags);
+    // No temporary file is left behind.
+    expect(readdirSync(bin).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('with --enable-source-maps requires the bundle as node does, and writes no cache', async () => {
+    rmSync(cacheOf('other'), { force: true });
+    const out = await meshCp(['--version'], ['--enable-source-maps']);
+    expect(out.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+    expect(existsSync(cacheOf('other'))).toBe(false);
+  });
+});
