@@ -68,8 +68,9 @@ const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/
 
 /** Runs axe-core in the page; returns the serious and critical violations, each with its targets. */
 export async function seriousA11yViolations(page: Page): Promise<string[]> {
-  // Evaluated through the DevTools protocol, which the page's Content-Security-Policy does not govern.
-  await page.evaluate(axeSource);
+  // Evaluated through the DevTools protocol, which the page's Content-Security-Policy does not govern;
+  // once per document (a view opened without a reload keeps it).
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource);
   const result = (await page.evaluate(() =>
     (window as unknown as { axe: { run: (o: object) => Promise<unknown> } }).axe.run({
       resultTypes: ['violations'],
