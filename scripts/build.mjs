@@ -35,12 +35,12 @@ const englishOnlyZod = {
   },
 };
 
-// mesh-cp is one CommonJS file (dist/bin/mesh-cp.bundle.cjs): node loads it through one compile, where the
-// same code as ES module chunks took the ESM loader's asynchronous reads and per-chunk compiles,
-// ~60–120 ms more of every start on this project's 2-core machines. The control plane, multi-zone
-// sync and the log tools are still evaluated only when a command needs them (esbuild keeps each
-// dynamically imported module behind its own initialiser), and V8 compiles a function when it
-// first runs. The source stays ES modules: `import.meta.url` becomes the bundle's own file URL.
+// mesh-cp is one CommonJS file (dist/bin/mesh-cp.bundle.cjs): node loads it through one compile,
+// where the same code as ES module chunks took the ESM loader's asynchronous reads and per-chunk
+// compiles, 60–120 ms more of every start on this project's 2-core machines. The control plane,
+// multi-zone sync and the log tools are still evaluated only when a command needs them (esbuild
+// keeps each dynamically imported module behind its own initialiser), and V8 compiles a function
+// when it first runs. The source stays ES modules: `import.meta.url` becomes the bundle's own URL.
 await build({
   entryPoints: { 'mesh-cp.bundle': 'src/cli/main.ts' },
   outdir: out,
