@@ -61,10 +61,10 @@ const text = (description: string): Json => ({
 const collection = (scope: PathScope, seg: string): string =>
   scope === 'mesh' ? `/meshes/{mesh}/${seg}` : `/${seg}`;
 
-/** The operations of the document, by path and method; adding one twice is a bug of this file. */
 /** A write's answer schema: its own, or with `impact` added when the write asked for it. */
 const withImpact = (schema: Json): Json => ({ anyOf: [schema, ref('schemas', 'WithImpact')] });
 
+/** The operations of the document, by path and method; adding one twice is a bug of this file. */
 function createPaths() {
   const paths: Record<string, Partial<Record<Method, Json>>> = {};
   const ids = new Set<string>();
@@ -86,143 +86,193 @@ function createPaths() {
 /** The label of a kind in summaries: its catalogue name or its kind. */
 const label = (d: ResourceDescriptor): string => d.catalogue?.singularDisplayName ?? d.kind;
 
+type Add = ReturnType<typeof createPaths>['add'];
+
+/** One kind under one of its URL segments, as each resource operation names and links it. */
+interface KindAt {
+  d: ResourceDescriptor;
+  scope: PathScope;
+  seg: string;
+  /** `ViaX` in the operation ids of an alias segment, else empty. */
+  alias: string;
+  /** What the summaries of an alias segment add (`x` is an alias of `y`), else empty. */
+  aliasNote: string;
+  tags: string[];
+  kindRef: Json;
+  /** The item path: `<collection>/{name}`. */
+  item: string;
+}
+
+function kindAt(d: ResourceDescriptor, scope: PathScope, seg: string): KindAt {
+  const viaAlias = seg !== d.path;
+  return {
+    d,
+    scope,
+    seg,
+    alias: viaAlias ? `Via${pascal(seg)}` : '',
+    aliasNote: viaAlias ? ` (\`${seg}\` is an alias of \`${d.path}\`)` : '',
+    tags: [d.kind],
+    kindRef: ref('schemas', schemaName(d)),
+    item: `${collection(scope, seg)}/{name}`,
+  };
+}
+
+/** `GET /<seg>` of a singleton kind: the one item of this control plane. */
+function addSingletonRead(add: Add, k: KindAt): void {
+  add(`/${k.seg}`, 'get', {
+    operationId: `get${k.d.kind}`,
+    tags: k.tags,
+    summary: `The ${k.d.kind} of this control plane`,
+    parameters: [param('revision'), param('at')],
+    responses: { 200: ok(k.d.kind, k.kindRef), ...errors(...READ_ERRORS) },
+  });
+}
+
+/** `GET <collection>`: a page of the kind's items (of every mesh at the top level for a mesh kind). */
+function addList(add: Add, { d, scope, seg, alias, aliasNote, tags }: KindAt): void {
+  const allMeshes = scope === 'root' && d.scope === 'mesh';
+  add(collection(scope, seg), 'get', {
+    operationId: `list${d.kind}${allMeshes ? 'AllMeshes' : ''}${alias}`,
+    tags,
+    summary: `List ${label(d)} items${allMeshes ? ' of every mesh' : ''}${aliasNote}`,
+    description: 'Sorted by mesh, then name. Paginated with `size` and `offset`; `next` links the next page.',
+    parameters: [
+      param('size'),
+      param('offset'),
+      param('nameFilter'),
+      ...(TAG_FILTER_KINDS.has(d.kind) ? [param('tag')] : []),
+      ...(STATUS_FILTER_KINDS.has(d.kind) ? [param('gateway'), param('status')] : []),
+      param('revision'),
+      param('at'),
+    ],
+    responses: {
+      200: ok(`A page of ${d.kind} items`, ref('schemas', `${schemaName(d)}List`)),
+      ...errors(...READ_ERRORS),
+    },
+  });
+}
+
+/** `GET <item>`: one item. */
+function addItemRead(add: Add, { d, alias, aliasNote, tags, kindRef, item }: KindAt): void {
+  add(item, 'get', {
+    operationId: `get${d.kind}${alias}`,
+    tags,
+    summary: `Get one ${label(d)}${aliasNote}`,
+    parameters: [param('revision'), param('at')],
+    responses: {
+      200: ok(d.kind, kindRef, d.derived ? revisionHeader : etagHeaders),
+      ...errors(...READ_ERRORS),
+    },
+  });
+}
+
+/** `PUT` and `DELETE <item>` of a stored kind (a derived kind's are 405, not documented operations). */
+function addItemWrites(add: Add, { d, alias, aliasNote, tags, kindRef, item }: KindAt): void {
+  add(item, 'put', {
+    operationId: `put${d.kind}${alias}`,
+    tags,
+    summary: `Create or replace a ${label(d)}${aliasNote}`,
+    description:
+      'An upsert: the body replaces the whole resource. `type`, `name` (and `mesh`) must equal the URL.',
+    parameters: [
+      param('dryRun'),
+      param('ifMatch'),
+      param('ifNoneMatch'),
+      param('impact'),
+      param('size'),
+      param('offset'),
+    ],
+    requestBody: { required: true, content: jsonOrYaml(kindRef) },
+    responses: {
+      200: ok('Updated: the stored resource (with `impact` when asked)', withImpact(kindRef), written),
+      201: ok('Created: the stored resource (with `impact` when asked)', withImpact(kindRef), written),
+      ...errors(...WRITE_ERRORS),
+    },
+  });
+  add(item, 'delete', {
+    operationId: `delete${d.kind}${alias}`,
+    tags,
+    summary: `Delete a ${label(d)}${aliasNote}`,
+    parameters: [param('dryRun'), param('ifMatch'), param('impact'), param('size'), param('offset')],
+    responses: {
+      200: ok('Deleted: `{}` (with `impact` when asked)', withImpact(ref('schemas', 'Empty')), written),
+      ...errors(...WRITE_ERRORS),
+    },
+  });
+}
+
+/** `<item>/_history` and `<item>/_revert` of a stored kind. */
+function addItemHistory(add: Add, { d, alias, aliasNote, tags, kindRef, item }: KindAt): void {
+  add(`${item}/_history`, 'get', {
+    operationId: `history${d.kind}${alias}`,
+    tags: [...tags, 'History'],
+    summary: `The changes of one ${label(d)}, oldest first (deleted ones too)${aliasNote}`,
+    parameters: [param('size'), param('offset'), param('includeSecretData')],
+    responses: {
+      200: ok('A page of changes', ref('schemas', `${changeSchemaName(d)}List`)),
+      ...errors(...READ_ERRORS),
+    },
+  });
+  add(`${item}/_revert`, 'post', {
+    operationId: `revert${d.kind}${alias}`,
+    tags: [...tags, 'History'],
+    summary: `Write back the state a ${label(d)} had at a revision${aliasNote}`,
+    description:
+      'A write like a PUT (or a DELETE when the resource did not exist at `toRevision`). Send ' +
+      '`Content-Type: application/json` (or a YAML type) with an empty body: a POST without it is ' +
+      '415, so that a web page cannot make a browser send one.',
+    parameters: [param('toRevision'), param('dryRun'), param('ifMatch')],
+    requestBody: { required: false, content: jsonOrYaml(ref('schemas', 'Empty')) },
+    responses: {
+      200: ok(
+        'Reverted: the stored resource, or `{}` when deleted',
+        { anyOf: [kindRef, ref('schemas', 'Empty')] },
+        written,
+      ),
+      201: ok('Re-created: the stored resource', kindRef, written),
+      ...errors(...WRITE_ERRORS),
+    },
+  });
+}
+
+/**
+ * `<item>/dataplanes`: the proxies a policy affects (spec 4.9). A gateway lists those it selects
+ * instead (addFixedPaths); other kinds (Dataplane, Secret, ExternalService) are 404 there.
+ */
+function addAffectedProxies(add: Add, { d, alias, tags, item }: KindAt): void {
+  add(`${item}/dataplanes`, 'get', {
+    operationId: `inspect${d.kind}Dataplanes${alias}`,
+    tags: [...tags, 'Inspect'],
+    summary: `The proxies this ${label(d)} applies to (spec 4.9)`,
+    parameters: [param('size'), param('offset'), param('revision'), param('at')],
+    responses: {
+      200: ok('A page of proxies', ref('schemas', 'AffectedDataplaneList')),
+      ...errors(...READ_ERRORS),
+    },
+  });
+}
+
 /**
  * The operations of the resource routes, generated from the same segment table the routes look
  * kinds up in (kind-paths.ts): lists, items, writes, history, revert and the proxies a policy affects.
  */
-function addResourcePaths(registry: Registry, add: ReturnType<typeof createPaths>['add']): void {
-  for (const { use, scope, seg, desc: d } of kindSegments(registry)) {
-    const alias = seg === d.path ? '' : `Via${pascal(seg)}`;
-    const aliasNote = seg === d.path ? '' : ` (\`${seg}\` is an alias of \`${d.path}\`)`;
-    const tags = [d.kind];
-    const kindRef = ref('schemas', schemaName(d));
-    const item = `${collection(scope, seg)}/{name}`;
-    if (use === 'list' && d.singleton) {
-      add(`/${seg}`, 'get', {
-        operationId: `get${d.kind}`,
-        tags,
-        summary: `The ${d.kind} of this control plane`,
-        parameters: [param('revision'), param('at')],
-        responses: { 200: ok(d.kind, kindRef), ...errors(...READ_ERRORS) },
-      });
-    } else if (use === 'list') {
-      const allMeshes = scope === 'root' && d.scope === 'mesh';
-      add(collection(scope, seg), 'get', {
-        operationId: `list${d.kind}${allMeshes ? 'AllMeshes' : ''}${alias}`,
-        tags,
-        summary: `List ${label(d)} items${allMeshes ? ' of every mesh' : ''}${aliasNote}`,
-        description:
-          'Sorted by mesh, then name. Paginated with `size` and `offset`; `next` links the next page.',
-        parameters: [
-          param('size'),
-          param('offset'),
-          param('nameFilter'),
-          ...(TAG_FILTER_KINDS.has(d.kind) ? [param('tag')] : []),
-          ...(STATUS_FILTER_KINDS.has(d.kind) ? [param('gateway'), param('status')] : []),
-          param('revision'),
-          param('at'),
-        ],
-        responses: {
-          200: ok(`A page of ${d.kind} items`, ref('schemas', `${schemaName(d)}List`)),
-          ...errors(...READ_ERRORS),
-        },
-      });
-    } else if (use === 'itemRead') {
-      add(item, 'get', {
-        operationId: `get${d.kind}${alias}`,
-        tags,
-        summary: `Get one ${label(d)}${aliasNote}`,
-        parameters: [param('revision'), param('at')],
-        responses: {
-          200: ok(d.kind, kindRef, d.derived ? revisionHeader : etagHeaders),
-          ...errors(...READ_ERRORS),
-        },
-      });
-    } else if (use === 'item' && !d.derived) {
-      // Derived kinds are read only: their PUT and DELETE are 405, not documented operations.
-      add(item, 'put', {
-        operationId: `put${d.kind}${alias}`,
-        tags,
-        summary: `Create or replace a ${label(d)}${aliasNote}`,
-        description:
-          'An upsert: the body replaces the whole resource. `type`, `name` (and `mesh`) must equal the URL.',
-        parameters: [
-          param('dryRun'),
-          param('ifMatch'),
-          param('ifNoneMatch'),
-          param('impact'),
-          param('size'),
-          param('offset'),
-        ],
-        requestBody: { required: true, content: jsonOrYaml(kindRef) },
-        responses: {
-          200: ok('Updated: the stored resource (with `impact` when asked)', withImpact(kindRef), written),
-          201: ok('Created: the stored resource (with `impact` when asked)', withImpact(kindRef), written),
-          ...errors(...WRITE_ERRORS),
-        },
-      });
-      add(item, 'delete', {
-        operationId: `delete${d.kind}${alias}`,
-        tags,
-        summary: `Delete a ${label(d)}${aliasNote}`,
-        parameters: [param('dryRun'), param('ifMatch'), param('impact'), param('size'), param('offset')],
-        responses: {
-          200: ok('Deleted: `{}` (with `impact` when asked)', withImpact(ref('schemas', 'Empty')), written),
-          ...errors(...WRITE_ERRORS),
-        },
-      });
-    } else if (use === 'stored') {
-      add(`${item}/_history`, 'get', {
-        operationId: `history${d.kind}${alias}`,
-        tags: [...tags, 'History'],
-        summary: `The changes of one ${label(d)}, oldest first (deleted ones too)${aliasNote}`,
-        parameters: [param('size'), param('offset'), param('includeSecretData')],
-        responses: {
-          200: ok('A page of changes', ref('schemas', `${changeSchemaName(d)}List`)),
-          ...errors(...READ_ERRORS),
-        },
-      });
-      add(`${item}/_revert`, 'post', {
-        operationId: `revert${d.kind}${alias}`,
-        tags: [...tags, 'History'],
-        summary: `Write back the state a ${label(d)} had at a revision${aliasNote}`,
-        description:
-          'A write like a PUT (or a DELETE when the resource did not exist at `toRevision`). Send ' +
-          '`Content-Type: application/json` (or a YAML type) with an empty body: a POST without it is ' +
-          '415, so that a web page cannot make a browser send one.',
-        parameters: [param('toRevision'), param('dryRun'), param('ifMatch')],
-        requestBody: { required: false, content: jsonOrYaml(ref('schemas', 'Empty')) },
-        responses: {
-          200: ok(
-            'Reverted: the stored resource, or `{}` when deleted',
-            { anyOf: [kindRef, ref('schemas', 'Empty')] },
-            written,
-          ),
-          201: ok('Re-created: the stored resource', kindRef, written),
-          ...errors(...WRITE_ERRORS),
-        },
-      });
-      // The proxies a policy affects (spec 4.9); a gateway lists those it selects instead (below).
-      // Other kinds (Dataplane, Secret, ExternalService) are 404 there: not documented.
-      if (scope === 'mesh' && d.isPolicy && !d.selectsProxies) {
-        add(`${item}/dataplanes`, 'get', {
-          operationId: `inspect${d.kind}Dataplanes${alias}`,
-          tags: [...tags, 'Inspect'],
-          summary: `The proxies this ${label(d)} applies to (spec 4.9)`,
-          parameters: [param('size'), param('offset'), param('revision'), param('at')],
-          responses: {
-            200: ok('A page of proxies', ref('schemas', 'AffectedDataplaneList')),
-            ...errors(...READ_ERRORS),
-          },
-        });
-      }
+function addResourcePaths(registry: Registry, add: Add): void {
+  for (const { use, scope, seg, desc } of kindSegments(registry)) {
+    const k = kindAt(desc, scope, seg);
+    if (use === 'list' && desc.singleton) addSingletonRead(add, k);
+    else if (use === 'list') addList(add, k);
+    else if (use === 'itemRead') addItemRead(add, k);
+    else if (use === 'item' && !desc.derived) addItemWrites(add, k);
+    else if (use === 'stored') {
+      addItemHistory(add, k);
+      if (scope === 'mesh' && desc.isPolicy && !desc.selectsProxies) addAffectedProxies(add, k);
     }
   }
 }
 
-/** The routes of no kind: the control plane, the audit log, proxies' views and tokens. */
-function addFixedPaths(registry: Registry, add: ReturnType<typeof createPaths>['add']): void {
-  const read = (
+/** A `GET` of no kind: its answer, the read errors, and the parameters given. */
+function reader(add: Add) {
+  return (
     path: string,
     operationId: string,
     tag: string,
@@ -237,6 +287,11 @@ function addFixedPaths(registry: Registry, add: ReturnType<typeof createPaths>['
       parameters,
       responses: { 200: response, ...errors(...READ_ERRORS) },
     });
+}
+
+/** The control plane's own routes: who it is, config, versions, catalogue, zones, GUI, this document. */
+function addControlPlanePaths(add: Add): void {
+  const read = reader(add);
   const cp = 'Control plane';
   read('/', 'getInfo', cp, 'Who this control plane is', ok('Info', ref('schemas', 'Info')));
   read(
@@ -306,6 +361,10 @@ function addFixedPaths(registry: Registry, add: ReturnType<typeof createPaths>['
     headers: revisionHeader,
     content: jsonOrYaml({ type: 'object', additionalProperties: true }),
   });
+}
+
+/** The audit log (`/_events`) and change sets (`/_changes`, their revert). */
+function addAuditAndChangeSetPaths(add: Add): void {
   add('/_events', 'get', {
     operationId: 'listEvents',
     tags: ['History'],
@@ -362,6 +421,14 @@ function addFixedPaths(registry: Registry, add: ReturnType<typeof createPaths>['
     requestBody: { required: false, content: jsonOrYaml(ref('schemas', 'Empty')) },
     responses: { 200: setAnswer, ...errors(...WRITE_ERRORS) },
   });
+}
+
+/**
+ * A proxy's views of no kind: its policies and rules, its config timeline and bootstrap, the proxies
+ * of a gateway, and what each proxy is served.
+ */
+function addProxyViewPaths(registry: Registry, add: Add): void {
+  const read = reader(add);
   const proxy = '/meshes/{mesh}/dataplanes/{name}';
   read(
     `${proxy}/policies`,
@@ -432,6 +499,10 @@ function addFixedPaths(registry: Registry, add: ReturnType<typeof createPaths>['
       text('Clusters'),
     );
   }
+}
+
+/** `POST` and `PUT /tokens/<type>`: issuing a token of each type. */
+function addTokenPaths(add: Add): void {
   for (const type of TOKEN_TYPES) {
     const operation = {
       tags: ['Tokens'],
@@ -451,6 +522,14 @@ function addFixedPaths(registry: Registry, add: ReturnType<typeof createPaths>['
       description: 'The same as POST (spec 4.8 writes PUT).',
     });
   }
+}
+
+/** The routes of no kind: the control plane, the audit log, proxies' views and tokens. */
+function addFixedPaths(registry: Registry, add: Add): void {
+  addControlPlanePaths(add);
+  addAuditAndChangeSetPaths(add);
+  addProxyViewPaths(registry, add);
+  addTokenPaths(add);
 }
 
 /**
