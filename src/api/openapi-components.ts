@@ -221,11 +221,8 @@ export const changeSchemaName = (d: ResourceDescriptor): string => `${schemaName
 const OTHER_ERRORS =
   '408 (request too slow), 414 (a path segment too long), 431 (headers too large), 500 (a bug: see `x-request-id`), 503 (the event log or a zone unavailable), 504 (a write whose outcome is unknown: read the resource), and the statuses an operation lists';
 
-/**
- * The schemas, responses, parameters, headers and security scheme the paths refer to; `statuses`:
- * the error statuses operations name (each one a response), besides `Error`, the `default` of all.
- */
-export function buildComponents(registry: Registry, statuses: ReadonlySet<number>): Json {
+/** Each kind's schema and page, and each stored kind's change, change page, event and log form. */
+function kindSchemas(registry: Registry): Json {
   const schemas: Json = {};
   for (const d of registry.all) {
     schemas[schemaName(d)] = resourceSchema(d);
@@ -248,7 +245,12 @@ export function buildComponents(registry: Registry, statuses: ReadonlySet<number
     required: ['sha256'],
     additionalProperties: false,
   };
-  Object.assign(schemas, {
+  return schemas;
+}
+
+/** The shape of every error answer. */
+function errorSchemas(): Json {
+  return {
     Error: {
       type: 'object',
       description: 'Every error answer (decisions §4)',
@@ -278,6 +280,12 @@ export function buildComponents(registry: Registry, statuses: ReadonlySet<number
       },
       required: ['title', 'details'],
     },
+  };
+}
+
+/** A change set, its items and its answer. */
+function changeSetSchemas(): Json {
+  return {
     ChangeSetItemRef: {
       type: 'object',
       description: 'An item of a change set: its index (from 0) and the resource it names',
@@ -376,6 +384,12 @@ export function buildComponents(registry: Registry, statuses: ReadonlySet<number
       },
       required: ['changeSet', 'dryRun', 'revision', 'items'],
     },
+  };
+}
+
+/** The answers of the routes of no kind: `{}`, the audit log, the caller, the control plane's own. */
+function fixedSchemas(registry: Registry): Json {
+  return {
     Empty: { type: 'object', maxProperties: 0, description: 'An empty object, `{}`: the answer of a DELETE' },
     Event: {
       description: 'An audit log entry: a change of one resource, of the kind `kind` names',
@@ -465,7 +479,11 @@ export function buildComponents(registry: Registry, statuses: ReadonlySet<number
       properties: { name: strings, url: strings, active: { type: 'boolean' } },
       required: ['name', 'url', 'active'],
     },
-  });
+  };
+}
+
+/** A response per error status the operations name, and `Error`, the `default` of every operation. */
+function errorResponses(statuses: ReadonlySet<number>): Json {
   const responses: Json = {};
   for (const status of statuses) {
     const [key, description] = REASONS[status];
@@ -479,29 +497,46 @@ export function buildComponents(registry: Registry, statuses: ReadonlySet<number
     description: `Any other error, in the same shape: ${OTHER_ERRORS}`,
     content: jsonOrYaml(ref('schemas', 'Error')),
   };
+  return responses;
+}
+
+const HEADERS: Json = {
+  ETag: {
+    description: 'The revision of the last change to the resource, quoted: `"42"`',
+    schema: strings,
+  },
+  Revision: {
+    description: 'The log revision the answer reflects (`x-mesh-revision`)',
+    schema: { type: 'integer' },
+  },
+};
+
+const SECURITY_SCHEMES: Json = {
+  bearerAuth: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description:
+      'A user token from `POST /tokens/user`. Without one, a caller on loopback is admin (`apiServer.authn.localhostIsAdmin`) and others are anonymous readers.',
+  },
+};
+
+/**
+ * The schemas, responses, parameters, headers and security scheme the paths refer to; `statuses`:
+ * the error statuses operations name (each one a response), besides `Error`, the `default` of all.
+ */
+export function buildComponents(registry: Registry, statuses: ReadonlySet<number>): Json {
   return {
-    schemas,
-    responses,
+    schemas: {
+      ...kindSchemas(registry),
+      ...errorSchemas(),
+      ...changeSetSchemas(),
+      ...fixedSchemas(registry),
+    },
+    responses: errorResponses(statuses),
     parameters: buildParameters(registry),
-    headers: {
-      ETag: {
-        description: 'The revision of the last change to the resource, quoted: `"42"`',
-        schema: strings,
-      },
-      Revision: {
-        description: 'The log revision the answer reflects (`x-mesh-revision`)',
-        schema: { type: 'integer' },
-      },
-    },
-    securitySchemes: {
-      bearerAuth: {
-        type: 'http',
-        scheme: 'bearer',
-        bearerFormat: 'JWT',
-        description:
-          'A user token from `POST /tokens/user`. Without one, a caller on loopback is admin (`apiServer.authn.localhostIsAdmin`) and others are anonymous readers.',
-      },
-    },
+    headers: HEADERS,
+    securitySchemes: SECURITY_SCHEMES,
   };
 }
 

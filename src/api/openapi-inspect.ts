@@ -106,12 +106,8 @@ function configDumpSections(): Record<string, Json> {
   };
 }
 
-/**
- * The schemas of the inspect answers (spec 2.20; built by app/inspect.ts and policies/) and of a
- * proxy's `/xds` dump and bootstrap (xds/config-dump.ts, api/xds-routes.ts). A policy in an answer
- * is the stored resource, typed by its kind's schema.
- */
-export function inspectSchemas(registry: Registry): Json {
+/** What several groups of inspect schemas are built from. */
+function inspectParts(registry: Registry) {
   const policies = registry.all.filter((d) => d.isPolicy);
   const byKind = (item: (kind: string) => Json): Json =>
     Object.fromEntries(policies.map((d) => [d.kind, item(schemaName(d))]));
@@ -119,8 +115,15 @@ export function inspectSchemas(registry: Registry): Json {
   const attachmentType = { type: 'string', enum: ['dataplane', 'inbound', 'outbound', 'service'] };
   const gatewayKind = { type: 'string', const: 'MeshGatewayDataplane' };
   const sidecarKind = { type: 'string', const: 'SidecarDataplane' };
+  return { policies, byKind, sections, attachmentType, gatewayKind, sidecarKind };
+}
+
+type InspectParts = ReturnType<typeof inspectParts>;
+
+/** The answers of a proxy's policies and rules (spec 4.9). */
+function policyViewSchemas(c: InspectParts): Json {
+  const { byKind, attachmentType, gatewayKind, sidecarKind } = c;
   return {
-    ...sections,
     ResourceKey: object({ mesh: strings, name: strings }),
     Tags: { type: 'object', description: 'Tags: key to value', additionalProperties: strings },
     XdsNotes: {
@@ -196,6 +199,13 @@ export function inspectSchemas(registry: Registry): Json {
     Rules: object({ total: integer, items: array(schema('Rule')) }, ['total', 'items'], {
       description: 'The targetRef rules of a proxy (spec 2.20)',
     }),
+  };
+}
+
+/** The proxies a policy affects or a gateway selects. */
+function affectedSchemas(c: InspectParts): Json {
+  const { attachmentType, gatewayKind, sidecarKind } = c;
+  return {
     AffectedSidecar: object({
       kind: sidecarKind,
       dataplane: schema('ResourceKey'),
@@ -223,6 +233,12 @@ export function inspectSchemas(registry: Registry): Json {
       object({ dataplane: schema('ResourceKey') }),
       'built-in gateway proxies a mesh gateway configures (spec 2.20)',
     ),
+  };
+}
+
+/** A write's impact and a proxy's config timeline. */
+function impactSchemas(): Json {
+  return {
     Impact: page(
       object(
         {
@@ -304,6 +320,13 @@ export function inspectSchemas(registry: Registry): Json {
       }),
       "changes of a proxy's served config, oldest first",
     ),
+  };
+}
+
+/** What a proxy is served (`/xds`) and its bootstrap. */
+function xdsSchemas(c: InspectParts): Json {
+  const { sections } = c;
+  return {
     XdsResource: {
       type: 'object',
       description:
@@ -377,5 +400,21 @@ export function inspectSchemas(registry: Registry): Json {
           'A `GRPC_XDS_BOOTSTRAP` file for `@grpc/grpc-js-xds` (no token: add `dataplane.token` to `node.metadata`)',
       },
     ),
+  };
+}
+
+/**
+ * The schemas of the inspect answers (spec 2.20; built by app/inspect.ts and policies/) and of a
+ * proxy's `/xds` dump and bootstrap (xds/config-dump.ts, api/xds-routes.ts). A policy in an answer
+ * is the stored resource, typed by its kind's schema.
+ */
+export function inspectSchemas(registry: Registry): Json {
+  const parts = inspectParts(registry);
+  return {
+    ...parts.sections,
+    ...policyViewSchemas(parts),
+    ...affectedSchemas(parts),
+    ...impactSchemas(),
+    ...xdsSchemas(parts),
   };
 }
