@@ -41,14 +41,18 @@ const englishOnlyZod = {
 // multi-zone sync and the log tools are still evaluated only when a command needs them (esbuild
 // keeps each dynamically imported module behind its own initialiser), and V8 compiles a function
 // when it first runs. The source stays ES modules: `import.meta.url` becomes the bundle's own URL.
-await build({
-  entryPoints: { 'mesh-cp.bundle': 'src/cli/main.ts' },
+const commonJs = {
   outdir: out,
   outExtension: { '.js': '.cjs' },
   bundle: true,
   format: 'cjs',
   platform: 'node',
   target: 'node20',
+  logLevel: 'warning',
+};
+await build({
+  ...commonJs,
+  entryPoints: { 'mesh-cp.bundle': 'src/cli/main.ts' },
   // Native code (classic-level) stays in node_modules, and so do gRPC and its proto loader.
   external: [
     'classic-level',
@@ -68,20 +72,10 @@ await build({
   minifySyntax: true,
   // Stack traces name the TypeScript source with `node --enable-source-maps`.
   sourcemap: 'linked',
-  logLevel: 'warning',
 });
 
 // The `mesh-cp` command: runs the bundle above through a V8 code cache (src/cli/launch.ts).
-await build({
-  entryPoints: { 'mesh-cp': 'src/cli/launch.ts' },
-  outdir: out,
-  outExtension: { '.js': '.cjs' },
-  bundle: true,
-  format: 'cjs',
-  platform: 'node',
-  target: 'node20',
-  logLevel: 'warning',
-});
+await build({ ...commonJs, entryPoints: { 'mesh-cp': 'src/cli/launch.ts' } });
 
 /**
  * src/meshctl/kind-table.ts as a literal: the registry's kinds without their zod schemas, which
