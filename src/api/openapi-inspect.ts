@@ -106,23 +106,15 @@ function configDumpSections(): Record<string, Json> {
   };
 }
 
-/** What several groups of inspect schemas are built from. */
-function inspectParts(registry: Registry) {
-  const policies = registry.all.filter((d) => d.isPolicy);
-  const byKind = (item: (kind: string) => Json): Json =>
-    Object.fromEntries(policies.map((d) => [d.kind, item(schemaName(d))]));
-  const sections = configDumpSections();
-  const attachmentType = { type: 'string', enum: ['dataplane', 'inbound', 'outbound', 'service'] };
-  const gatewayKind = { type: 'string', const: 'MeshGatewayDataplane' };
-  const sidecarKind = { type: 'string', const: 'SidecarDataplane' };
-  return { policies, byKind, sections, attachmentType, gatewayKind, sidecarKind };
-}
+const attachmentType = { type: 'string', enum: ['dataplane', 'inbound', 'outbound', 'service'] };
+const gatewayKind = { type: 'string', const: 'MeshGatewayDataplane' };
+const sidecarKind = { type: 'string', const: 'SidecarDataplane' };
 
-type InspectParts = ReturnType<typeof inspectParts>;
+/** A map of policy kind to a schema for it (`item` takes the kind's schema name). */
+type ByKind = (item: (kind: string) => Json) => Json;
 
 /** The answers of a proxy's policies and rules (spec 4.9). */
-function policyViewSchemas(c: InspectParts): Json {
-  const { byKind, attachmentType, gatewayKind, sidecarKind } = c;
+function policyViewSchemas(byKind: ByKind): Json {
   return {
     ResourceKey: object({ mesh: strings, name: strings }),
     Tags: { type: 'object', description: 'Tags: key to value', additionalProperties: strings },
@@ -203,8 +195,7 @@ function policyViewSchemas(c: InspectParts): Json {
 }
 
 /** The proxies a policy affects or a gateway selects. */
-function affectedSchemas(c: InspectParts): Json {
-  const { attachmentType, gatewayKind, sidecarKind } = c;
+function affectedSchemas(): Json {
   return {
     AffectedSidecar: object({
       kind: sidecarKind,
@@ -324,8 +315,7 @@ function impactSchemas(): Json {
 }
 
 /** What a proxy is served (`/xds`) and its bootstrap. */
-function xdsSchemas(c: InspectParts): Json {
-  const { sections } = c;
+function xdsSchemas(sections: Record<string, Json>): Json {
   return {
     XdsResource: {
       type: 'object',
@@ -409,12 +399,14 @@ function xdsSchemas(c: InspectParts): Json {
  * is the stored resource, typed by its kind's schema.
  */
 export function inspectSchemas(registry: Registry): Json {
-  const parts = inspectParts(registry);
+  const policies = registry.all.filter((d) => d.isPolicy);
+  const byKind: ByKind = (item) => Object.fromEntries(policies.map((d) => [d.kind, item(schemaName(d))]));
+  const sections = configDumpSections();
   return {
-    ...parts.sections,
-    ...policyViewSchemas(parts),
-    ...affectedSchemas(parts),
+    ...sections,
+    ...policyViewSchemas(byKind),
+    ...affectedSchemas(),
     ...impactSchemas(),
-    ...xdsSchemas(parts),
+    ...xdsSchemas(sections),
   };
 }
