@@ -1,23 +1,21 @@
 import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { generateSigningKey } from '../../src/tokens/signing-key.js';
-import { REPO_ROOT } from './process.js';
+import { KEPT_KEYS_FILE, KEPT_KEYS_IN_PROCESS } from './process.js';
 
 /**
  * RSA-2048 keys made once (one base64 PKCS#1 DER per line), so that the tests' control planes do
  * not each spend ~200 ms of CPU per signing key: a start on an empty store makes four, every new
  * mesh one more, ~130 s of CPU over `npm test`. Made with
  * `generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'der' })`.
+ * The control planes started as processes take the keys after the first 64 (`kept-keys-preload.cjs`).
  */
-const KEYS_FILE = join(REPO_ROOT, 'test', 'fixtures', 'signing-keys.txt');
-
 let pool: string[] | undefined;
 let handedOut = 0;
 
-/** The kept keys, read at first use. */
+/** The in-process control planes' kept keys, read at first use. */
 function keptKeys(): string[] {
-  pool ??= readFileSync(KEYS_FILE, 'utf8').split('\n').filter(Boolean);
+  pool ??= readFileSync(KEPT_KEYS_FILE, 'utf8').split('\n').filter(Boolean).slice(0, KEPT_KEYS_IN_PROCESS);
   return pool;
 }
 
