@@ -5,9 +5,9 @@
  *
  * Compiling the 2 MB bundle, and then each function it runs, was a sixth of a start's CPU. The
  * cache holds the compiled code of everything a process ran, so the next start deserialises it
- * instead. It is written when a process ends that found no cache it could use: none yet, made by
- * another build of the bundle, another Node.js or other V8 flags (V8 checks all three and refuses a
- * cache that does not match, and the bundle is then compiled as without one). It is only written
+ * instead. It is written when a process ends that found no cache it could use: none yet, or one
+ * made by another build of the bundle or another Node.js (V8 checks both, and V8 flags, and refuses
+ * a cache that does not match: the bundle is then compiled as without one). It is only written
  * where the bundle is (a read-only install runs without it), through a temporary file and a rename
  * so that processes ending together never leave half a cache. With `--enable-source-maps` the
  * bundle is required as usual, so that node maps its stack traces to the TypeScript sources.
@@ -24,12 +24,22 @@ import { constants, Script } from 'node:vm';
 const BUNDLE = join(__dirname, 'mesh-cp.bundle.cjs');
 
 /**
- * A cache per command (`run`, `log`, `config-keys`, the rest): each holds what its command runs,
- * and `npm start`'s node flags, which V8 checks, are not those of a command typed in a shell.
+ * A cache per command (`run`, `log`, `config-keys`, the rest), each holding what its command runs,
+ * and per set of node flags: V8 refuses a cache made under other flags, so `npm start` (which adds
+ * one) and a command typed in a shell would otherwise replace each other's at every alternation.
  */
 const COMMANDS = new Set(['run', 'log', 'config-keys']);
 const command = COMMANDS.has(process.argv[2] ?? '') ? process.argv[2] : 'other';
-const CACHE = `${BUNDLE}.${command}.v8-cache`;
+const CACHE = `${BUNDLE}.${command}${flagsTag()}.v8-cache`;
+
+/** Empty without node flags; else `-` and a hash (32-bit FNV-1a, hex) of the flags and NODE_OPTIONS. */
+function flagsTag(): string {
+  const flags = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].join('\0');
+  if (flags === '') return '';
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < flags.length; i++) hash = Math.imul(hash ^ flags.charCodeAt(i), 0x01000193);
+  return `-${(hash >>> 0).toString(16).padStart(8, '0')}`;
+}
 
 /** Node's own wrapper of a CommonJS module's source (`(function (exports, require, module, …) {`). */
 const wrap = (Module as unknown as { wrap(source: string): string }).wrap;

@@ -17,7 +17,11 @@ describe('mesh-cp keeps a compile cache per command beside its bundle', () => {
   const launcher = join(bin, 'mesh-cp.cjs');
   const cacheOf = (command: string) => join(bin, `mesh-cp.bundle.cjs.${command}.v8-cache`);
   const meshCp = (args: string[], nodeFlags: string[] = []) =>
-    run('node', [...nodeFlags, launcher, ...args], { cwd: REPO_ROOT });
+    // NODE_OPTIONS counts as node flags too: none here, whatever the suite runs under.
+    run('node', [...nodeFlags, launcher, ...args], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, NODE_OPTIONS: '' },
+    });
   /** The file's identity: a rewrite is a rename of a new file, so its inode changes. */
   const identity = (file: string) => {
     const s = statSync(file);
@@ -48,7 +52,7 @@ describe('mesh-cp keeps a compile cache per command beside its bundle', () => {
     expect(identity(cacheOf('config-keys'))).toBe(before);
   });
 
-  it('runs through a cache V8 refuses (damaged, or made under other node flags) and replaces it', async () => {
+  it('runs through a cache V8 refuses (damaged) and replaces it; other node flags keep a cache of their own', async () => {
     const expected = (await meshCp(['config-keys'])).stdout;
     writeFileSync(cacheOf('config-keys'), Buffer.alloc(200_000, 7));
     const damaged = identity(cacheOf('config-keys'));
@@ -57,12 +61,21 @@ describe('mesh-cp keeps a compile cache per command beside its bundle', () => {
     expect(replaced).not.toBe(damaged);
     expect((await meshCp(['config-keys'])).stdout).toBe(expected);
     expect(identity(cacheOf('config-keys'))).toBe(replaced);
-    // Other V8 flags: V8 refuses the cache made without them, and the run writes one for them.
+    // Other node flags (V8 would refuse the cache made without them): a cache of their own, used by
+    // the next run with the same flags, and the one without flags stays as it is.
+    const cachesBefore = readdirSync(bin).filter((f) => f.startsWith('mesh-cp.bundle.cjs.config-keys'));
+    expect(await meshCp(['config-keys'], ['--max-semi-space-size=32'])).toMatchObject({ stdout: expected });
+    const flagged = readdirSync(bin).filter(
+      (f) => f.startsWith('mesh-cp.bundle.cjs.config-keys') && !cachesBefore.includes(f),
+    );
+    expect(flagged).toHaveLength(1);
+    expect(flagged[0]).toMatch(/^mesh-cp\.bundle\.cjs\.config-keys-[0-9a-f]{8}\.v8-cache$/);
+    const underFlags = identity(join(bin, flagged[0]));
     await meshCp(['config-keys'], ['--max-semi-space-size=32']);
-    const underFlags = identity(cacheOf('config-keys'));
-    expect(underFlags).not.toBe(replaced);
-    await meshCp(['config-keys'], ['--max-semi-space-size=32']);
-    expect(identity(cacheOf('config-keys'))).toBe(underFlags);
+    expect(identity(join(bin, flagged[0]))).toBe(underFlags);
+    expect(identity(cacheOf('config-keys'))).toBe(replaced);
+    await meshCp(['config-keys']);
+    expect(identity(cacheOf('config-keys'))).toBe(replaced);
     // No temporary file is left behind.
     expect(readdirSync(bin).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });
