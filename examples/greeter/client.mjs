@@ -2,9 +2,10 @@
 // GRPC_XDS_BOOTSTRAP (a file) and dials `xds:///greeter`, so the control plane decides which
 // backend answers, with what timeout, retries and faults.
 // Options (flag or env): --calls CALLS (make N calls, then print one JSON summary and exit),
-// --loop LOOP=true (call until stopped, printing one JSON line of counts per --interval-ms, 1000),
+// --loop LOOP=true (call until stopped, printing one JSON line of counts per --interval-ms, 1000;
+// --pause-ms PAUSE_MS, 0, is a wait between two calls: 0 calls back to back),
 // --deadline-ms DEADLINE_MS (per call, 5000), --target TARGET (xds:///greeter), --name NAME.
-import { clearInterval, setInterval } from 'node:timers';
+import { clearInterval, setInterval, setTimeout } from 'node:timers';
 import * as grpc from '@grpc/grpc-js';
 import xds from '@grpc/grpc-js-xds';
 import { greeterPackage, options } from './greeter.mjs';
@@ -13,6 +14,7 @@ const opts = options({
   calls: { env: 'CALLS', def: '10' },
   loop: { env: 'LOOP', def: 'false' },
   'interval-ms': { env: 'INTERVAL_MS', def: '1000' },
+  'pause-ms': { env: 'PAUSE_MS', def: '0' },
   'deadline-ms': { env: 'DEADLINE_MS', def: '5000' },
   target: { env: 'TARGET', def: 'xds:///greeter' },
   name: { env: 'NAME', def: 'world' },
@@ -65,7 +67,11 @@ if (opts.loop === 'true') {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
-  while (!stopped) record(window, await sayHello());
+  const pauseMs = Number(opts['pause-ms']);
+  while (!stopped) {
+    record(window, await sayHello());
+    if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
+  }
   clearInterval(timer);
   flush();
   client.close();
