@@ -9,8 +9,8 @@
  * It answers only the call the control plane makes for a signing key (RSA, 2048 bits), with the
  * kept keys from `TEST_KEPT_KEYS_FROM` up to `TEST_KEPT_KEYS_TO` (excluded), one per call, encoded
  * as the call asks; any other call, and every call once those run out, goes to node's own
- * `generateKeyPair`. Everything else
- * (signing, verifying, storing) runs on real keys as in production.
+ * `generateKeyPair`. Everything else (signing, verifying, storing) runs on real keys as in
+ * production.
  */
 const crypto = require('node:crypto');
 const { readFileSync } = require('node:fs');
