@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/control-plane.js';
 import { eventually } from '../helpers/eventually.js';
-import { KEPT_KEYS_FILE, KEPT_KEYS_IN_PROCESS, startMeshCp } from '../helpers/process.js';
+import { startMeshCp } from '../helpers/process.js';
+import { KEPT_KEYS_FILE, KEPT_KEYS_IN_PROCESS } from '../helpers/signing-keys.js';
 
 /**
  * The control planes the tests start as processes sign with kept keys (`kept-keys-preload.cjs`)

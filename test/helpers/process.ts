@@ -1,8 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { keptKeysEnv } from './signing-keys.js';
 
 /** The repository root (where `npm start` runs). */
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -37,39 +37,6 @@ const FREE_PORTS = {
   MESH_DIAGNOSTICS_PORT: '0',
   MESH_XDS_SERVER_GRPC_PORT: '0',
 };
-
-/** The kept keys' file, also read by `signing-keys.ts` and `kept-keys-preload.cjs`. */
-export const KEPT_KEYS_FILE = join(REPO_ROOT, 'test', 'fixtures', 'signing-keys.txt');
-/** The first kept keys are the in-process control planes' (`signing-keys.ts`); processes take theirs after them. */
-export const KEPT_KEYS_IN_PROCESS = 64;
-const KEYS_PER_PROCESS = 6;
-let keptKeyCount: number | undefined;
-let processesGivenKeys = 0;
-
-/**
- * The env that makes a started control plane sign with kept keys (`kept-keys-preload.cjs`): each
- * process of a test file gets six keys (a start on an empty store takes four) that no other process
- * or in-process control plane of the file gets, as generated keys all differ. Past its six, and
- * once the kept keys run out, a process makes its own.
- */
-function keptKeysEnv(): Record<string, string> {
-  keptKeyCount ??= readFileSync(KEPT_KEYS_FILE, 'utf8').split('\n').filter(Boolean).length;
-  const from = keptKeyCount - KEYS_PER_PROCESS * (processesGivenKeys + 1);
-  if (from < KEPT_KEYS_IN_PROCESS) return {};
-  processesGivenKeys++;
-  // Quoted, as NODE_OPTIONS splits on spaces outside double quotes.
-  const preload = `--require ${JSON.stringify(join(REPO_ROOT, 'test', 'helpers', 'kept-keys-preload.cjs'))}`;
-  return {
-    NODE_OPTIONS: [process.env.NODE_OPTIONS, preload].filter(Boolean).join(' '),
-    TEST_KEPT_KEYS_FROM: String(from),
-    TEST_KEPT_KEYS_TO: String(from + KEYS_PER_PROCESS),
-  };
-}
-
-/** Hands the processes' kept keys out again from the last (a new test file, as in `restartTestKeys`). */
-export function restartProcessKeys(): void {
-  processesGivenKeys = 0;
-}
 
 /** Runs `npm start` with the given env (free ports by default), in the repository root. */
 export function startNpm(env: Record<string, string>, args: string[] = ['start']): CpProcess {
