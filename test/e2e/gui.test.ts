@@ -141,7 +141,7 @@ async function visit(page: Page, origin: string, path: string): Promise<void> {
  * Opens a view as following a link in the GUI does (the history API, no reload), by way of a path
  * no view has: the view is mounted anew, as on a fresh load, while the app, its event stream and
  * the accessibility checker loaded in the page stay. The sweeps over every view and the phone-width
- * tour use it after a first fresh load; the other tests open their views by URL.
+ * tour use it after a first fresh load ({@link tour}); the other tests open their views by URL.
  */
 async function follow(page: Page, path: string): Promise<void> {
   const go = (url: string) =>
@@ -155,6 +155,20 @@ async function follow(page: Page, path: string): Promise<void> {
   await page.waitForFunction(() => document.querySelector('main h1')?.textContent !== 'Not found');
   await settled(page);
   expect(await page.evaluate(() => location.pathname + location.search)).toBe(`/gui${path}`);
+}
+
+/** Opens each stop's view in turn, the first by URL and the others with {@link follow}; yields each once it settled. */
+async function* tour<T>(
+  page: Page,
+  origin: string,
+  stops: T[],
+  pathOf: (stop: T) => string,
+): AsyncGenerator<T> {
+  for (const [i, stop] of stops.entries()) {
+    if (i === 0) await visit(page, origin, pathOf(stop));
+    else await follow(page, pathOf(stop));
+    yield stop;
+  }
 }
 
 describe('the GUI served by the control plane', () => {
@@ -210,9 +224,7 @@ describe('the GUI served by the control plane', () => {
       if (name) views.push([`/meshes/default/${p.path}/${name}`, `policy-${p.path}`, name]);
     }
     expect(views.length).toBeGreaterThan(40);
-    for (const [i, [path, shot, text]] of views.entries()) {
-      if (i === 0) await visit(page, origin, path);
-      else await follow(page, path);
+    for await (const [path, shot, text] of tour(page, origin, views, (v) => v[0])) {
       const body = await page.locator('main').innerText();
       expect(body, path).toContain(text);
       const html = await page.content();
@@ -407,7 +419,7 @@ describe('the GUI served by the control plane', () => {
 
   it('is readable at phone width', async () => {
     const { page, context, problems, origin } = await openPage({ viewport: { width: 390, height: 844 } });
-    for (const [i, path] of [
+    const paths = [
       '/',
       '/meshes/default/dataplanes',
       '/meshes/default/dataplanes/dp-00',
@@ -415,9 +427,8 @@ describe('the GUI served by the control plane', () => {
       '/audit',
       '/changes',
       '/diagnostics',
-    ].entries()) {
-      if (i === 0) await visit(page, origin, path);
-      else await follow(page, path);
+    ];
+    for await (const path of tour(page, origin, paths, (p) => p)) {
       // Nothing wider than the screen: tables and code scroll on their own.
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       expect(overflow, path).toBeLessThanOrEqual(0);
@@ -653,9 +664,7 @@ describe('a Global and a zone, as processes', () => {
     ];
     const { page, context, problems } = await openPage();
     for (const origin of [g, z]) {
-      for (const [i, path] of views.entries()) {
-        if (i === 0) await visit(page, origin, path);
-        else await follow(page, path);
+      for await (const path of tour(page, origin, views, (p) => p)) {
         const html = await page.content();
         for (const data of SECRET_DATA) expect(html, path).not.toContain(data);
         expect(await seriousA11yViolations(page), `${origin} ${path}`).toEqual([]);
