@@ -110,6 +110,8 @@ function typeCheck(file: string): string[] {
     module: ts.ModuleKind.ESNext,
     moduleResolution: ts.ModuleResolutionKind.Bundler,
     types: [],
+    // The client's types and JSON values need no DOM: without it, ~0.7 s less of parsing lib files.
+    lib: ['lib.es2022.d.ts'],
     skipLibCheck: true,
   });
   return ts.getPreEmitDiagnostics(program).map((d) => {
@@ -376,7 +378,9 @@ describe('a client generated from /openapi.json', () => {
     expect(text(/\/dataplanes\/\{name\}\/xds$/)).toContain('"id":"default.zone-web-1"');
 
     // Every JSON sample also validates against its schema as JSON Schema (formats, enums, bounds).
-    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    // Each component is compiled once and called by reference, not inlined into each of the ~130
+    // schemas that use it (half the time here; the same validation).
+    const ajv = new Ajv2020({ strict: false, allErrors: true, inlineRefs: false });
     addFormats.default(ajv);
     ajv.addSchema({ $id: 'openapi', components: doc.components });
     const invalid: string[] = [];

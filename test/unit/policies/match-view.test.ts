@@ -14,6 +14,7 @@ import { isBuiltinGateway, proxyInterfaces } from '../../../src/policies/proxy-i
 import { SIDECAR_KINDS } from '../../../src/policies/sidecar-cells.js';
 import { createResourceViews } from '../../../src/projections/resource-views.js';
 import { registry } from '../../../src/resources/registry.js';
+import { expectEqual } from '../../helpers/expect-equal.js';
 import { SVC } from '../../helpers/policies.js';
 import { seededInts } from '../../helpers/seeded.js';
 
@@ -264,18 +265,20 @@ describe('the match view: incremental equals a full recomputation', () => {
               const got = view.proxy(MESH, name);
               const expected = want.proxies.get(name);
               if (!want.proxies.has(name)) {
-                expect(got, `${name} at step ${step}`).toBeUndefined();
+                expectEqual(got, undefined, `${name} at step ${step}`);
                 continue;
               }
               if (got?.kind === 'MeshGatewayDataplane') {
-                expect(got.view, `${name} at step ${step}`).toEqual(expected);
+                expectEqual(got.view, expected, `${name} at step ${step}`);
                 if (got.view) gatewayChecks++;
                 continue;
               }
-              expect(got?.kind).toBe('SidecarDataplane');
+              expectEqual(got?.kind, 'SidecarDataplane');
               if (got?.kind !== 'SidecarDataplane') continue;
-              expect(got.cells.items(proxyInterfaces(got.networking)), `${name} at step ${step}`).toEqual(
+              expectEqual(
+                got.cells.items(proxyInterfaces(got.networking)),
                 expected,
+                `${name} at step ${step}`,
               );
               slowChecks++;
             }
@@ -285,7 +288,7 @@ describe('the match view: incremental equals a full recomputation', () => {
               for (const p of [...policyNames, 'g1', 'g2']) {
                 const key = `${kind}/${p}`;
                 const affected = view.affected(MESH, kind, p);
-                expect(affected, `${key} at step ${step}`).toEqual(want.affected.get(key) ?? []);
+                expectEqual(affected, want.affected.get(key) ?? [], `${key} at step ${step}`);
                 // Each affected proxy's attachments: the items of the recomputation that list the policy.
                 for (const name of affected) {
                   const got = view.proxy(MESH, name);
@@ -294,10 +297,11 @@ describe('the match view: incremental equals a full recomputation', () => {
                   const expected = items
                     .filter((i) => i.matchedPolicies[kind]?.some((x) => x.name === p))
                     .map((i) => ({ type: i.type, name: i.name, service: i.service }));
-                  expect(
+                  expectEqual(
                     got.cells.attachmentsOf(kind, p, proxyInterfaces(got.networking)),
+                    expected,
                     `${key} on ${name}`,
-                  ).toEqual(expected);
+                  );
                   attachmentChecks++;
                 }
               }
@@ -398,18 +402,20 @@ describe('the match view: incremental equals a full recomputation', () => {
           const item = views.get('Dataplane', MESH, name);
           const got = view.proxy(MESH, name);
           if (!item) {
-            expect(got, `${name} at step ${step}`).toBeUndefined();
+            expectEqual(got, undefined, `${name} at step ${step}`);
             continue;
           }
           const networking = matchNetworking(item.resource, prometheus);
           if (isBuiltinGateway(networking)) continue;
           if (got?.kind !== 'SidecarDataplane') throw new Error(`${name} is a sidecar`);
           const services = dialled(name);
-          expect(got.interfaces, `${name}'s interfaces at step ${step}`).toEqual(
+          expectEqual(
+            got.interfaces,
             proxyInterfaces(networking, services),
+            `${name}'s interfaces at step ${step}`,
           );
           const want = matchSidecar(networking, candidates, services, tagSetsOf);
-          expect(got.cells.items(got.interfaces), `${name} at step ${step}`).toEqual(want);
+          expectEqual(got.cells.items(got.interfaces), want, `${name} at step ${step}`);
           for (const i of want)
             for (const [kind, ps] of Object.entries(i.matchedPolicies))
               for (const p of ps) {
@@ -422,8 +428,10 @@ describe('the match view: incremental equals a full recomputation', () => {
         }
         for (const kind of SIDECAR_KINDS)
           for (const p of policyNames)
-            expect(view.affected(MESH, kind, p), `${kind}/${p} at step ${step}`).toEqual(
+            expectEqual(
+              view.affected(MESH, kind, p),
               (affected.get(`${kind}/${p}`) ?? []).sort(),
+              `${kind}/${p} at step ${step}`,
             );
       }
       expect(checks).toBeGreaterThan(1000);
