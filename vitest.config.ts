@@ -30,7 +30,6 @@ const OWN_PROCESS = [
   'test/integration/xds-inbound-faults.test.ts',
   'test/integration/xds-mesh-source.test.ts',
   'test/integration/xds-server-rbac.test.ts',
-  'test/e2e/xds.test.ts',
 ];
 
 /**
