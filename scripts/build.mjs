@@ -3,9 +3,13 @@
 // Type checking is `npm run lint` (tsc --noEmit); esbuild only strips the types.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { brotliCompressSync, gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { brotliCompress as brotliCompressCb, gzip as gzipCb } from 'node:zlib';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+
+const brotliCompress = promisify(brotliCompressCb);
+const gzip = promisify(gzipCb);
 
 const out = 'dist/bin';
 rmSync('dist', { recursive: true, force: true });
@@ -50,7 +54,7 @@ const commonJs = {
   target: 'node20',
   logLevel: 'warning',
 };
-await build({
+const meshCpBundle = build({
   ...commonJs,
   entryPoints: { 'mesh-cp.bundle': 'src/cli/main.ts' },
   // Native code (classic-level) stays in node_modules, and so does gRPC's proto loader (multi-zone
@@ -78,7 +82,7 @@ await build({
 });
 
 // The `mesh-cp` command: runs the bundle above through a V8 code cache (src/cli/launch.ts).
-await build({ ...commonJs, entryPoints: { 'mesh-cp': 'src/cli/launch.ts' } });
+const launcher = build({ ...commonJs, entryPoints: { 'mesh-cp': 'src/cli/launch.ts' } });
 
 /**
  * src/meshctl/kind-table.ts as a literal: the registry's kinds without their zod schemas, which
@@ -107,33 +111,35 @@ async function kindTableModule() {
   return `export const KIND_TABLE = [\n${entries.join(',\n')}\n];\n`;
 }
 
-const kindTable = await kindTableModule();
-await build({
-  entryPoints: { meshctl: 'src/meshctl/main.ts' },
-  outdir: out,
-  bundle: true,
-  // yaml and the less used commands load when a command needs them.
-  splitting: true,
-  chunkNames: 'meshctl-[name]-[hash]',
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  banner,
-  plugins: [
-    englishOnlyZod,
-    {
-      name: 'kind-table',
-      setup(b) {
-        b.onLoad({ filter: /src[\\/]meshctl[\\/]kind-table\.ts$/ }, () => ({
-          contents: kindTable,
-          loader: 'js',
-        }));
+async function buildMeshctl() {
+  const kindTable = await kindTableModule();
+  await build({
+    entryPoints: { meshctl: 'src/meshctl/main.ts' },
+    outdir: out,
+    bundle: true,
+    // yaml and the less used commands load when a command needs them.
+    splitting: true,
+    chunkNames: 'meshctl-[name]-[hash]',
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    banner,
+    plugins: [
+      englishOnlyZod,
+      {
+        name: 'kind-table',
+        setup(b) {
+          b.onLoad({ filter: /src[\\/]meshctl[\\/]kind-table\.ts$/ }, () => ({
+            contents: kindTable,
+            loader: 'js',
+          }));
+        },
       },
-    },
-  ],
-  sourcemap: 'linked',
-  logLevel: 'warning',
-});
+    ],
+    sourcemap: 'linked',
+    logLevel: 'warning',
+  });
+}
 
 /**
  * The web GUI (gui/, served at /gui by src/api/gui-routes.ts). First its API types: the OpenAPI
@@ -198,11 +204,16 @@ async function buildGui() {
     `${guiOut}/index.html`,
     template.replace('%SCRIPT%', asset('.js')).replace('%STYLE%', asset('.css')),
   );
-  for (const file of [...outputs.filter((o) => /\.(js|css)$/.test(o)), `${guiOut}/index.html`]) {
-    const data = readFileSync(file);
-    writeFileSync(`${file}.br`, brotliCompressSync(data));
-    writeFileSync(`${file}.gz`, gzipSync(data, { level: 9 }));
-  }
+  // Compressed in node's thread pool, beside the other builds.
+  await Promise.all(
+    [...outputs.filter((o) => /\.(js|css)$/.test(o)), `${guiOut}/index.html`].map(async (file) => {
+      const data = readFileSync(file);
+      const [br, gz] = await Promise.all([brotliCompress(data), gzip(data, { level: 9 })]);
+      writeFileSync(`${file}.br`, br);
+      writeFileSync(`${file}.gz`, gz);
+    }),
+  );
 }
 
-await buildGui();
+// The four builds run at once: esbuild works on them in parallel, and most of a build was waiting.
+await Promise.all([meshCpBundle, launcher, buildMeshctl(), buildGui()]);
