@@ -1,10 +1,9 @@
 import { createPrivateKey } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/control-plane.js';
 import { eventually } from '../helpers/eventually.js';
 import { startMeshCp } from '../helpers/process.js';
-import { KEPT_KEYS_FILE, KEPT_KEYS_IN_PROCESS } from '../helpers/signing-keys.js';
+import { KEPT_KEYS_IN_PROCESS, keptKeys } from '../helpers/signing-keys.js';
 
 /**
  * The control planes the tests start as processes sign with kept keys (`kept-keys-preload.cjs`)
@@ -19,7 +18,7 @@ describe('a control plane started by the tests as a process', () => {
     const cp = startMeshCp({ MESH_STORE_LEVEL_PATH: dir.path });
     try {
       const { apiPort } = await cp.ready;
-      const kept = readFileSync(KEPT_KEYS_FILE, 'utf8').split('\n').filter(Boolean);
+      const kept = keptKeys();
       // The keys are made just after `ready`.
       const secret = async (path: string) => {
         const res = await eventually(

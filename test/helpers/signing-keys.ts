@@ -13,16 +13,12 @@ import { generateSigningKey } from '../../src/tokens/signing-key.js';
  * ({@link testKeygen}); the control planes started as processes take the others through a preload
  * (`kept-keys-preload.cjs`, {@link keptKeysEnv}).
  */
-export const KEPT_KEYS_FILE = join(
-  dirname(fileURLToPath(import.meta.url)),
-  '..',
-  'fixtures',
-  'signing-keys.txt',
-);
+const HELPERS = dirname(fileURLToPath(import.meta.url));
+const KEPT_KEYS_FILE = join(HELPERS, '..', 'fixtures', 'signing-keys.txt');
 export const KEPT_KEYS_IN_PROCESS = 64;
 /** Keys per process: a start on an empty store takes four. */
 const KEYS_PER_PROCESS = 6;
-const PRELOAD = join(dirname(fileURLToPath(import.meta.url)), 'kept-keys-preload.cjs');
+const PRELOAD = join(HELPERS, 'kept-keys-preload.cjs');
 
 let kept: string[] | undefined;
 /** In-process keys handed out in this test file. */
@@ -30,8 +26,8 @@ let handedOut = 0;
 /** Processes given keys in this test file. */
 let processesGivenKeys = 0;
 
-/** The kept keys, read at first use. */
-function keptKeys(): string[] {
+/** The kept keys (base64 PKCS#1 DER, in the file's order), read at first use. */
+export function keptKeys(): string[] {
   kept ??= readFileSync(KEPT_KEYS_FILE, 'utf8').split('\n').filter(Boolean);
   return kept;
 }
