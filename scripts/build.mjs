@@ -7,11 +7,22 @@ import { promisify } from 'node:util';
 import { brotliCompress as brotliCompressCb, gzip as gzipCb } from 'node:zlib';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import { inputsHash, upToDate, writeStamp } from './build-stamp.mjs';
 
 const brotliCompress = promisify(brotliCompressCb);
 const gzip = promisify(gzipCb);
 
 const out = 'dist/bin';
+
+// A build whose inputs hash as the last one's did (the same sources, protos, lock file, build
+// scripts and Node.js) leaves dist as it is, V8 code caches included: `npm test` and `npm run bench`
+// build first, and `npm ci` builds too (prepare), so each run after the first skips ~4 s of
+// bundling. `--force` builds anyway.
+const inputs = inputsHash('.');
+if (!process.argv.includes('--force') && upToDate('.', inputs)) {
+  console.log('dist is up to date with its sources (`npm run build -- --force` builds anyway)');
+  process.exit(0);
+}
 rmSync('dist', { recursive: true, force: true });
 // Bundled CommonJS packages (fastify, pino, commander, …) call require() for node's built-ins.
 const banner = {
@@ -217,3 +228,5 @@ async function buildGui() {
 
 // The four builds run at once: esbuild works on them in parallel, and most of a build was waiting.
 await Promise.all([meshCpBundle, launcher, buildMeshctl(), buildGui()]);
+
+writeStamp('.', inputs);
