@@ -1,8 +1,5 @@
 import { defineConfig } from 'vitest/config';
 
-/** Tests of modules in-process, with no servers, ports or child processes of their own. */
-const UNIT = ['test/unit/**/*.test.ts', 'test/conformance/**/*.test.ts'];
-
 /**
  * Files that assert how long the event loop of their own process was held (under 100 ms): they run
  * last and one at a time, so that no other test file or its child processes compete with them for
@@ -67,23 +64,16 @@ export default defineConfig({
       {
         extends: true,
         test: {
-          name: 'unit',
-          include: UNIT,
-          // One process and module graph per worker instead of one per file, which costs ~0.5 s of
-          // process start and imports each. These files start no servers and leave no process-wide
-          // state behind (fake timers are put back after each test): they pass in either mode.
-          isolate: false,
-        },
-      },
-      {
-        extends: true,
-        test: {
           name: 'shared',
           include: ['test/**/*.test.ts'],
-          exclude: [...UNIT, ...LOOP_STALL, ...OWN_PROCESS],
+          exclude: [...LOOP_STALL, ...OWN_PROCESS],
           // The files of a worker share one process and module graph: an in-process control plane's
           // modules are imported once per worker instead of once per file (~1 s of CPU each). Each
-          // file closes what it starts; `per-file.ts` gives each its own kept signing keys.
+          // file closes what it starts; `per-file.ts` gives each its own kept signing keys. The unit
+          // files (test/unit, test/conformance: modules in-process, no servers) are here too, not a
+          // project of their own, whose two workers each cost a start and a module graph, and which
+          // ran after this one: here they also fill the time both workers wait on servers and child
+          // processes.
           isolate: false,
           setupFiles: ['test/helpers/per-file.ts'],
         },
