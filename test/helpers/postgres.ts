@@ -69,6 +69,13 @@ export function pgStoreEnv(name: string): Record<string, string> {
   };
 }
 
+/** A client connected to database `name`, for a test that asks it many times (it ends the client). */
+export async function connectTo(name: string): Promise<pg.Client> {
+  const client = new pg.Client({ ...TEST_PG, database: name });
+  await client.connect();
+  return client;
+}
+
 /** Runs `run` with a client connected to database `name`, and disconnects it. */
 export async function onDatabase<T>(name: string, run: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ ...TEST_PG, database: name });

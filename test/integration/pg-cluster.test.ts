@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import type { ControlPlane } from '../../src/runtime/control-plane.js';
 import { startPlane, testConfig } from '../helpers/control-plane.js';
-import { createTestDatabase, onDatabase, pgStoreEnv } from '../helpers/postgres.js';
+import type pg from 'pg';
+import { connectTo, createTestDatabase, onDatabase, pgStoreEnv } from '../helpers/postgres.js';
 import type { TestDatabase } from '../helpers/postgres.js';
 import { eventually } from '../helpers/eventually.js';
 
@@ -25,8 +26,11 @@ function route(name: string, weight: number, mesh = 'default'): Record<string, u
 describe('several control planes on one PostgreSQL log (in process)', () => {
   const databases: TestDatabase[] = [];
   const planes: ControlPlane[] = [];
+  /** Connections a test polls its database on. */
+  const clients: pg.Client[] = [];
 
   afterEach(async () => {
+    for (const client of clients.splice(0)) await client.end();
     for (const cp of planes.splice(0)) await cp.close();
     for (const db of databases.splice(0)) await db.drop();
   });
@@ -90,16 +94,18 @@ describe('several control planes on one PostgreSQL log (in process)', () => {
     databases.push(db);
     const env = pgStoreEnv(db.name);
     const cluster = { tickMs: 50, deadAfterMs: 1000 };
-    // The last statement of each listener session (pg_stat_activity keeps it while idle).
-    const listeners = () =>
-      onDatabase(db.name, async (client) => {
-        const { rows } = await client.query<{ query: string }>(
-          `SELECT query FROM pg_stat_activity
-           WHERE datname = $1 AND query IN ('LISTEN mesh_log', 'UNLISTEN mesh_log') ORDER BY pid`,
-          [db.name],
-        );
-        return rows.map((row) => row.query);
-      });
+    // The last statement of each listener session (pg_stat_activity keeps it while idle), asked on
+    // one connection of the test's (not one per poll; its own last statement is this SELECT).
+    const watcher = await connectTo(db.name);
+    clients.push(watcher);
+    const listeners = async () => {
+      const { rows } = await watcher.query<{ query: string }>(
+        `SELECT query FROM pg_stat_activity
+         WHERE datname = $1 AND query IN ('LISTEN mesh_log', 'UNLISTEN mesh_log') ORDER BY pid`,
+        [db.name],
+      );
+      return rows.map((row) => row.query);
+    };
     const a = await startPlane(testConfig(env), { listen: false, cluster });
     planes.push(a);
     // Alone: its own appends are all there is to hear, so it does not listen.
@@ -344,16 +350,14 @@ describe('several control planes on one PostgreSQL log (in process)', () => {
         b.status.dataplaneInsight('default', 'old-1') === undefined &&
         b.status.zoneInsight('north') === undefined,
     );
-    const rows = () =>
-      onDatabase(
-        db.name,
-        async (client) =>
-          (await client.query('SELECT key, instance, value FROM mesh_status ORDER BY key')).rows as Array<{
-            key: string;
-            instance: string;
-            value: string | null;
-          }>,
-      );
+    const reader = await connectTo(db.name);
+    clients.push(reader);
+    const rows = async () =>
+      (await reader.query('SELECT key, instance, value FROM mesh_status ORDER BY key')).rows as Array<{
+        key: string;
+        instance: string;
+        value: string | null;
+      }>;
     // ...and deletes the removals once they are older than the retention too.
     await until(async () => !(await rows()).some((row) => row.instance === 'gone-1'));
     const left = await rows();
