@@ -505,7 +505,7 @@ describe('a caller who is no admin', () => {
     expect(res.status, res.text).toBe(200);
     const { page, context, problems, origin } = await openPage({ host: 'gui.test' });
     await visit(page, origin, '/sign-in');
-    expect(await page.locator('header').innerText()).toContain('anonymous');
+    await expect.poll(() => page.locator('header').innerText()).toContain('anonymous');
     await page.getByLabel('User token').fill(res.text);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect.poll(() => page.locator('header').innerText()).toContain('rita (token)');
@@ -534,7 +534,7 @@ describe('a caller who is no admin', () => {
   it('is anonymous without a token and may not write: the same-origin checks hold for its own calls', async () => {
     const { page, context, problems, origin } = await openPage({ host: 'gui.test' });
     await visit(page, origin, '/');
-    expect(await page.locator('header').innerText()).toContain('anonymous (anonymous)');
+    await expect.poll(() => page.locator('header').innerText()).toContain('anonymous (anonymous)');
     // A write from the page itself (same origin, no token) is refused: anonymous callers read only.
     const status = await page.evaluate(async () => {
       const r = await fetch('/meshes/default/dataplanes/x', {
@@ -694,7 +694,7 @@ describe('a Global and a zone, as processes', () => {
     }
 
     await visit(page, z, '/meshes/default/dataplanes');
-    expect(await page.locator('header').innerText()).toContain('zone');
+    await expect.poll(() => page.locator('header').innerText()).toContain('zone');
     expect(await page.locator('main').innerText()).toContain('zoned-1');
     // Global takes policy writes: a revert is offered there; a zone takes none: no revert offered.
     await visit(page, g, '/meshes/default/traffic-permissions/gui-tp');
