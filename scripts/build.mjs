@@ -96,22 +96,35 @@ const meshCpBundle = build({
 const launcher = build({ ...commonJs, entryPoints: { 'mesh-cp': 'src/cli/launch.ts' } });
 
 /**
- * src/meshctl/kind-table.ts as a literal: the registry's kinds without their zod schemas, which
- * meshctl would otherwise load at every start. The table is computed from the registry itself.
+ * Bundles `options` (an entry point or stdin) as one ES module in dist/bin, imports it and removes
+ * the file: how the build runs code of src/ to write out what it computes. From dist/bin, code that
+ * finds files relative to its own module (proto/) finds them as the mesh-cp bundle does.
  */
-async function kindTableModule() {
-  const tmp = `${out}/.kind-table.mjs`;
+async function importBundled(name, options) {
+  const tmp = `${out}/.${name}.mjs`;
   await build({
-    entryPoints: ['src/meshctl/kind-table.ts'],
     outfile: tmp,
     bundle: true,
     format: 'esm',
     platform: 'node',
     target: 'node20',
+    banner,
     logLevel: 'warning',
+    ...options,
   });
-  const { KIND_TABLE } = await import(pathToFileURL(tmp).href);
-  rmSync(tmp);
+  try {
+    return await import(pathToFileURL(tmp).href);
+  } finally {
+    rmSync(tmp);
+  }
+}
+
+/**
+ * src/meshctl/kind-table.ts as a literal: the registry's kinds without their zod schemas, which
+ * meshctl would otherwise load at every start. The table is computed from the registry itself.
+ */
+async function kindTableModule() {
+  const { KIND_TABLE } = await importBundled('kind-table', { entryPoints: ['src/meshctl/kind-table.ts'] });
   const entries = KIND_TABLE.map((k) => {
     const { tagSets, ...data } = k;
     const json = JSON.stringify(data);
@@ -159,24 +172,14 @@ async function buildMeshctl() {
  * minified, with hashed names, pre-compressed (brotli and gzip) for @fastify/static.
  */
 async function buildGui() {
-  const tmp = 'dist/.openapi.mjs';
-  await build({
+  const { buildOpenApiDocument, registry } = await importBundled('openapi', {
     stdin: {
       contents:
         "export { buildOpenApiDocument } from './src/api/openapi-document.ts';\nexport { registry } from './src/resources/registry.ts';",
       resolveDir: '.',
       loader: 'ts',
     },
-    outfile: tmp,
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    banner,
-    logLevel: 'warning',
   });
-  const { buildOpenApiDocument, registry } = await import(pathToFileURL(tmp).href);
-  rmSync(tmp);
   const { default: openapiTS, astToString } = await import('openapi-typescript');
   const document = buildOpenApiDocument(registry, 'build');
   const types = astToString(await openapiTS(document));
@@ -228,24 +231,13 @@ async function buildGui() {
 
 /**
  * The Envoy protos as protobufjs JSON (dist/envoy-protos.json): src/xds/envoy-protos.ts builds its
- * root from it, for ~60% of the CPU of parsing the 73 .proto files at each start. Bundled into
- * dist/bin, so that the module finds proto/ two folders up as the bundle does.
+ * root from it, for ~60% of the CPU of parsing the 73 .proto files at each start.
  */
 async function buildEnvoyProtos() {
-  const tmp = `${out}/.envoy-protos.mjs`;
-  await build({
+  const { parseEnvoyProtos } = await importBundled('envoy-protos', {
     entryPoints: ['src/xds/envoy-protos.ts'],
-    outfile: tmp,
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
     external: ['protobufjs'],
-    banner,
-    logLevel: 'warning',
   });
-  const { parseEnvoyProtos } = await import(pathToFileURL(tmp).href);
-  rmSync(tmp);
   writeFileSync('dist/envoy-protos.json', JSON.stringify(parseEnvoyProtos().toJSON()));
 }
 
