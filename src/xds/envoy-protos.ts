@@ -31,8 +31,9 @@ let root: protobufjs.Root | undefined;
 
 /**
  * The parsed protos as protobufjs JSON, written by `npm run build` ({@link parseEnvoyProtos}, then
- * `toJSON`): building the root from it takes ~60% of the CPU of parsing the 73 files. Beside `dist/bin`
- * in the bundle, and at the same place from `src/xds` when tests run on the sources.
+ * `toJSON`): building the root from it takes ~60% of the CPU of parsing the 73 files. It is
+ * `dist/envoy-protos.json`, two folders up from this module both in the bundle (`dist/bin`) and in
+ * the sources (`src/xds`, where the tests run).
  */
 export const ENVOY_PROTOS_JSON = join(
   dirname(fileURLToPath(import.meta.url)),
