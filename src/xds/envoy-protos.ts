@@ -51,20 +51,23 @@ export const ENVOY_PROTOS_JSON = join(
  * (`keepCase`: `api_listener`, not `apiListener`), as Envoy's JSON dumps do.
  */
 export function envoyRoot(): protobufjs.Root {
-  root ??= builtRoot() ?? parseEnvoyProtos();
+  root ??= builtRoot(ENVOY_PROTOS_JSON) ?? parseEnvoyProtos();
   return root;
 }
 
-function builtRoot(): protobufjs.Root | undefined {
-  let text: string;
+/**
+ * The root built from the JSON at `path`; undefined when there is none or it cannot be read as one
+ * (a damaged file): it only saves work, and the .proto files it was made from are there to parse.
+ */
+export function builtRoot(path: string): protobufjs.Root | undefined {
   try {
-    text = readFileSync(ENVOY_PROTOS_JSON, 'utf8');
+    const json = JSON.parse(readFileSync(path, 'utf8')) as protobufjs.INamespace;
+    // No `resolveAll`: the build resolved every type of this JSON, and a type resolves its own
+    // fields when it is first set up to encode or decode (~40% of the CPU of building the root).
+    return protobuf().Root.fromJSON(json);
   } catch {
     return undefined;
   }
-  // No `resolveAll`: the build resolved every type of this JSON, and a type resolves its own fields
-  // when it is first set up to encode or decode (~40% of the CPU of building the root).
-  return protobuf().Root.fromJSON(JSON.parse(text) as protobufjs.INamespace);
 }
 
 /** The Envoy protos parsed from their .proto files (~150 ms for 73 files). */
