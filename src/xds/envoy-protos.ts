@@ -5,7 +5,13 @@ import { fileURLToPath } from 'node:url';
 import type protobufjs from 'protobufjs';
 import { protobuf } from './protobuf-lib.js';
 
-const THIRD_PARTY = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'proto', 'third_party');
+/**
+ * The package's root: two folders up from this module, in the bundle (`dist/bin`) and in the
+ * sources (`src/xds`, where the tests run) alike.
+ */
+const PACKAGE_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+const THIRD_PARTY = join(PACKAGE_ROOT, 'proto', 'third_party');
 
 /** One include directory per vendored tree (proto/third_party/README.md). */
 const INCLUDE_DIRS = ['envoy-api', 'xds', 'googleapis', 'protoc-gen-validate'].map((d) =>
@@ -31,17 +37,9 @@ let root: protobufjs.Root | undefined;
 
 /**
  * The parsed protos as protobufjs JSON, written by `npm run build` ({@link parseEnvoyProtos}, then
- * `toJSON`): building the root from it takes ~60% of the CPU of parsing the 73 files. It is
- * `dist/envoy-protos.json`, two folders up from this module both in the bundle (`dist/bin`) and in
- * the sources (`src/xds`, where the tests run).
+ * `toJSON`): building the root from it takes ~60% of the CPU of parsing the 73 files.
  */
-export const ENVOY_PROTOS_JSON = join(
-  dirname(fileURLToPath(import.meta.url)),
-  '..',
-  '..',
-  'dist',
-  'envoy-protos.json',
-);
+export const ENVOY_PROTOS_JSON = join(PACKAGE_ROOT, 'dist', 'envoy-protos.json');
 
 /**
  * The protobufjs root of the Envoy protos, built on first use: nothing is loaded before `ready`;

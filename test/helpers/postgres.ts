@@ -78,8 +78,7 @@ export async function connectTo(name: string): Promise<pg.Client> {
 
 /** Runs `run` with a client connected to database `name`, and disconnects it. */
 export async function onDatabase<T>(name: string, run: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ ...TEST_PG, database: name });
-  await client.connect();
+  const client = await connectTo(name);
   try {
     return await run(client);
   } finally {
